@@ -1,0 +1,477 @@
+//! OpenAI chat format: `{"messages": [...], "tools"?: [...], ...}` or a bare array.
+//!
+//! ## Field map
+//! - `role`: any string; unknown roles (`exit`, `function`) are kept as they are.
+//! - `content`: a string, `null`, absent, or an array of parts: `text` (and any
+//!   part with a string `text`), `image_url` / `input_image` (data URL or URL),
+//!   `image` (Anthropic-style source), `thinking` / `reasoning` blocks; any other
+//!   part is kept verbatim.
+//! - `tool_calls` (`id`, `function.name`, `function.arguments` as a string or a
+//!   JSON value), `tool_call_id`, `reasoning_content` / `reasoning` (string).
+//! - `timestamp` / `created_at` / `_metadata.timestamp` and `usage` are read for
+//!   reports, never rewritten.
+//!
+//! ## Key order
+//! Typed fields are taken out of the message object and a slot marker is left
+//! at their key, so encoding fills the same slot: a record written back has its
+//! keys in the order it was read, and new keys (`compaction`) go last.
+
+use super::{Adapter, DecodeError, record_id};
+use crate::model::{
+    ArgsForm, Content, ContentForm, ImageInfo, Layout, Message, MessageMeta, Part, Reasoning, Role,
+    Session, Source, ToolCall, Usage,
+};
+use serde_json::{Map, Value};
+
+/// The OpenAI chat dialect.
+pub struct OpenAi;
+
+/// Message fields the reasoning text may be read from, in order of preference.
+const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning"];
+
+/// Marks the key slot of a field that was taken out into a typed field. It is a
+/// Unicode noncharacter, so no real input holds this exact string; encoding
+/// either fills the slot or removes it.
+const SLOT: &str = "\u{fdd0}compactor:slot";
+
+fn slot() -> Value {
+    Value::String(SLOT.to_string())
+}
+
+fn is_slot(v: &Value) -> bool {
+    v.as_str() == Some(SLOT)
+}
+
+/// Fills `key` in place (or appends it), or removes an unfilled slot.
+fn fill(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    match value {
+        Some(v) => {
+            map.insert(key.to_string(), v);
+        }
+        None => {
+            if map.get(key).is_some_and(is_slot) {
+                map.shift_remove(key);
+            }
+        }
+    }
+}
+
+impl Adapter for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn detect(&self, record: &Value) -> bool {
+        match record {
+            Value::Object(map) => map.get("messages").is_some_and(Value::is_array),
+            Value::Array(items) => items.iter().all(looks_like_message),
+            _ => false,
+        }
+    }
+
+    fn decode(&self, record: Value, source: Source) -> Result<Session, DecodeError> {
+        let (layout, mut extra, raw_messages) = match record {
+            Value::Object(mut map) => match map.insert("messages".into(), slot()) {
+                Some(Value::Array(items)) => (Layout::Object, map, items),
+                Some(_) => return Err(DecodeError::new("`messages` is not an array")),
+                None => {
+                    return Err(DecodeError::new(
+                        "not an OpenAI session: expected an object with a `messages` array",
+                    ));
+                }
+            },
+            Value::Array(items) => (Layout::BareArray, Map::new(), items),
+            other => {
+                return Err(DecodeError::new(format!(
+                    "not an OpenAI session: expected an object or an array, found {}",
+                    kind_of(&other)
+                )));
+            }
+        };
+        let messages = raw_messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let tools = match extra.get("tools") {
+            Some(v) if !v.is_null() => extra.insert("tools".into(), slot()),
+            _ => None,
+        };
+        let id = record_id(&extra).unwrap_or_else(|| source.to_string());
+        if layout == Layout::BareArray {
+            extra.clear();
+        }
+        Ok(Session { id, source, layout, messages, tools, extra })
+    }
+
+    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Value {
+        let messages: Vec<Value> = session.messages.iter().map(encode_message).collect();
+        if session.layout == Layout::BareArray {
+            return Value::Array(messages);
+        }
+        let mut map = session.extra.clone();
+        map.insert("messages".into(), Value::Array(messages));
+        fill(&mut map, "tools", session.tools.clone());
+        if let Some(c) = compaction {
+            map.insert("compaction".into(), c.clone());
+        }
+        Value::Object(map)
+    }
+}
+
+fn looks_like_message(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| m.get("role").is_some_and(Value::is_string))
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn decode_message(value: Value) -> Result<Message, String> {
+    let Value::Object(mut map) = value else {
+        return Err(format!("expected an object, found {}", kind_of(&value)));
+    };
+    let role = match map.get("role") {
+        Some(Value::String(s)) => Role::parse(s),
+        Some(other) => return Err(format!("`role` is {}, expected a string", kind_of(other))),
+        None => return Err("missing `role`".into()),
+    };
+    let raw_content =
+        if map.contains_key("content") { map.insert("content".into(), slot()) } else { None };
+    let content = match raw_content {
+        None => Content { parts: Vec::new(), form: ContentForm::Absent },
+        Some(Value::Null) => Content { parts: Vec::new(), form: ContentForm::Null },
+        Some(Value::String(s)) => Content::from_text(s),
+        Some(Value::Array(items)) => Content {
+            parts: items.into_iter().map(decode_part).collect(),
+            form: ContentForm::Parts,
+        },
+        Some(other) => {
+            return Err(format!(
+                "`content` is {}, expected a string, an array or null",
+                kind_of(&other)
+            ));
+        }
+    };
+    let tool_calls = match map.get("tool_calls") {
+        Some(Value::Array(items)) => {
+            match items.iter().map(decode_tool_call).collect::<Option<Vec<_>>>() {
+                Some(calls) => {
+                    map.insert("tool_calls".into(), slot());
+                    calls
+                }
+                // A shape we do not understand stays where it is, untouched.
+                None => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    };
+    let tool_call_id = match map.get("tool_call_id") {
+        Some(Value::String(_)) => map.insert("tool_call_id".into(), slot()).and_then(string_of),
+        _ => None,
+    };
+    let mut reasoning = None;
+    for field in REASONING_FIELDS {
+        if map.get(*field).is_some_and(Value::is_string) {
+            let text =
+                map.insert((*field).to_string(), slot()).and_then(string_of).unwrap_or_default();
+            reasoning = Some(Reasoning { field: (*field).to_string(), text });
+            break;
+        }
+    }
+    let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map) };
+    Ok(Message { role, content, tool_calls, tool_call_id, reasoning, meta, extra: map })
+}
+
+fn string_of(v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn timestamp_of(map: &Map<String, Value>) -> Option<String> {
+    ["timestamp", "created_at"]
+        .iter()
+        .find_map(|k| map.get(*k).and_then(Value::as_str))
+        .or_else(|| map.get("_metadata")?.get("timestamp")?.as_str())
+        .map(str::to_string)
+}
+
+fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
+    let u = map.get("usage")?.as_object()?;
+    let get = |keys: &[&str]| keys.iter().find_map(|k| u.get(*k).and_then(Value::as_u64));
+    let usage = Usage {
+        input_tokens: get(&["prompt_tokens", "input_tokens"]),
+        cache_read_tokens: get(&["cache_read_input_tokens", "cached_tokens"])
+            .or_else(|| u.get("prompt_tokens_details")?.get("cached_tokens")?.as_u64()),
+        cache_write_tokens: get(&["cache_creation_input_tokens"]),
+        output_tokens: get(&["completion_tokens", "output_tokens"]),
+    };
+    (usage != Usage::default()).then_some(usage)
+}
+
+/// Classifies one content part. Never fails: an unknown part is kept as `Other`.
+pub(crate) fn decode_part(value: Value) -> Part {
+    let Value::Object(raw) = value else { return Part::Other(value) };
+    let ty = raw.get("type").and_then(Value::as_str).unwrap_or("");
+    match ty {
+        "image_url" | "input_image" | "image" => {
+            let info = image_info(&raw);
+            Part::Image { raw, info }
+        }
+        "thinking" | "redacted_thinking" | "reasoning" => Part::Reasoning(raw),
+        _ if raw.get("text").is_some_and(Value::is_string) => Part::Text(raw),
+        _ => Part::Other(Value::Object(raw)),
+    }
+}
+
+/// Media type, inline size and URL of an image part, without decoding it.
+pub(crate) fn image_info(raw: &Map<String, Value>) -> ImageInfo {
+    let url = match raw.get("image_url") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Object(o)) => o.get("url").and_then(Value::as_str),
+        _ => raw.get("url").and_then(Value::as_str),
+    };
+    if let Some(url) = url {
+        if let Some(rest) = url.strip_prefix("data:") {
+            let (header, data) = rest.split_once(',').unwrap_or((rest, ""));
+            let media_type = header.split(';').next().filter(|s| !s.is_empty()).map(str::to_string);
+            return ImageInfo { media_type, byte_len: data.len() as u64, url: None };
+        }
+        return ImageInfo { media_type: None, byte_len: 0, url: Some(url.to_string()) };
+    }
+    // Anthropic-style {"source": {"type": "base64", "media_type", "data"} | {"type": "url", "url"}}.
+    let source = raw.get("source").and_then(Value::as_object);
+    ImageInfo {
+        media_type: source
+            .and_then(|s| s.get("media_type"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        byte_len: source
+            .and_then(|s| s.get("data"))
+            .and_then(Value::as_str)
+            .map_or(0, |d| d.len() as u64),
+        url: source.and_then(|s| s.get("url")).and_then(Value::as_str).map(str::to_string),
+    }
+}
+
+fn decode_tool_call(value: &Value) -> Option<ToolCall> {
+    let mut extra = value.as_object()?.clone();
+    let mut function_extra = extra.get("function")?.as_object()?.clone();
+    let name = match function_extra.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(_) => return None,
+    };
+    let (arguments, args_form) = match function_extra.get("arguments") {
+        Some(Value::String(s)) => (s.clone(), ArgsForm::String),
+        None | Some(Value::Null) => (String::new(), ArgsForm::String),
+        Some(v) => (v.to_string(), ArgsForm::Value),
+    };
+    if function_extra.contains_key("name") {
+        function_extra.insert("name".into(), slot());
+    }
+    if function_extra.contains_key("arguments") {
+        function_extra.insert("arguments".into(), slot());
+    }
+    let id = match extra.get("id") {
+        Some(Value::String(_)) => {
+            extra.insert("id".into(), slot()).and_then(string_of).unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+    extra.insert("function".into(), slot());
+    Some(ToolCall { id, name, arguments, args_form, extra, function_extra })
+}
+
+fn encode_message(m: &Message) -> Value {
+    let mut map = m.extra.clone();
+    map.insert("role".into(), Value::String(m.role.as_str().to_string()));
+    fill(&mut map, "content", encode_content(&m.content));
+    let calls = (!m.tool_calls.is_empty())
+        .then(|| Value::Array(m.tool_calls.iter().map(encode_tool_call).collect()));
+    fill(&mut map, "tool_calls", calls);
+    fill(&mut map, "tool_call_id", m.tool_call_id.clone().map(Value::String));
+    for field in REASONING_FIELDS {
+        let text = m
+            .reasoning
+            .as_ref()
+            .filter(|r| r.field == *field)
+            .map(|r| Value::String(r.text.clone()));
+        fill(&mut map, field, text);
+    }
+    Value::Object(map)
+}
+
+/// The JSON of a content, or `None` when the key should be absent.
+pub(crate) fn encode_content(c: &Content) -> Option<Value> {
+    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
+    match c.form {
+        ContentForm::Absent if c.parts.is_empty() => None,
+        ContentForm::Null if c.parts.is_empty() => Some(Value::Null),
+        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
+            Some(Value::String(c.joined_text()))
+        }
+        _ => Some(Value::Array(c.parts.iter().map(encode_part).collect())),
+    }
+}
+
+pub(crate) fn encode_part(p: &Part) -> Value {
+    match p {
+        Part::Text(raw) | Part::Reasoning(raw) | Part::Image { raw, .. } => {
+            Value::Object(raw.clone())
+        }
+        Part::Other(v) => v.clone(),
+    }
+}
+
+fn encode_tool_call(call: &ToolCall) -> Value {
+    let mut map = call.extra.clone();
+    let id =
+        (!call.id.is_empty() || map.contains_key("id")).then(|| Value::String(call.id.clone()));
+    fill(&mut map, "id", id);
+    let mut function = call.function_extra.clone();
+    function.insert("name".into(), Value::String(call.name.clone()));
+    let arguments = match call.args_form {
+        ArgsForm::String => Value::String(call.arguments.clone()),
+        ArgsForm::Value => serde_json::from_str(&call.arguments)
+            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+    };
+    function.insert("arguments".into(), arguments);
+    map.insert("function".into(), Value::Object(function));
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn roundtrip(v: Value) -> Value {
+        let s = OpenAi.decode(v, Source::default()).expect("decodes");
+        OpenAi.encode(&s, None)
+    }
+
+    #[test]
+    fn roundtrip_is_identical_with_key_order() {
+        let v = json!({
+            "id": "s1",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}},
+                                              {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+                {"role": "assistant", "content": null, "reasoning_content": "think",
+                 "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a.rs\"}"}}]},
+                {"tool_call_id": "c1", "role": "tool", "content": "fn main() {}", "name": "read_file"},
+                {"role": "exit", "content": "bye", "weird": [1, 2]}
+            ],
+            "tools": [{"type": "function", "function": {"name": "read_file"}}],
+            "meta": {"k": 1}
+        });
+        let out = roundtrip(v.clone());
+        assert_eq!(out, v);
+        assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&v).unwrap());
+    }
+
+    #[test]
+    fn bare_array_roundtrip() {
+        let v = json!([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]);
+        assert_eq!(roundtrip(v.clone()), v);
+        assert!(OpenAi.detect(&v));
+    }
+
+    #[test]
+    fn arguments_as_object_are_kept_as_object() {
+        let v = json!({"messages": [{"role": "assistant", "tool_calls": [
+            {"id": "x", "function": {"name": "f", "arguments": {"a": 1}}}]}]});
+        let s = OpenAi.decode(v.clone(), Source::default()).unwrap();
+        assert_eq!(s.messages[0].tool_calls[0].arguments, r#"{"a":1}"#);
+        assert_eq!(OpenAi.encode(&s, None), v);
+    }
+
+    #[test]
+    fn unknown_tool_call_shapes_pass_through() {
+        let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"weird": true}]}]});
+        let s = OpenAi.decode(v.clone(), Source::default()).unwrap();
+        assert!(s.messages[0].tool_calls.is_empty());
+        assert_eq!(OpenAi.encode(&s, None), v);
+    }
+
+    #[test]
+    fn image_info_reads_data_urls() {
+        let v = json!({"messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,QUJDRA=="}},
+            {"type": "image_url", "image_url": "https://x.test/a.png"}]}]});
+        let s = OpenAi.decode(v, Source::default()).unwrap();
+        match &s.messages[0].content.parts[0] {
+            Part::Image { info, .. } => {
+                assert_eq!(info.media_type.as_deref(), Some("image/jpeg"));
+                assert_eq!(info.byte_len, 8);
+            }
+            other => panic!("not an image: {other:?}"),
+        }
+        match &s.messages[0].content.parts[1] {
+            Part::Image { info, .. } => {
+                assert_eq!(info.url.as_deref(), Some("https://x.test/a.png"))
+            }
+            other => panic!("not an image: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_records_are_errors_not_panics() {
+        for bad in [
+            json!(42),
+            json!("text"),
+            json!({"no": "messages"}),
+            json!({"messages": {}}),
+            json!({"messages": [1]}),
+            json!({"messages": [{"content": "no role"}]}),
+            json!({"messages": [{"role": 5}]}),
+            json!({"messages": [{"role": "user", "content": 5}]}),
+            json!({"messages": [{"role": "user", "content": {"text": "obj"}}]}),
+        ] {
+            let err = OpenAi.decode(bad.clone(), Source::default());
+            assert!(err.is_err(), "accepted {bad}");
+        }
+    }
+
+    #[test]
+    fn removed_reasoning_and_calls_leave_no_placeholder() {
+        let v = json!({"messages": [{"role": "assistant", "content": "x", "reasoning_content": "r",
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]});
+        let mut s = OpenAi.decode(v, Source::default()).unwrap();
+        s.messages[0].reasoning = None;
+        s.messages[0].tool_calls.clear();
+        assert_eq!(
+            OpenAi.encode(&s, None),
+            json!({"messages": [{"role": "assistant", "content": "x"}]})
+        );
+    }
+
+    #[test]
+    fn nulls_in_the_input_stay_nulls() {
+        let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": null, "reasoning": null,
+            "tool_call_id": null}], "tools": null});
+        assert_eq!(roundtrip(v.clone()), v);
+    }
+
+    #[test]
+    fn compaction_goes_last() {
+        let v = json!({"messages": [], "z": 1});
+        let s = OpenAi.decode(v, Source::default()).unwrap();
+        let out = OpenAi.encode(&s, Some(&json!({"mode": "lean"})));
+        let keys: Vec<_> = out.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["messages", "z", "compaction"]);
+    }
+}

@@ -1,0 +1,28 @@
+//! `compactor`: an offline, deterministic batch compactor for LLM-agent transcripts.
+//!
+//! The library holds all logic; the `compactor` binary is a thin shell over it.
+//! Layout, from the data outwards:
+//! - [`model`]: the dialect-free session, message and part types;
+//! - [`formats`]: dialect adapters (JSON record <-> session);
+//! - [`io`]: containers (files, lines, compression, atomic outputs);
+//! - [`tokens`]: exact token counting with a shared cache;
+//! - [`window`]: context windows, triggers and budgets;
+//! - [`policy`]: the compaction stages and `compact`, a pure function;
+//! - [`pipeline`]: the parallel, order-preserving driver;
+//! - [`report`]: report rows and their wire format;
+//! - [`synth`]: seeded synthetic sessions for tests and benchmarks.
+//!
+//! The core computes and never prints: printing is the binary's job.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod formats;
+pub mod io;
+pub mod model;
+pub mod pipeline;
+pub mod policy;
+pub mod report;
+pub mod synth;
+pub mod tokens;
+pub mod window;
+
+pub use policy::{Compaction, Mode, Outcome, Policy, compact};

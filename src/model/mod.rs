@@ -1,0 +1,197 @@
+//! The canonical, dialect-free transcript that every stage works on.
+//!
+//! A [`Session`] is what one archived agent run becomes after a format adapter
+//! has read it: an ordered list of [`Message`]s plus the tool schemas and every
+//! top-level field the adapter did not understand. The shape follows the OpenAI
+//! chat convention (tool calls live on assistant messages, each tool result is
+//! its own `tool` message), because that is the shape the reference compressor
+//! reasons about and every other dialect maps onto it without loss.
+//!
+//! Passthrough is structural, not best-effort: parts keep their JSON object
+//! (`raw`) and read their typed fields through accessors, messages and sessions
+//! keep an `extra` map of unknown keys, so `--mode none` writes back the same
+//! JSON values it read.
+//!
+//! Contact points: `formats/*` build and encode these types; `policy/*` rewrite
+//! them; `tokens` measures them.
+
+pub mod part;
+
+pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Where a session came from, so that any elided content can be found again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The input path as given (or `-` for standard input).
+    pub path: String,
+    /// 1-based line for line-oriented inputs.
+    pub line: Option<u64>,
+    /// 0-based element index for a `.json` file holding an array of sessions.
+    pub index: Option<u64>,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.index) {
+            (Some(line), _) => write!(f, "{}:{line}", self.path),
+            (None, Some(index)) => write!(f, "{}[{index}]", self.path),
+            (None, None) => f.write_str(&self.path),
+        }
+    }
+}
+
+/// How the session record itself was laid out, so it can be written back the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// `{"messages": [...], ...}`.
+    #[default]
+    Object,
+    /// A bare JSON array of messages. It has nowhere to carry a `compaction`
+    /// object, so that goes to the report only.
+    BareArray,
+}
+
+/// One agent session (transcript).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Session {
+    /// A stable identifier: the record's own id field when it has one, else its source.
+    pub id: String,
+    pub source: Source,
+    pub layout: Layout,
+    pub messages: Vec<Message>,
+    /// Tool schemas as sent to the model, untouched. They count toward the request size.
+    pub tools: Option<Value>,
+    /// Every other top-level field, written back unchanged.
+    pub extra: Map<String, Value>,
+}
+
+impl Session {
+    /// Returns the index of the system prompt when the session opens with one.
+    pub fn system_index(&self) -> Option<usize> {
+        self.messages.first().filter(|m| m.role.is_system()).map(|_| 0)
+    }
+}
+
+/// The author of a message. Unknown roles are kept verbatim and treated as chat text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+    Tool,
+    Other(String),
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Role {
+        match s {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            other => Role::Other(other.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Other(s) => s,
+        }
+    }
+
+    /// Returns true if and only if the role carries instructions (system or developer).
+    pub fn is_system(&self) -> bool {
+        matches!(self, Role::System | Role::Developer)
+    }
+}
+
+/// Provider-recorded usage for the API call that produced a message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: Option<u64>,
+    pub cache_read_tokens: Option<u64>,
+    pub cache_write_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// Facts an adapter derived from a message's own fields. They are read-only: the
+/// original fields stay in `extra` and are what gets written back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageMeta {
+    /// ISO-8601 timestamp as recorded, when the transcript has one.
+    pub timestamp: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// Reasoning text kept beside a message (`reasoning_content`, `reasoning`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reasoning {
+    /// The field it was read from, so it is written back under the same name.
+    pub field: String,
+    pub text: String,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub content: Content,
+    /// Tool calls of an assistant message, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    pub reasoning: Option<Reasoning>,
+    pub meta: MessageMeta,
+    /// Every other key of the message object, written back unchanged.
+    pub extra: Map<String, Value>,
+}
+
+impl Message {
+    /// Builds a plain-text message (content as a JSON string).
+    pub fn text(role: Role, text: impl Into<String>) -> Message {
+        Message {
+            role,
+            content: Content::from_text(text),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            reasoning: None,
+            meta: MessageMeta::default(),
+            extra: Map::new(),
+        }
+    }
+
+    /// Returns true if and only if this is an assistant message that calls tools.
+    pub fn has_tool_calls(&self) -> bool {
+        self.role == Role::Assistant && !self.tool_calls.is_empty()
+    }
+
+    /// Returns true if and only if this is a tool result.
+    pub fn is_tool_result(&self) -> bool {
+        self.role == Role::Tool
+    }
+
+    /// All text of the content joined by newlines (images and unknown parts skipped).
+    pub fn text_content(&self) -> String {
+        self.content.joined_text()
+    }
+
+    /// Returns true if and only if the message shows the reader some non-blank text.
+    pub fn has_visible_text(&self) -> bool {
+        self.content.parts.iter().any(|p| p.text_str().is_some_and(|t| !t.trim().is_empty()))
+    }
+
+    /// The tool name recorded on a tool result itself (`name`), if any.
+    pub fn result_name(&self) -> Option<&str> {
+        self.extra.get("name").and_then(Value::as_str)
+    }
+}

@@ -1,0 +1,199 @@
+//! Message content: parts, images and tool calls.
+//!
+//! A part keeps the JSON object it was read from (`raw`) and exposes typed
+//! accessors over it. That is how unknown keys (`cache_control`, provider
+//! annotations, a part `type` we do not model) survive a round trip without a
+//! field for each of them.
+
+use serde_json::{Map, Value};
+
+/// How a message's `content` was written in the source, so it is written back alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContentForm {
+    /// `"content": "text"`.
+    #[default]
+    String,
+    /// `"content": [ {part}, ... ]`.
+    Parts,
+    /// `"content": null`.
+    Null,
+    /// No `content` key at all.
+    Absent,
+}
+
+/// What an image part is, measured without decoding it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImageInfo {
+    pub media_type: Option<String>,
+    /// Length of the inline payload in bytes (base64 text), 0 for a URL.
+    pub byte_len: u64,
+    /// The URL when the image is not inline.
+    pub url: Option<String>,
+}
+
+/// One piece of message content.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    /// A part with a string `text` field (`text`, `input_text`, `output_text`, ...).
+    Text(Map<String, Value>),
+    /// An image, inline or by URL. The cost model charges a fixed amount per image.
+    Image { raw: Map<String, Value>, info: ImageInfo },
+    /// Reasoning or thinking kept inside content (Anthropic `thinking` blocks).
+    Reasoning(Map<String, Value>),
+    /// Anything else, kept as it was.
+    Other(Value),
+}
+
+impl Part {
+    /// Builds a `{"type": "text", "text": ...}` part.
+    pub fn text(text: impl Into<String>) -> Part {
+        let mut raw = Map::new();
+        raw.insert("type".into(), Value::String("text".into()));
+        raw.insert("text".into(), Value::String(text.into()));
+        Part::Text(raw)
+    }
+
+    /// The text of a text part.
+    pub fn text_str(&self) -> Option<&str> {
+        match self {
+            Part::Text(raw) => raw.get("text").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    /// Replaces the text of a text part. Other parts are left alone.
+    pub fn set_text(&mut self, text: String) {
+        if let Part::Text(raw) = self {
+            raw.insert("text".into(), Value::String(text));
+        }
+    }
+
+    /// The reasoning text of a reasoning part (`thinking` or `text`).
+    pub fn reasoning_text(&self) -> Option<&str> {
+        match self {
+            Part::Reasoning(raw) => raw
+                .get("thinking")
+                .or_else(|| raw.get("text"))
+                .or_else(|| raw.get("data"))
+                .and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    pub fn is_image(&self) -> bool {
+        matches!(self, Part::Image { .. })
+    }
+}
+
+/// The content of a message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Content {
+    pub parts: Vec<Part>,
+    pub form: ContentForm,
+}
+
+impl Content {
+    /// Plain string content.
+    pub fn from_text(text: impl Into<String>) -> Content {
+        Content { parts: vec![Part::text(text)], form: ContentForm::String }
+    }
+
+    /// All text parts joined by newlines.
+    pub fn joined_text(&self) -> String {
+        let mut out = String::new();
+        for t in self.parts.iter().filter_map(Part::text_str) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(t);
+        }
+        out
+    }
+
+    /// Total characters (Unicode scalar values) of the text parts.
+    pub fn text_chars(&self) -> usize {
+        self.parts.iter().filter_map(Part::text_str).map(|t| t.chars().count()).sum()
+    }
+
+    /// Returns true if and only if there is no part at all.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Replaces the whole content with one string, keeping the string form
+    /// where the source used it and a one-part array otherwise.
+    pub fn replace_with_text(&mut self, text: impl Into<String>) {
+        let form = match self.form {
+            ContentForm::Parts => ContentForm::Parts,
+            ContentForm::String | ContentForm::Null | ContentForm::Absent => ContentForm::String,
+        };
+        self.parts = vec![Part::text(text)];
+        self.form = form;
+    }
+
+    /// Puts `text` before the existing content, as a separate paragraph.
+    pub fn prepend_text(&mut self, text: &str) {
+        match self.form {
+            ContentForm::String if self.parts.len() == 1 => {
+                let old = self.parts[0].text_str().unwrap_or_default().to_string();
+                self.parts[0].set_text(format!("{text}\n\n{old}"));
+            }
+            ContentForm::Parts => self.parts.insert(0, Part::text(text)),
+            _ => {
+                self.parts.insert(0, Part::text(text));
+                self.form = ContentForm::String;
+            }
+        }
+    }
+
+    /// Appends `text` after the existing content, as a separate paragraph.
+    pub fn append_text(&mut self, text: &str) {
+        match self.form {
+            ContentForm::String if self.parts.len() == 1 => {
+                let old = self.parts[0].text_str().unwrap_or_default().to_string();
+                let joined =
+                    if old.is_empty() { text.to_string() } else { format!("{old}\n\n{text}") };
+                self.parts[0].set_text(joined);
+            }
+            ContentForm::Parts => self.parts.push(Part::text(text)),
+            _ => {
+                self.parts.push(Part::text(text));
+                self.form = ContentForm::String;
+            }
+        }
+    }
+}
+
+/// How the arguments of a tool call were written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ArgsForm {
+    /// A JSON-encoded string (OpenAI `function.arguments`).
+    #[default]
+    String,
+    /// A JSON value inline (Anthropic `input`, some providers' `arguments`).
+    Value,
+}
+
+/// A tool call made by an assistant message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as JSON text, whichever form they were written in.
+    pub arguments: String,
+    pub args_form: ArgsForm,
+    /// Other keys of the call object (`type`, `index`, ...).
+    pub extra: Map<String, Value>,
+    /// Other keys of the nested `function` object.
+    pub function_extra: Map<String, Value>,
+}
+
+impl ToolCall {
+    /// The arguments parsed as a JSON object, if they are one.
+    pub fn args_object(&self) -> Option<Map<String, Value>> {
+        match serde_json::from_str::<Value>(&self.arguments) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! A bounded, sharded map from text hash to token count.
+//!
+//! Keys are 128-bit xxh3 hashes plus the text length, so a false hit needs a
+//! 128-bit collision between two texts of the same length. Each shard is cleared
+//! when it fills rather than evicting one entry at a time: the cache is an
+//! accelerator, and a clear is O(1) amortized and keeps memory bounded.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Texts shorter than this are tokenized directly: hashing them costs about as much.
+pub(crate) const MIN_CACHED_BYTES: usize = 256;
+
+const SHARDS: usize = 32;
+/// Entries per shard before it is cleared (~32 B each: 1M entries ≈ 32 MB in all).
+const SHARD_CAPACITY: usize = 1 << 15;
+
+type Key = (u128, usize);
+
+pub(crate) struct TokenCache {
+    shards: Vec<Mutex<HashMap<Key, u64>>>,
+}
+
+impl TokenCache {
+    pub(crate) fn new() -> TokenCache {
+        TokenCache { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+    }
+
+    pub(crate) fn get_or_insert(&self, text: &str, count: impl FnOnce() -> u64) -> u64 {
+        let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
+        let key = (hash, text.len());
+        let shard = &self.shards[(hash as usize) % SHARDS];
+        if let Ok(map) = shard.lock()
+            && let Some(&n) = map.get(&key)
+        {
+            return n;
+        }
+        // Count outside the lock: tokenizing is the slow part and must run in parallel.
+        let n = count();
+        if let Ok(mut map) = shard.lock() {
+            if map.len() >= SHARD_CAPACITY {
+                map.clear();
+            }
+            map.insert(key, n);
+        }
+        n
+    }
+}

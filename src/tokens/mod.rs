@@ -1,0 +1,273 @@
+//! Token counting: exact BPE counts by default, the reference estimate on request.
+//!
+//! Counting is the runtime floor of the whole tool (see `MEASURED.md`: BPE runs
+//! at ~15 MB/s, parsing at ~1 GB/s), so this module does two things beyond
+//! counting: it builds each tokenizer once per process, and it remembers the
+//! counts of long texts by a 128-bit content hash so that a text seen twice
+//! (before and after a stage, a system prompt shared by a thousand sessions) is
+//! tokenized once. Counts are pure functions of the text, so the cache can never
+//! change a result, only its cost.
+//!
+//! No policy decisions live here; `policy` asks, this module answers.
+
+mod cache;
+mod hermes;
+
+use crate::model::{Message, Part, Session};
+use cache::TokenCache;
+use serde_json::Value;
+use std::str::FromStr;
+use tiktoken_rs::CoreBPE;
+
+/// Tokens charged for one image, however large its payload (SPEC 4, reference value).
+pub const DEFAULT_IMAGE_TOKENS: u64 = 1_500;
+
+/// Framing tokens per message for BPE counters (role, separators), as in
+/// OpenAI's published chat accounting.
+pub const BPE_MESSAGE_OVERHEAD_TOKENS: u64 = 4;
+
+/// Framing tokens per message under the reference estimate (its `+10`).
+pub const HERMES_MESSAGE_OVERHEAD_TOKENS: u64 = 10;
+
+/// Framing tokens per tool call (the `id`/`type`/`function` envelope) for BPE counters.
+pub const BPE_TOOL_CALL_OVERHEAD_TOKENS: u64 = 8;
+
+/// Characters of the Python repr envelope the reference estimate charges per
+/// tool call: `{'id': '', 'type': 'function', 'function': {'name': '', 'arguments': ''}}`.
+pub const HERMES_TOOL_CALL_ENVELOPE_CHARS: u64 = 71;
+
+/// Tokens that prime the reply, charged once per request by BPE counters.
+pub const BPE_REQUEST_OVERHEAD_TOKENS: u64 = 3;
+
+/// Which counter to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterKind {
+    /// `o200k_base` (GPT-4o and later): the default.
+    O200k,
+    /// `cl100k_base` (GPT-4, GPT-3.5).
+    Cl100k,
+    /// The reference agent's estimate, for comparison with its numbers.
+    Hermes,
+}
+
+impl CounterKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterKind::O200k => "o200k",
+            CounterKind::Cl100k => "cl100k",
+            CounterKind::Hermes => "hermes",
+        }
+    }
+}
+
+impl FromStr for CounterKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "o200k" | "o200k_base" => Ok(CounterKind::O200k),
+            "cl100k" | "cl100k_base" => Ok(CounterKind::Cl100k),
+            "hermes" => Ok(CounterKind::Hermes),
+            other => Err(format!("unknown counter `{other}` (expected o200k, cl100k or hermes)")),
+        }
+    }
+}
+
+/// Measures texts, messages and whole requests. One per process; cheap to share.
+pub struct Meter {
+    kind: CounterKind,
+    bpe: Option<&'static CoreBPE>,
+    cache: TokenCache,
+    image_tokens: u64,
+}
+
+impl std::fmt::Debug for Meter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meter").field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+impl Meter {
+    /// Builds a meter. The BPE vocabularies are embedded in the binary, so this
+    /// never touches the network; building `o200k_base` takes ~150 ms once.
+    pub fn new(kind: CounterKind, image_tokens: u64) -> Meter {
+        let bpe = match kind {
+            CounterKind::O200k => Some(tiktoken_rs::o200k_base_singleton()),
+            CounterKind::Cl100k => Some(tiktoken_rs::cl100k_base_singleton()),
+            CounterKind::Hermes => None,
+        };
+        Meter { kind, bpe, cache: TokenCache::new(), image_tokens }
+    }
+
+    pub fn kind(&self) -> CounterKind {
+        self.kind
+    }
+
+    pub fn image_tokens(&self) -> u64 {
+        self.image_tokens
+    }
+
+    /// Tokens of one text.
+    pub fn text(&self, text: &str) -> u64 {
+        match self.bpe {
+            None => hermes::estimate(text),
+            Some(bpe) => {
+                if text.len() < cache::MIN_CACHED_BYTES {
+                    return bpe.count_ordinary(text) as u64;
+                }
+                self.cache.get_or_insert(text, || bpe.count_ordinary(text) as u64)
+            }
+        }
+    }
+
+    fn message_overhead(&self) -> u64 {
+        match self.kind {
+            CounterKind::Hermes => HERMES_MESSAGE_OVERHEAD_TOKENS,
+            CounterKind::O200k | CounterKind::Cl100k => BPE_MESSAGE_OVERHEAD_TOKENS,
+        }
+    }
+
+    /// Tokens of one content part.
+    pub fn part(&self, part: &Part) -> u64 {
+        match part {
+            Part::Text(_) => part.text_str().map_or(0, |t| self.text(t)),
+            Part::Image { .. } => self.image_tokens,
+            Part::Reasoning(_) => part.reasoning_text().map_or(0, |t| self.text(t)),
+            Part::Other(value) => self.json(value),
+        }
+    }
+
+    /// Tokens of a message as sent: framing, content, reasoning, tool calls and
+    /// the id a tool result answers.
+    pub fn message(&self, m: &Message) -> u64 {
+        let mut total = self.message_overhead();
+        total += m.content.parts.iter().map(|p| self.part(p)).sum::<u64>();
+        if let Some(r) = &m.reasoning {
+            total += self.text(&r.text);
+        }
+        for call in &m.tool_calls {
+            total += match self.kind {
+                CounterKind::Hermes => {
+                    let chars = call.id.len() + call.name.len() + call.arguments.len();
+                    (chars as u64 + HERMES_TOOL_CALL_ENVELOPE_CHARS).div_ceil(4)
+                }
+                CounterKind::O200k | CounterKind::Cl100k => {
+                    self.text(&call.id)
+                        + self.text(&call.name)
+                        + self.text(&call.arguments)
+                        + BPE_TOOL_CALL_OVERHEAD_TOKENS
+                }
+            };
+        }
+        if let Some(id) = &m.tool_call_id {
+            total += self.text(id);
+        }
+        total
+    }
+
+    /// Per-message tokens of a list of messages.
+    pub fn messages(&self, messages: &[Message]) -> Vec<u64> {
+        messages.iter().map(|m| self.message(m)).collect()
+    }
+
+    /// Tokens of the tool schemas, serialized as JSON.
+    pub fn tools(&self, tools: Option<&Value>) -> u64 {
+        tools.map_or(0, |t| self.json(t))
+    }
+
+    fn json(&self, value: &Value) -> u64 {
+        match value {
+            Value::Null => 0,
+            Value::String(s) => self.text(s),
+            other => self.text(&other.to_string()),
+        }
+    }
+
+    /// Fixed tokens per request (reply priming).
+    pub fn request_overhead(&self) -> u64 {
+        match self.kind {
+            CounterKind::Hermes => 0,
+            CounterKind::O200k | CounterKind::Cl100k => BPE_REQUEST_OVERHEAD_TOKENS,
+        }
+    }
+
+    /// The size of the whole request: tool schemas + every message (the system
+    /// prompt is the first message) + request framing.
+    pub fn request(&self, session: &Session) -> u64 {
+        self.tools(session.tools.as_ref())
+            + session.messages.iter().map(|m| self.message(m)).sum::<u64>()
+            + self.request_overhead()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, Role, ToolCall};
+
+    #[test]
+    fn o200k_counts_exact_tokens() {
+        let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+        assert_eq!(meter.text("hello world"), 2);
+        assert_eq!(meter.text(""), 0);
+        // Special-token text is counted as ordinary text, never rejected.
+        assert!(meter.text("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn cl100k_and_o200k_differ_on_code() {
+        let a = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+        let b = Meter::new(CounterKind::Cl100k, DEFAULT_IMAGE_TOKENS);
+        let text = "fn main() { println!(\"héllo, 世界\"); }\n".repeat(20);
+        assert_ne!(a.text(&text), b.text(&text));
+    }
+
+    #[test]
+    fn cached_counts_equal_uncached() {
+        let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+        let long = "The quick brown fox jumps over the lazy dog. ".repeat(50);
+        let direct = tiktoken_rs::o200k_base_singleton().count_ordinary(&long) as u64;
+        assert_eq!(meter.text(&long), direct);
+        assert_eq!(meter.text(&long), direct, "second lookup comes from the cache");
+    }
+
+    #[test]
+    fn images_cost_a_fixed_amount() {
+        let meter = Meter::new(CounterKind::O200k, 1_500);
+        let mut raw = serde_json::Map::new();
+        raw.insert("type".into(), "image_url".into());
+        let small = Part::Image { raw: raw.clone(), info: Default::default() };
+        let big = Part::Image {
+            raw,
+            info: crate::model::ImageInfo { byte_len: 5_000_000, ..Default::default() },
+        };
+        assert_eq!(meter.part(&small), 1_500);
+        assert_eq!(meter.part(&big), 1_500);
+    }
+
+    #[test]
+    fn tool_calls_and_schemas_count() {
+        let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+        let plain = Message::text(Role::Assistant, "ok");
+        let mut calling = plain.clone();
+        calling.tool_calls.push(ToolCall {
+            id: "call_1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"src/main.rs"}"#.into(),
+            ..Default::default()
+        });
+        assert!(meter.message(&calling) > meter.message(&plain) + BPE_TOOL_CALL_OVERHEAD_TOKENS);
+        let mut session = Session { messages: vec![plain], ..Default::default() };
+        let without = meter.request(&session);
+        session.tools =
+            Some(serde_json::json!([{"type":"function","function":{"name":"read_file"}}]));
+        assert!(meter.request(&session) > without);
+    }
+
+    #[test]
+    fn hermes_message_overhead_is_ten() {
+        let meter = Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS);
+        let m = Message::text(Role::User, "abcd");
+        assert_eq!(meter.message(&m), 1 + HERMES_MESSAGE_OVERHEAD_TOKENS);
+    }
+}
