@@ -1,0 +1,630 @@
+//! Anchors: exact identifiers (PRs, commits, branches, paths, error lines,
+//! handles, URLs) extracted verbatim from the compacted region (SPEC 7).
+//!
+//! ## What it does
+//! Finds every anchor of seven categories in a set of texts, counts each
+//! distinct value, ranks by count then recency, and renders the best of them
+//! within a character budget as the summary's `## Anchor Index`. The same
+//! extractor measures retention: which anchors of the input still appear
+//! verbatim somewhere in the output.
+//!
+//! ## Why
+//! A summary paraphrases; a path, a SHA or an error line must survive exactly
+//! or it is useless. Anchors are the cheapest continuity there is.
+//!
+//! ## Our fixes to the reference patterns
+//! - A commit is 7–40 hex chars with at least one letter *and* one digit (so
+//!   numbers and words like `deadbeef` are not SHAs), not glued to a `-`
+//!   (so UUID fragments are not SHAs).
+//! - `#12`-style short refs, `PR 123` and `pull/123` / `issues/123` count; a
+//!   3- or 6-digit `#333` right after a `:` is a CSS color, not an issue.
+//! - Paths need a `/` (or `\` after a drive) and a letter-led extension; a path
+//!   inside a URL is the URL's.
+//! - Error lines cover Python, Rust, Go, JS and errno names, and are not taken
+//!   from file reads or call arguments (code that *mentions* an exception is
+//!   not an error that happened).
+//! - Handles skip decorators and annotations (`@` first on its line, JSDoc
+//!   tags), emails and npm scopes.
+//!
+//! ## Invariants
+//! - Values are substrings of the source text, never rewritten.
+//! - Ranking and rendering are deterministic (ties broken by value).
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::LazyLock;
+
+/// The reference's fixed anchor-index budget in chars (H).
+pub const REFERENCE_ANCHOR_BUDGET_CHARS: usize = 7_000;
+/// With `--anchor-budget auto`, the budget is at least this share of the
+/// compacted region's chars.
+pub const AUTO_ANCHOR_BUDGET_RATIO: f64 = 0.04;
+/// Error lines are cut to this many chars (a verbatim prefix of the line).
+const MAX_ERROR_LINE_CHARS: usize = 200;
+/// URLs longer than this are data, not references.
+const MAX_URL_CHARS: usize = 300;
+
+/// An anchor category, in rendering order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    Prs,
+    Commits,
+    Branches,
+    Paths,
+    Errors,
+    Handles,
+    Urls,
+}
+
+impl Category {
+    pub const ALL: [Category; 7] = [
+        Category::Prs,
+        Category::Commits,
+        Category::Branches,
+        Category::Paths,
+        Category::Errors,
+        Category::Handles,
+        Category::Urls,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Prs => "prs",
+            Category::Commits => "commits",
+            Category::Branches => "branches",
+            Category::Paths => "paths",
+            Category::Errors => "errors",
+            Category::Handles => "handles",
+            Category::Urls => "urls",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One distinct anchor with its count and last position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    pub category: Category,
+    pub value: String,
+    pub count: u32,
+    /// Ordinal of the text it was last seen in (higher is more recent).
+    pub last_seen: u64,
+}
+
+/// The anchors of a set of texts.
+#[derive(Clone, Debug, Default)]
+pub struct AnchorSet {
+    map: BTreeMap<(Category, String), (u32, u64)>,
+}
+
+/// How budget is set for the anchor index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnchorBudget {
+    /// max(7,000, 4% of the compacted region's chars).
+    Auto,
+    Chars(usize),
+}
+
+impl AnchorBudget {
+    pub fn resolve(self, region_chars: usize) -> usize {
+        match self {
+            AnchorBudget::Auto => REFERENCE_ANCHOR_BUDGET_CHARS
+                .max((region_chars as f64 * AUTO_ANCHOR_BUDGET_RATIO) as usize),
+            AnchorBudget::Chars(n) => n,
+        }
+    }
+}
+
+struct Patterns {
+    url: Regex,
+    pr: Regex,
+    commit: Regex,
+    branch: Regex,
+    path: Regex,
+    error: Regex,
+    handle: Regex,
+}
+
+static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
+    Some(Patterns {
+        url: Regex::new(r#"https?://[^\s<>"'`)\]}]+"#).ok()?,
+        pr: Regex::new(
+            r"(?:\bPR ?#?\d{1,6}\b)|(?:\b(?:pull|issues)/\d{1,6}\b)|(?:(?:^|[\s(\[{,;:'\x22])(#\d{1,6})\b)",
+        )
+        .ok()?,
+        commit: Regex::new(r"\b[0-9a-f]{7,40}\b").ok()?,
+        branch: Regex::new(
+            r"\b(?:feat|feature|fix|bugfix|hotfix|release|docs|refactor|chore|perf|test|ci|build|wip)/[A-Za-z0-9._/\-]{2,80}",
+        )
+        .ok()?,
+        path: Regex::new(
+            r"(?:[A-Za-z]:\\(?:[\w@.+\-]+\\)*[\w@.+\-]+)|(?:(?:~|\.{1,2})?/?[\w@.+\-]+(?:/[\w@.+\-]+)+)",
+        )
+        .ok()?,
+        error: Regex::new(
+            r"(?x)
+            ^(?:E\s+|\[?ERROR\]?:?\s+)?
+            (?: (?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|\s*$|\s+at\s)
+              | Error:\s
+              | error(?:\[E\d{4}\])?:
+              | Traceback\ \(most\ recent\ call\ last\)
+              | panic:\s
+              | fatal(?:\ error)?:
+              | FAIL(?:ED)?\b
+              | ---\ FAIL:
+              | npm\ ERR!
+              | Uncaught\ 
+              | E[A-Z]{3,}:\ )
+            | panicked\ at
+            | \bFAILED\b
+            | \b(?:ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV)\b
+            | command\ not\ found | No\ such\ file\ or\ directory | Permission\ denied | Segmentation\ fault
+            | \bERROR\b",
+        )
+        .ok()?,
+        handle: Regex::new(r"(?:^|[^\w.@/\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})\b").ok()?,
+    })
+});
+
+/// Annotation and at-rule names that look like handles but are code.
+const NOT_HANDLES: &[&str] = &[
+    "param",
+    "returns",
+    "return",
+    "type",
+    "typedef",
+    "throws",
+    "override",
+    "deprecated",
+    "see",
+    "example",
+    "since",
+    "author",
+    "version",
+    "property",
+    "template",
+    "link",
+    "inheritdoc",
+    "media",
+    "import",
+    "apply",
+    "tailwind",
+    "keyframes",
+    "supports",
+    "layer",
+    "container",
+    "charset",
+    "namespace",
+    "page",
+    "font-face",
+    "click",
+    "submit",
+    "input",
+    "change",
+    "app",
+    "types",
+];
+
+fn trim_punct(s: &str) -> &str {
+    s.trim_end_matches(['.', ',', ';', ':', '!', '?', '\'', '"', ')'])
+}
+
+fn has_extension(segment: &str) -> bool {
+    match segment.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && (1..=10).contains(&ext.len())
+                && ext.starts_with(|c: char| c.is_ascii_alphabetic())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        }
+        None => false,
+    }
+}
+
+impl AnchorSet {
+    pub fn new() -> AnchorSet {
+        AnchorSet::default()
+    }
+
+    fn add(&mut self, category: Category, value: &str, ordinal: u64) {
+        if value.is_empty() {
+            return;
+        }
+        let e = self.map.entry((category, value.to_string())).or_insert((0, ordinal));
+        e.0 += 1;
+        e.1 = e.1.max(ordinal);
+    }
+
+    /// Extracts the anchors of `text`, seen at position `ordinal`. Error lines
+    /// are taken only when `errors` is true.
+    pub fn extract(&mut self, text: &str, ordinal: u64, errors: bool) {
+        let Some(p) = PATTERNS.as_ref() else { return };
+        let mut url_spans = Vec::new();
+        for m in p.url.find_iter(text) {
+            url_spans.push(m.range());
+            let url = trim_punct(m.as_str());
+            if url.len() <= MAX_URL_CHARS {
+                self.add(Category::Urls, url, ordinal);
+            }
+        }
+        let in_url = |start: usize| url_spans.iter().any(|r| r.contains(&start));
+        for c in p.pr.captures_iter(text) {
+            let (value, start) = match c.get(1) {
+                Some(short) => (short.as_str(), short.start()),
+                None => (c.get(0).map_or("", |m| m.as_str()), c.get(0).map_or(0, |m| m.start())),
+            };
+            if c.get(1).is_some() && is_css_color(text, start, value) {
+                continue;
+            }
+            if !in_url(start) {
+                self.add(Category::Prs, value, ordinal);
+            }
+        }
+        for m in p.commit.find_iter(text) {
+            let v = m.as_str();
+            let glued = text[..m.start()].ends_with('-') || text[m.end()..].starts_with('-');
+            if !glued
+                && v.bytes().any(|b| b.is_ascii_digit())
+                && v.bytes().any(|b| b.is_ascii_lowercase())
+                && !in_url(m.start())
+            {
+                self.add(Category::Commits, v, ordinal);
+            }
+        }
+        for m in p.branch.find_iter(text) {
+            let before = text[..m.start()].chars().next_back();
+            let v = trim_punct(m.as_str()).trim_end_matches('/');
+            let last = v.rsplit('/').next().unwrap_or(v);
+            if !matches!(before, Some('/' | '.' | '\\'))
+                && !has_extension(last)
+                && !in_url(m.start())
+            {
+                self.add(Category::Branches, v, ordinal);
+            }
+        }
+        for m in p.path.find_iter(text) {
+            let v = trim_punct(m.as_str());
+            let last = v.rsplit(['/', '\\']).next().unwrap_or(v);
+            let sep = v.contains('/') || v.contains('\\');
+            if sep && has_extension(last) && !in_url(m.start()) && !text[..m.start()].ends_with(':')
+            {
+                self.add(Category::Paths, v, ordinal);
+            }
+        }
+        if errors {
+            for line in text.lines() {
+                let line = line.trim();
+                if !line.is_empty() && line.len() < 4_000 && p.error.is_match(line) {
+                    let cut = line
+                        .char_indices()
+                        .nth(MAX_ERROR_LINE_CHARS)
+                        .map_or(line.len(), |(i, _)| i);
+                    self.add(Category::Errors, &line[..cut], ordinal);
+                }
+            }
+        }
+        for c in p.handle.captures_iter(text) {
+            let Some(name) = c.get(1) else { continue };
+            let at = name.start() - 1;
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let lead = text[line_start..at].trim();
+            let next = text[name.end()..].chars().next();
+            if lead.is_empty() || lead == "*" || lead == "//" || matches!(next, Some('/' | '(')) {
+                continue;
+            }
+            if NOT_HANDLES.contains(&name.as_str().to_ascii_lowercase().as_str()) {
+                continue;
+            }
+            self.add(Category::Handles, &text[at..name.end()], ordinal);
+        }
+    }
+
+    /// Number of distinct anchors.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Distinct anchors per category.
+    pub fn counts(&self) -> BTreeMap<Category, usize> {
+        let mut out = BTreeMap::new();
+        for (cat, _) in self.map.keys() {
+            *out.entry(*cat).or_insert(0) += 1;
+        }
+        out
+    }
+
+    /// Anchors of one category, best first: count, then recency, then value.
+    pub fn ranked(&self, category: Category) -> Vec<Anchor> {
+        let mut out: Vec<Anchor> = self
+            .map
+            .range((category, String::new())..)
+            .take_while(|((c, _), _)| *c == category)
+            .map(|((c, v), (count, last))| Anchor {
+                category: *c,
+                value: v.clone(),
+                count: *count,
+                last_seen: *last,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.count.cmp(&a.count).then(b.last_seen.cmp(&a.last_seen)).then(a.value.cmp(&b.value))
+        });
+        out
+    }
+
+    /// All anchors, by category then value.
+    pub fn iter(&self) -> impl Iterator<Item = Anchor> + '_ {
+        self.map.iter().map(|((c, v), (count, last))| Anchor {
+            category: *c,
+            value: v.clone(),
+            count: *count,
+            last_seen: *last,
+        })
+    }
+
+    /// Per category: (distinct anchors, how many appear verbatim in `output`).
+    pub fn retention(&self, output: &str) -> BTreeMap<Category, (usize, usize)> {
+        let mut out: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
+        let keys: Vec<&(Category, String)> = self.map.keys().collect();
+        let mut found = vec![false; keys.len()];
+        if let Ok(ac) = AhoCorasick::new(keys.iter().map(|(_, v)| v.as_str())) {
+            for m in ac.find_overlapping_iter(output) {
+                found[m.pattern().as_usize()] = true;
+            }
+        }
+        for (i, (cat, _)) in keys.iter().enumerate() {
+            let e = out.entry(*cat).or_insert((0, 0));
+            e.0 += 1;
+            e.1 += usize::from(found[i]);
+        }
+        out
+    }
+}
+
+/// Returns true if and only if `line` (trimmed) reads like an error report:
+/// an exception line, a compiler or test-runner failure, a panic, an errno name.
+/// Code that merely names an error type (`raise ValueError(...)`) does not.
+pub fn is_error_line(line: &str) -> bool {
+    PATTERNS.as_ref().is_some_and(|p| p.error.is_match(line.trim()))
+}
+
+/// Returns true if and only if a `#NNN` right after a `:` is a 3- or 6-digit CSS color.
+fn is_css_color(text: &str, start: usize, value: &str) -> bool {
+    let digits = value.len() - 1;
+    (digits == 3 || digits == 6) && text[..start].trim_end().ends_with(':')
+}
+
+/// The rendered `## Anchor Index` section and what did not fit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnchorIndex {
+    /// The section body (without its heading), empty when there is nothing.
+    pub body: String,
+    pub included: usize,
+    pub dropped: BTreeMap<Category, usize>,
+}
+
+/// Chars one anchor costs in the index: the value, its `(xN)` and a separator.
+fn cost(a: &Anchor) -> usize {
+    let suffix = if a.count > 1 { format!(" (x{})", a.count).len() } else { 0 };
+    a.value.chars().count() + suffix + 2
+}
+
+/// Builds the index: categories take turns by rank, so each gets its best
+/// anchors before any gets its tenth; an anchor that does not fit is dropped
+/// and smaller ones may still fill the budget.
+pub fn build_index(set: &AnchorSet, budget_chars: usize) -> AnchorIndex {
+    let ranked: Vec<(Category, Vec<Anchor>)> =
+        Category::ALL.iter().map(|&c| (c, set.ranked(c))).filter(|(_, v)| !v.is_empty()).collect();
+    let mut chosen: Vec<Vec<&Anchor>> = vec![Vec::new(); ranked.len()];
+    let mut dropped: BTreeMap<Category, usize> = BTreeMap::new();
+    let mut used = 0usize;
+    let deepest = ranked.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    for rank in 0..deepest {
+        for (k, (cat, list)) in ranked.iter().enumerate() {
+            let Some(a) = list.get(rank) else { continue };
+            let c = cost(a) + if chosen[k].is_empty() { cat.name().len() + 4 } else { 0 };
+            if used + c <= budget_chars {
+                used += c;
+                chosen[k].push(a);
+            } else {
+                *dropped.entry(*cat).or_insert(0) += 1;
+            }
+        }
+    }
+    let mut body = String::new();
+    let mut included = 0;
+    for (k, (cat, _)) in ranked.iter().enumerate() {
+        if chosen[k].is_empty() {
+            continue;
+        }
+        included += chosen[k].len();
+        let render = |a: &Anchor| {
+            if a.count > 1 { format!("{} (x{})", a.value, a.count) } else { a.value.clone() }
+        };
+        if *cat == Category::Errors {
+            body.push_str("- errors:\n");
+            for a in &chosen[k] {
+                body.push_str("  - ");
+                body.push_str(&render(a));
+                body.push('\n');
+            }
+        } else {
+            let items: Vec<String> = chosen[k].iter().map(|a| render(a)).collect();
+            body.push_str(&format!("- {}: {}\n", cat.name(), items.join(", ")));
+        }
+    }
+    AnchorIndex { body, included, dropped }
+}
+
+/// The distinct anchors of a set, as a set of (category, value) for lookups.
+pub fn keys(set: &AnchorSet) -> HashSet<(Category, String)> {
+    set.map.keys().cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extract(text: &str) -> Vec<(Category, String)> {
+        let mut s = AnchorSet::new();
+        s.extract(text, 0, true);
+        s.iter().map(|a| (a.category, a.value)).collect()
+    }
+
+    fn of(cat: Category, text: &str) -> Vec<String> {
+        extract(text).into_iter().filter(|(c, _)| *c == cat).map(|(_, v)| v).collect()
+    }
+
+    #[test]
+    fn prs_and_issues() {
+        assert_eq!(of(Category::Prs, "fixes #12 and (#3456)"), ["#12", "#3456"]);
+        assert_eq!(of(Category::Prs, "see PR 123 and PR #77"), ["PR #77", "PR 123"]);
+        assert_eq!(
+            of(Category::Prs, "merged https://github.com/o/r/pull/99 today"),
+            Vec::<String>::new()
+        );
+        assert_eq!(of(Category::Prs, "see pull/99 and issues/7"), ["issues/7", "pull/99"]);
+        assert_eq!(of(Category::Prs, "color: #333; background:#123456"), Vec::<String>::new());
+        assert_eq!(of(Category::Prs, "page#12"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn commits_need_a_letter_and_a_digit() {
+        assert_eq!(of(Category::Commits, "at a1b2c3d and 1234567 and deadbeef"), ["a1b2c3d"]);
+        assert_eq!(
+            of(Category::Commits, "id 550e8400-e29b-41d4-a716-446655440000"),
+            Vec::<String>::new()
+        );
+        let full = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(of(Category::Commits, &format!("commit {full}")), [full]);
+        // 64 hex chars is a sha256, not a commit.
+        assert_eq!(of(Category::Commits, &"ab12".repeat(16)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn branches_are_not_paths() {
+        assert_eq!(of(Category::Branches, "on fix/login-redirect now."), ["fix/login-redirect"]);
+        assert_eq!(
+            of(Category::Branches, "read src/fix/mod.rs and docs/README.md"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn paths_need_a_separator_and_extension() {
+        assert_eq!(
+            of(Category::Paths, "edit src/main.rs, ./a/b.test.tsx and /etc/hosts; also v1/2.5"),
+            ["./a/b.test.tsx", "src/main.rs"]
+        );
+        assert_eq!(of(Category::Paths, "see https://x.test/a/b.html"), Vec::<String>::new());
+        assert_eq!(of(Category::Paths, r"C:\Users\me\proj\app.py"), [r"C:\Users\me\proj\app.py"]);
+    }
+
+    #[test]
+    fn error_lines_across_languages() {
+        let text = "ok\nTraceback (most recent call last):\n  ValueError: bad value\nerror[E0382]: borrow of moved value: `x`\nthread 'main' panicked at src/main.rs:3:5\npanic: runtime error: index out of range\nTypeError: x is not a function\nopen: ENOENT: no such file\nall good";
+        let errs = of(Category::Errors, text);
+        assert_eq!(errs.len(), 7, "{errs:?}");
+        assert!(errs.contains(&"ValueError: bad value".to_string()));
+        assert!(errs.contains(&"error[E0382]: borrow of moved value: `x`".to_string()));
+        let mut s = AnchorSet::new();
+        s.extract(text, 0, false);
+        assert!(s.ranked(Category::Errors).is_empty(), "errors off for file reads");
+    }
+
+    #[test]
+    fn code_that_names_errors_is_not_an_error_line() {
+        for code in [
+            "raise ValueError(\"bad\")",
+            "except Exception as e:",
+            "return fmt.Errorf(\"x: %w\", err)",
+            "throw new TypeError('x')",
+            "var ErrNotFound = errors.New(\"not found\")",
+            "class MyError(Exception):",
+            "if err != nil { return err }",
+        ] {
+            assert!(!is_error_line(code), "{code}");
+        }
+        for report in [
+            "E       AssertionError: assert 1 == 2",
+            "FAILED tests/test_a.py::test_x - KeyError: 'k'",
+            "--- FAIL: TestLogin (0.00s)",
+            "Error: Cannot find module 'x'",
+            "npm ERR! code ELIFECYCLE",
+            "bash: foo: command not found",
+            "2026-03-24 12:00:01 ERROR db connection refused",
+        ] {
+            assert!(is_error_line(report), "{report}");
+        }
+    }
+
+    #[test]
+    fn handles_skip_code() {
+        assert_eq!(of(Category::Handles, "thanks @alice-b and @bob"), ["@alice-b", "@bob"]);
+        assert_eq!(
+            of(Category::Handles, "@dataclass\nclass A: pass\n * @param x\nmail a@b.com"),
+            Vec::<String>::new()
+        );
+        assert_eq!(of(Category::Handles, "npm i @types/node"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn urls_are_trimmed() {
+        assert_eq!(
+            of(Category::Urls, "(see https://example.com/docs/a?b=1)."),
+            ["https://example.com/docs/a?b=1"]
+        );
+    }
+
+    #[test]
+    fn ranking_is_count_then_recency() {
+        let mut s = AnchorSet::new();
+        s.extract("a/one.rs", 1, false);
+        s.extract("a/two.rs a/two.rs", 2, false);
+        s.extract("a/three.rs", 3, false);
+        let r: Vec<String> = s.ranked(Category::Paths).into_iter().map(|a| a.value).collect();
+        assert_eq!(r, ["a/two.rs", "a/three.rs", "a/one.rs"]);
+    }
+
+    #[test]
+    fn index_respects_budget_and_shares_it() {
+        let mut s = AnchorSet::new();
+        for i in 0..100 {
+            s.extract(&format!("src/file{i}.rs https://e.test/{i}/page"), i, false);
+        }
+        let idx = build_index(&s, 400);
+        assert!(idx.body.chars().count() <= 400 + 16, "{}", idx.body.len());
+        assert!(idx.body.contains("- paths: "));
+        assert!(idx.body.contains("- urls: "));
+        let dropped: usize = idx.dropped.values().sum();
+        assert_eq!(idx.included + dropped, 200);
+        assert!(dropped > 0);
+    }
+
+    #[test]
+    fn retention_is_verbatim_presence() {
+        let mut s = AnchorSet::new();
+        s.extract("fix in src/a.rs and src/b.rs at a1b2c3d4", 0, true);
+        let r = s.retention("kept src/a.rs only");
+        assert_eq!(r[&Category::Paths], (2, 1));
+        assert_eq!(r[&Category::Commits], (1, 0));
+    }
+
+    #[test]
+    fn budget_auto_is_at_least_the_reference() {
+        assert_eq!(AnchorBudget::Auto.resolve(1_000), 7_000);
+        assert_eq!(AnchorBudget::Auto.resolve(1_000_000), 40_000);
+        assert_eq!(AnchorBudget::Chars(7_000).resolve(1_000_000), 7_000);
+    }
+}

@@ -1,0 +1,375 @@
+//! Stage 5: where the protected head ends and the kept tail begins.
+//!
+//! ## What it does
+//! - Head: the system prompt plus the first 3 non-system messages (H), or
+//!   none of them when the session already holds a compaction summary near
+//!   its start; extended forward over a tool group it would split.
+//! - Tail: walk back from the end adding message tokens until the budget, with
+//!   a soft ceiling of 1.5 × budget; keep at least min(8, ...) messages (H);
+//!   then move the cut back so no tool group is split, and further back so the
+//!   newest real user message and the newest assistant reply with visible text
+//!   are in the tail.
+//!
+//! ## Why
+//! The head holds the task as first stated, the tail the work in flight. A cut
+//! inside a tool group would leave a call without its result (an API error),
+//! and a newest user message folded into the summary would be read as history.
+//!
+//! ## Example
+//! `sys u a u a[call] t t u a` with a tail budget that reaches into the `t`s
+//! → the cut moves to `a[call]`: `head | middle | a[call] t t u a`.
+//!
+//! ## Invariants
+//! - Every rule after the walk only moves the cut earlier (the tail only grows).
+//! - `head_end <= tail_start <= len`; when everything after the head fits the
+//!   budget, the tail is the minimum (8 messages, fewer in a shorter session).
+
+use super::summary::{is_summary, real_user_text};
+use crate::model::{Message, Role};
+use crate::window::tail_soft_ceiling;
+use std::collections::HashMap;
+
+/// Non-system messages protected at the start (H).
+pub const PROTECT_FIRST_N: usize = 3;
+/// The tail keeps at least this many messages (H).
+pub const MIN_TAIL_MESSAGES: usize = 8;
+/// How far past the head a summary is looked for to decide the head is empty (H).
+const SUMMARY_PROBE_EXTRA: usize = 4;
+
+/// Where each tool group starts and ends, by call id.
+///
+/// A group is an assistant message with calls and every result that answers
+/// one of them, wherever the results sit (Codex logs put each parallel call in
+/// its own assistant message, then all the results). A result whose call id is
+/// unknown belongs to the nearest assistant-with-calls before its run of results.
+struct Groups {
+    /// Per message: the position of the call a result answers.
+    call_of: Vec<Option<usize>>,
+    /// `suffix_min[i]`: the earliest call answered by a result at or after `i`.
+    suffix_min: Vec<usize>,
+    /// `prefix_max[i]`: one past the last result of a call before `i` (0 if none).
+    prefix_max: Vec<usize>,
+}
+
+impl Groups {
+    fn new(msgs: &[Message]) -> Groups {
+        let n = msgs.len();
+        let mut call_of = vec![None; n];
+        let mut last_call: HashMap<&str, usize> = HashMap::new();
+        for (i, m) in msgs.iter().enumerate() {
+            if m.is_tool_result() {
+                let by_id = m.tool_call_id.as_deref().and_then(|id| last_call.get(id).copied());
+                call_of[i] = by_id.or_else(|| {
+                    let mut j = i;
+                    while j > 0 && msgs[j - 1].is_tool_result() {
+                        j -= 1;
+                    }
+                    (j > 0 && msgs[j - 1].has_tool_calls()).then(|| j - 1)
+                });
+            }
+            for c in &m.tool_calls {
+                last_call.insert(c.id.as_str(), i);
+            }
+        }
+        let mut suffix_min = vec![usize::MAX; n + 1];
+        for i in (0..n).rev() {
+            suffix_min[i] = suffix_min[i + 1].min(call_of[i].unwrap_or(usize::MAX));
+        }
+        let mut last_result = vec![0usize; n];
+        for (i, c) in call_of.iter().enumerate() {
+            if let Some(c) = c {
+                last_result[*c] = last_result[*c].max(i + 1);
+            }
+        }
+        let mut prefix_max = vec![0usize; n + 1];
+        for i in 0..n {
+            prefix_max[i + 1] = prefix_max[i].max(last_result[i]);
+        }
+        Groups { call_of, suffix_min, prefix_max }
+    }
+
+    /// Moves a cut back until no result after it answers a call before it.
+    fn align_backward(&self, mut cut: usize) -> usize {
+        while cut < self.suffix_min.len() && self.suffix_min[cut] < cut {
+            cut = self.suffix_min[cut];
+        }
+        cut
+    }
+
+    /// Moves the end of the head forward until every call in it has its results in it.
+    fn align_forward(&self, mut end: usize) -> usize {
+        while end < self.prefix_max.len() && self.prefix_max[end] > end {
+            end = self.prefix_max[end];
+        }
+        end
+    }
+}
+
+/// Moves a cut at `idx` back so that no tool group is split by it.
+pub fn align_backward(msgs: &[Message], idx: usize) -> usize {
+    Groups::new(msgs).align_backward(idx.min(msgs.len()))
+}
+
+/// End (exclusive) of the protected head.
+pub fn head_end(msgs: &[Message], protect_first_n: usize) -> usize {
+    let sys = msgs.iter().take_while(|m| m.role.is_system()).count();
+    let probe_end = (sys + protect_first_n + SUMMARY_PROBE_EXTRA).min(msgs.len());
+    let holds_summary = msgs[sys..probe_end].iter().any(is_summary);
+    let n = if holds_summary { 0 } else { protect_first_n };
+    Groups::new(msgs).align_forward((sys + n).min(msgs.len()))
+}
+
+/// The minimum tail for a session with `available` messages after the head
+/// that could be summarized (the reference's floor arithmetic).
+fn min_tail(available: usize) -> usize {
+    if available <= 1 {
+        return available;
+    }
+    let compressible_cap = available.saturating_sub(2).max(3);
+    MIN_TAIL_MESSAGES.min(compressible_cap).min(available)
+}
+
+/// Start of the tail for `budget` tokens. `tokens[i]` is message `i`'s size.
+pub fn tail_start(msgs: &[Message], tokens: &[u64], head_end: usize, budget: u64) -> usize {
+    let n = msgs.len();
+    if n <= head_end + 1 {
+        return n.max(head_end);
+    }
+    let min_tail = min_tail(n - head_end - 1);
+    let soft = tail_soft_ceiling(budget);
+    let mut acc = 0u64;
+    let mut cut = n;
+    for i in (head_end..n).rev() {
+        let t = tokens[i];
+        if acc + t > soft && n - i >= min_tail {
+            break;
+        }
+        acc += t;
+        cut = i;
+    }
+    if cut <= head_end && acc > 0 && acc <= soft {
+        // Everything fit under the soft ceiling: walk again against the budget itself.
+        let mut raw = 0u64;
+        for j in (head_end..n).rev() {
+            let t = tokens[j];
+            if raw + t > budget && n - j >= min_tail {
+                cut = j;
+                break;
+            }
+            raw += t;
+            cut = j;
+        }
+    }
+    let fallback = n - min_tail;
+    cut = cut.min(fallback);
+    if cut <= head_end {
+        cut = fallback.max(head_end + 1);
+    }
+    let groups = Groups::new(msgs);
+    cut = groups.align_backward(cut);
+    if let Some(u) = last_real_user(msgs, head_end)
+        && u < cut
+    {
+        cut = groups.align_backward(u);
+    }
+    if let Some(a) = last_visible_assistant(msgs, head_end)
+        && a < cut
+    {
+        cut = groups.align_backward(a);
+    }
+    // A result nothing answers is not a group: the cut need not keep it.
+    let mut cut = cut.max(head_end);
+    while cut < n && msgs[cut].is_tool_result() && groups.call_of[cut].is_none() {
+        cut += 1;
+    }
+    cut
+}
+
+/// Index of the newest real user message at or after `from`.
+pub fn last_real_user(msgs: &[Message], from: usize) -> Option<usize> {
+    (from..msgs.len()).rev().find(|&i| real_user_text(&msgs[i]).is_some())
+}
+
+/// Index of the newest assistant message with visible text at or after
+/// `from` (summaries excluded), else of the newest assistant message.
+pub fn last_visible_assistant(msgs: &[Message], from: usize) -> Option<usize> {
+    let is_assistant = |i: &usize| msgs[*i].role == Role::Assistant && !is_summary(&msgs[*i]);
+    (from..msgs.len())
+        .rev()
+        .filter(is_assistant)
+        .find(|&i| msgs[i].has_visible_text())
+        .or_else(|| (from..msgs.len()).rev().find(is_assistant))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+
+    fn user(t: &str) -> Message {
+        Message::text(Role::User, t)
+    }
+    fn asst(t: &str) -> Message {
+        Message::text(Role::Assistant, t)
+    }
+    fn call(ids: &[&str]) -> Message {
+        let mut m = Message::text(Role::Assistant, "");
+        m.content.parts.clear();
+        for id in ids {
+            m.tool_calls.push(ToolCall {
+                id: (*id).into(),
+                name: "Bash".into(),
+                ..Default::default()
+            });
+        }
+        m
+    }
+    fn result(id: &str) -> Message {
+        let mut m = Message::text(Role::Tool, "out");
+        m.tool_call_id = Some(id.into());
+        m
+    }
+
+    #[test]
+    fn head_is_system_plus_three() {
+        let msgs =
+            vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u2"), asst("a2")];
+        assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 4);
+    }
+
+    #[test]
+    fn straddling_head_group_is_absorbed() {
+        let msgs = vec![
+            Message::text(Role::System, "s"),
+            user("u"),
+            asst("a"),
+            call(&["x", "y"]),
+            result("x"),
+            result("y"),
+            user("u2"),
+        ];
+        assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 6);
+    }
+
+    #[test]
+    fn head_is_empty_after_a_summary() {
+        let summary = user(&format!("{} body", super::super::summary::SUMMARY_PREFIX));
+        let msgs = vec![
+            Message::text(Role::System, "s"),
+            user("u"),
+            asst("a"),
+            user("u2"),
+            summary,
+            asst("x"),
+        ];
+        assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 1);
+    }
+
+    #[test]
+    fn tail_cut_inside_a_group_moves_to_its_parent() {
+        // 0 sys, 1-3 head, 4-9 filler, 10 call with results 11-13, then 14 user, 15-19 replies.
+        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
+        for _ in 0..6 {
+            msgs.push(asst("filler"));
+        }
+        msgs.push(call(&["a", "b", "c"]));
+        msgs.extend([result("a"), result("b"), result("c")]);
+        msgs.push(user("now"));
+        for _ in 0..5 {
+            msgs.push(asst("done"));
+        }
+        let tokens = vec![10u64; msgs.len()];
+        // Soft ceiling 81: the walk takes 19..=12 (80 tokens) and stops at result 12.
+        assert_eq!(tail_start(&msgs, &tokens, 4, 54), 10);
+    }
+
+    #[test]
+    fn split_parallel_calls_stay_whole() {
+        // Codex shape: each parallel call in its own assistant message, then all results.
+        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
+        for _ in 0..6 {
+            msgs.push(asst("filler"));
+        }
+        msgs.extend([call(&["p"]), call(&["q"]), call(&["r"])]); // 10, 11, 12
+        msgs.extend([result("p"), result("q"), result("r")]); // 13, 14, 15
+        msgs.push(user("now"));
+        for _ in 0..5 {
+            msgs.push(asst("done"));
+        }
+        let tokens = vec![10u64; msgs.len()];
+        for budget in 1..200 {
+            let cut = tail_start(&msgs, &tokens, 4, budget);
+            assert!(!(11..=15).contains(&cut), "budget {budget}: cut {cut} splits the group");
+        }
+    }
+
+    #[test]
+    fn head_extends_over_split_parallel_calls() {
+        let msgs = vec![
+            Message::text(Role::System, "s"),
+            user("u"),
+            call(&["p"]),
+            call(&["q"]),
+            result("p"),
+            result("q"),
+            user("v"),
+        ];
+        assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 6);
+    }
+
+    #[test]
+    fn minimum_tail_when_everything_fits() {
+        let mut msgs = vec![Message::text(Role::System, "s")];
+        for i in 0..20 {
+            msgs.push(if i % 2 == 0 { user("u") } else { asst("a") });
+        }
+        let tokens = vec![1u64; msgs.len()];
+        let cut = tail_start(&msgs, &tokens, 4, 1_000_000);
+        assert_eq!(msgs.len() - cut, MIN_TAIL_MESSAGES);
+    }
+
+    #[test]
+    fn short_sessions_keep_fewer() {
+        let msgs: Vec<Message> =
+            [user("a"), asst("b"), user("c"), asst("d"), user("e"), asst("f"), user("g")].into();
+        let tokens = vec![1u64; msgs.len()];
+        let cut = tail_start(&msgs, &tokens, 3, 1_000_000);
+        // available = 3 after the head (one must remain summarizable): min tail 3.
+        assert_eq!(cut, 4);
+    }
+
+    #[test]
+    fn newest_user_and_visible_reply_end_in_the_tail() {
+        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
+        msgs.push(user("the real ask")); // 4
+        msgs.push(asst("visible reply")); // 5
+        for k in 0..12 {
+            msgs.push(call(&[&format!("k{k}")]));
+            msgs.push(result(&format!("k{k}")));
+        }
+        let tokens = vec![5u64; msgs.len()];
+        let cut = tail_start(&msgs, &tokens, 4, 20);
+        assert!(cut <= 4, "cut {cut} must keep the user message at 4");
+        assert!(cut >= 4);
+    }
+
+    #[test]
+    fn the_tail_only_grows_under_alignment() {
+        let mut msgs = vec![Message::text(Role::System, "s")];
+        for k in 0..30 {
+            msgs.push(user(&format!("u{k}")));
+            msgs.push(call(&[&format!("c{k}")]));
+            msgs.push(result(&format!("c{k}")));
+            msgs.push(asst("ok"));
+        }
+        let tokens: Vec<u64> = (0..msgs.len() as u64).map(|i| 5 + i % 7).collect();
+        for budget in [1u64, 10, 50, 100, 200, 400, 10_000] {
+            let cut = tail_start(&msgs, &tokens, 4, budget);
+            assert!(cut >= 4 && cut <= msgs.len());
+            assert!(msgs.len() - cut >= MIN_TAIL_MESSAGES.min(msgs.len() - 5));
+            if cut < msgs.len() {
+                assert!(!msgs[cut].is_tool_result(), "budget {budget}: cut on a result");
+            }
+        }
+    }
+}

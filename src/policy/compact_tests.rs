@@ -1,0 +1,195 @@
+//! Tests of `compact` as a whole: triggers, modes, tiers, idempotence and the
+//! output invariants, on seeded synthetic sessions.
+
+use super::*;
+use crate::formats::{Adapter, openai::OpenAi};
+use crate::model::{Role, Source};
+use crate::report::wire::CompactionObject;
+use crate::synth::{SynthConfig, session as synth};
+use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
+
+fn meter() -> Meter {
+    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
+}
+
+fn synth_session(seed: u64, tokens: u64) -> Session {
+    let v = synth(SynthConfig { seed, target_tokens: tokens, ..SynthConfig::default() });
+    OpenAi.decode(v, Source::default()).expect("synthetic sessions decode")
+}
+
+fn forced(mode: Mode, window: u64) -> Policy {
+    let mut p = Policy::new(mode, window);
+    p.force = true;
+    p
+}
+
+/// The invariants every compacted output must hold.
+fn check_invariants(input: &Session, out: &Outcome, meter: &Meter) {
+    let problems = verify::verify(input, out, meter);
+    assert!(problems.is_empty(), "{problems:?}");
+    let o = &out.session.messages;
+    let c = &out.compaction;
+    // Roles alternate around a standalone summary.
+    if c.summary_messages == 1 {
+        let s = c.head_messages;
+        if s > 0 && matches!(o[s - 1].role, Role::User | Role::Assistant) {
+            assert_ne!(o[s - 1].role, o[s].role);
+        }
+        if s + 1 < o.len() && matches!(o[s + 1].role, Role::User | Role::Assistant) {
+            assert_ne!(o[s + 1].role, o[s].role);
+        }
+    }
+}
+
+#[test]
+fn under_the_trigger_nothing_changes() {
+    let s = synth_session(1, 5_000);
+    let out = compact(&s, &Policy::new(Mode::Lean, 200_000), &meter());
+    assert_eq!(out.compaction.reason, Reason::UnderTrigger);
+    assert!(!out.compaction.compacted);
+    assert_eq!(out.session, s);
+}
+
+#[test]
+fn mode_none_changes_nothing_even_when_forced() {
+    let s = synth_session(2, 30_000);
+    let out = compact(&s, &forced(Mode::None, 8_000), &meter());
+    assert_eq!(out.compaction.reason, Reason::ModeNone);
+    assert_eq!(out.session, s);
+}
+
+#[test]
+fn lean_and_legacy_hold_the_invariants() {
+    let m = meter();
+    for seed in 1..6 {
+        let s = synth_session(seed, 40_000);
+        for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+            let out = compact(&s, &forced(mode, 64_000), &m);
+            assert!(out.compaction.compacted, "seed {seed} {mode}: {:?}", out.compaction.reason);
+            check_invariants(&s, &out, &m);
+        }
+    }
+}
+
+#[test]
+fn over_the_trigger_compacts_without_force() {
+    let s = synth_session(9, 60_000);
+    let m = meter();
+    let out = compact(&s, &Policy::new(Mode::Lean, 64_000), &m);
+    assert!(out.compaction.tokens_before >= 54_400);
+    assert_eq!(out.compaction.reason, Reason::Compacted);
+    assert_eq!(out.compaction.tier, Tier::Summary);
+    assert!(out.compaction.tokens_after < out.compaction.tokens_before / 2);
+    let summary = &out.session.messages[out.compaction.head_messages];
+    assert!(summary.text_content().starts_with(summary::SUMMARY_PREFIX));
+    assert_eq!(out.session.messages[0].text_content().matches(summary::SYSTEM_NOTE).count(), 1);
+}
+
+#[test]
+fn compacting_a_compacted_session_again_changes_nothing() {
+    let m = meter();
+    let s = synth_session(4, 60_000);
+    for policy in
+        [Policy::new(Mode::Lean, 64_000), forced(Mode::Lean, 64_000), forced(Mode::Legacy, 64_000)]
+    {
+        let first = compact(&s, &policy, &m);
+        assert!(first.compaction.compacted);
+        // Written with its compaction record, read back, compacted again.
+        let object =
+            serde_json::to_value(CompactionObject::new(&s.source, &first.compaction, "o200k"))
+                .unwrap();
+        let written = OpenAi.encode(&first.session, Some(&object));
+        let reread = OpenAi.decode(written, Source::default()).unwrap();
+        let second = compact(&reread, &policy, &m);
+        assert!(!second.compaction.compacted, "{:?}", second.compaction.reason);
+        assert_eq!(second.session, reread);
+    }
+}
+
+#[test]
+fn tiered_stops_at_the_first_tier_that_reaches_the_target() {
+    let m = meter();
+    let s = synth_session(5, 60_000);
+    let mut p = forced(Mode::Tiered, 1_000_000);
+    // A generous target: micro-compaction alone gets there.
+    p.target_tokens = Some(m.request(&s) * 3 / 4);
+    let out = compact(&s, &p, &m);
+    assert!(out.compaction.tier <= Tier::MicroCompact, "{:?}", out.compaction.tier);
+    assert!(out.compaction.tokens_after <= p.target_tokens.unwrap());
+    assert_eq!(out.compaction.summary_messages, 0);
+    check_invariants(&s, &out, &m);
+    // An impossible target: it goes all the way to the summary.
+    p.target_tokens = Some(1_000);
+    let out = compact(&s, &p, &m);
+    assert_eq!(out.compaction.tier, Tier::Summary);
+    check_invariants(&s, &out, &m);
+}
+
+#[test]
+fn tiered_dedup_alone_can_be_enough() {
+    let m = meter();
+    let mut s = synth_session(6, 3_000);
+    // Many copies of one big output: dedup is the cheapest sufficient tier.
+    let big = "same output line\n".repeat(500);
+    let mut extra = Vec::new();
+    for k in 0..20 {
+        let mut a = crate::model::Message::text(Role::Assistant, "");
+        a.tool_calls.push(crate::model::ToolCall {
+            id: format!("d{k}"),
+            name: "Bash".into(),
+            arguments: "{}".into(),
+            ..Default::default()
+        });
+        let mut t = crate::model::Message::text(Role::Tool, big.clone());
+        t.tool_call_id = Some(format!("d{k}"));
+        extra.extend([a, t]);
+    }
+    s.messages.extend(extra);
+    s.messages.push(crate::model::Message::text(Role::User, "next task please"));
+    s.messages.push(crate::model::Message::text(Role::Assistant, "on it"));
+    let mut p = forced(Mode::Tiered, 64_000);
+    p.target_tokens = Some(m.request(&s) / 2);
+    let out = compact(&s, &p, &m);
+    assert_eq!(out.compaction.tier, Tier::Dedup, "{:?}", out.compaction);
+    assert!(out.compaction.effects.duplicates_marked >= 10, "{:?}", out.compaction.effects);
+}
+
+#[test]
+fn a_forced_compaction_that_would_grow_the_request_is_refused() {
+    let m = meter();
+    let mut s = Session::default();
+    s.messages.push(crate::model::Message::text(Role::System, "sys"));
+    for k in 0..14 {
+        let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
+        s.messages.push(crate::model::Message::text(role, "ok"));
+    }
+    let out = compact(&s, &forced(Mode::Lean, 200_000), &m);
+    assert_eq!(out.compaction.reason, Reason::NoGain);
+    assert_eq!(out.session, s);
+}
+
+#[test]
+fn legacy_keeps_a_larger_tail_than_lean() {
+    let m = meter();
+    let s = synth_session(8, 150_000);
+    let lean = compact(&s, &forced(Mode::Lean, 1_000_000), &m);
+    let legacy = compact(&s, &forced(Mode::Legacy, 1_000_000), &m);
+    assert!(legacy.compaction.tail_tokens > 2 * lean.compaction.tail_tokens);
+    assert!(
+        lean.compaction.tail_tokens >= 25_000 && lean.compaction.tail_tokens <= 37_500 + 5_000,
+        "{}",
+        lean.compaction.tail_tokens
+    );
+}
+
+#[test]
+fn anchors_are_retained_by_the_lean_index() {
+    let m = meter();
+    let s = synth_session(10, 60_000);
+    let lean = compact(&s, &forced(Mode::Lean, 64_000), &m);
+    let legacy = compact(&s, &forced(Mode::Legacy, 64_000), &m);
+    let kept = |o: &Outcome| o.compaction.anchors.retention.values().map(|(_, r)| r).sum::<usize>();
+    let found: usize = lean.compaction.anchors.retention.values().map(|(f, _)| f).sum();
+    assert!(found > 50);
+    assert!(kept(&lean) > kept(&legacy), "lean {} legacy {}", kept(&lean), kept(&legacy));
+}

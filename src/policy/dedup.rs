@@ -1,0 +1,90 @@
+//! Stage 1: replace repeated tool outputs with a pointer to the newest copy.
+//!
+//! ## What it does
+//! Outside the protected tail, a tool result of at least 200 chars whose exact
+//! text appears again in a later tool result becomes
+//! `[Duplicate tool output — same content as a more recent call]` (H).
+//!
+//! ## Why
+//! Agents re-read the same file and re-run the same failing command; each copy
+//! costs the same tokens and says nothing new. It is the cheapest stage: no
+//! information is lost, since the newest copy stays.
+//!
+//! ## Example
+//! `tool(A) … tool(A)` → `tool([Duplicate …]) … tool(A)`
+//!
+//! ## Invariants
+//! - The newest copy (which may be in the tail) is never touched.
+//! - Only text-only tool results are compared; one with an image is unique.
+
+use crate::model::{Message, Part};
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// Replaces an older copy of a repeated tool output (H).
+pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a more recent call]";
+/// Outputs shorter than this are left alone (H).
+pub const DEDUP_MIN_CHARS: usize = 200;
+
+/// Marks older duplicates inside `range`; returns how many were replaced.
+pub fn dedup_tool_results(messages: &mut [Message], range: Range<usize>) -> usize {
+    let mut seen: HashSet<(u128, usize)> = HashSet::new();
+    let mut replaced = 0;
+    for i in (0..messages.len()).rev() {
+        let m = &messages[i];
+        if !m.is_tool_result() || !m.content.parts.iter().all(|p| matches!(p, Part::Text(_))) {
+            continue;
+        }
+        let text = m.text_content();
+        if text.chars().count() < DEDUP_MIN_CHARS || text == DUPLICATE_MARKER {
+            continue;
+        }
+        let key = (xxhash_rust::xxh3::xxh3_128(text.as_bytes()), text.len());
+        if !seen.insert(key) && range.contains(&i) {
+            messages[i].content.replace_with_text(DUPLICATE_MARKER);
+            replaced += 1;
+        }
+    }
+    replaced
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+
+    fn tool(text: &str) -> Message {
+        let mut m = Message::text(Role::Tool, text);
+        m.tool_call_id = Some("c".into());
+        m
+    }
+
+    #[test]
+    fn keeps_the_newest_copy() {
+        let big = "x".repeat(300);
+        let mut msgs = vec![tool(&big), tool("other"), tool(&big), tool(&big)];
+        assert_eq!(dedup_tool_results(&mut msgs, 0..4), 2);
+        assert_eq!(msgs[0].text_content(), DUPLICATE_MARKER);
+        assert_eq!(msgs[2].text_content(), DUPLICATE_MARKER);
+        assert_eq!(msgs[3].text_content(), big);
+    }
+
+    #[test]
+    fn short_outputs_and_the_tail_are_left_alone() {
+        let small = "y".repeat(199);
+        let big = "z".repeat(200);
+        let mut msgs = vec![tool(&small), tool(&small), tool(&big), tool(&big), tool(&big)];
+        // Protected tail starts at 3: index 3 is a duplicate of 4 but protected.
+        assert_eq!(dedup_tool_results(&mut msgs, 0..3), 1);
+        assert_eq!(msgs[0].text_content(), small);
+        assert_eq!(msgs[2].text_content(), DUPLICATE_MARKER);
+        assert_eq!(msgs[3].text_content(), big);
+    }
+
+    #[test]
+    fn only_tool_results_count() {
+        let big = "w".repeat(400);
+        let mut msgs = vec![Message::text(Role::User, &big), tool(&big)];
+        assert_eq!(dedup_tool_results(&mut msgs, 0..2), 0);
+    }
+}

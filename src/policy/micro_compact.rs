@@ -1,0 +1,252 @@
+//! Stage 2: micro-compaction of old tool results and tool-call arguments.
+//!
+//! ## What it does
+//! Outside the protected tail, every tool result longer than 200 chars becomes
+//! a one-line description chosen by tool family (see `tool_families`), and
+//! every tool call whose arguments exceed 500 chars has its long string leaves
+//! cut to 200 chars + `...[truncated]`, re-serialized so the JSON stays valid (H).
+//!
+//! ## Why
+//! Old tool output is the bulk of an agent transcript (file reads, test logs)
+//! and the cheapest thing to drop: the call that produced it is still there,
+//! and the one-liner says what it was and how it ended.
+//!
+//! ## Example
+//! `assistant[call read_file a.py] tool(<15,200 chars>)` →
+//! `assistant[call read_file a.py] tool("[read_file] read a.py from line 1 (15,200 chars)")`
+//!
+//! ## Invariants
+//! - Calls and results stay paired; ids are never touched.
+//! - Arguments that are not valid JSON are left as they are.
+//! - Idempotent: a one-liner, a duplicate marker or a placeholder is never described again.
+
+use super::dedup::DUPLICATE_MARKER;
+use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
+use super::tool_families::{ToolFamilies, is_description};
+use crate::model::{Message, Part, ToolCall};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Tool results longer than this many chars are described (H).
+pub const MICRO_COMPACT_OVER_CHARS: usize = 200;
+/// Tool-call arguments longer than this many chars are shrunk (H).
+pub const SHRINK_ARGS_OVER_CHARS: usize = 500;
+/// String leaves of shrunk arguments keep this many chars (H).
+pub const SHRINK_LEAF_CHARS: usize = 200;
+/// Appended to a shrunk string leaf (H).
+pub const ARGS_TRUNCATION_MARKER: &str = "...[truncated]";
+
+/// What stage 2 changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MicroCompacted {
+    pub results_cleared: usize,
+    pub args_shrunk: usize,
+}
+
+/// Maps each call id to the call, over the whole session.
+pub fn index_calls(messages: &[Message]) -> HashMap<&str, &ToolCall> {
+    let mut index = HashMap::new();
+    for m in messages {
+        for call in &m.tool_calls {
+            if !call.id.is_empty() {
+                index.insert(call.id.as_str(), call);
+            }
+        }
+    }
+    index
+}
+
+/// Returns true if and only if a tool output is already as short as it gets.
+fn is_compacted(text: &str) -> bool {
+    text == DUPLICATE_MARKER
+        || text.starts_with(SCREENSHOT_PLACEHOLDER)
+        || text.starts_with(IMAGE_PLACEHOLDER)
+        || is_description(text)
+}
+
+/// Describes long tool results and shrinks long arguments in `range`.
+pub fn micro_compact(
+    messages: &mut [Message],
+    range: Range<usize>,
+    families: &ToolFamilies,
+) -> MicroCompacted {
+    let mut out = MicroCompacted::default();
+    let replacements: Vec<(usize, String)> = {
+        let calls = index_calls(messages);
+        messages[range.clone()]
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.is_tool_result())
+            .filter_map(|(offset, m)| {
+                let text = m.text_content();
+                if text.chars().count() <= MICRO_COMPACT_OVER_CHARS || is_compacted(&text) {
+                    return None;
+                }
+                let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id).copied());
+                let name = m.result_name().unwrap_or("tool");
+                Some((range.start + offset, families.describe(call, name, &text)))
+            })
+            .collect()
+    };
+    for (i, line) in replacements {
+        let parts = &mut messages[i].content.parts;
+        let mut placed = false;
+        parts.retain_mut(|p| match p {
+            Part::Text(_) if !placed => {
+                p.set_text(line.clone());
+                placed = true;
+                true
+            }
+            Part::Text(_) => false,
+            _ => true,
+        });
+        out.results_cleared += 1;
+    }
+    for m in &mut messages[range] {
+        for call in &mut m.tool_calls {
+            if let Some(short) = shrink_arguments(&call.arguments) {
+                call.arguments = short;
+                out.args_shrunk += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Shrinks the long string leaves of JSON arguments over 500 chars, keeping
+/// the JSON valid. Returns `None` when nothing changed or the text is not JSON.
+pub fn shrink_arguments(arguments: &str) -> Option<String> {
+    if arguments.chars().count() <= SHRINK_ARGS_OVER_CHARS {
+        return None;
+    }
+    let mut value: Value = serde_json::from_str(arguments).ok()?;
+    if !shrink_leaves(&mut value) {
+        return None;
+    }
+    serde_json::to_string(&value).ok()
+}
+
+fn shrink_leaves(value: &mut Value) -> bool {
+    match value {
+        Value::String(s) => {
+            let marked_len = SHRINK_LEAF_CHARS + ARGS_TRUNCATION_MARKER.chars().count();
+            let n = s.chars().count();
+            if n <= SHRINK_LEAF_CHARS || (n == marked_len && s.ends_with(ARGS_TRUNCATION_MARKER)) {
+                return false;
+            }
+            let mut short: String = s.chars().take(SHRINK_LEAF_CHARS).collect();
+            short.push_str(ARGS_TRUNCATION_MARKER);
+            *s = short;
+            true
+        }
+        Value::Array(items) => {
+            items.iter_mut().fold(false, |changed, v| shrink_leaves(v) | changed)
+        }
+        Value::Object(map) => map.values_mut().fold(false, |changed, v| shrink_leaves(v) | changed),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ContentForm, Role};
+    use serde_json::{Map, json};
+
+    fn call(id: &str, name: &str, args: &str) -> Message {
+        let mut m = Message::text(Role::Assistant, "");
+        m.tool_calls.push(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+            ..Default::default()
+        });
+        m
+    }
+
+    fn result(id: &str, text: &str) -> Message {
+        let mut m = Message::text(Role::Tool, text);
+        m.tool_call_id = Some(id.into());
+        m
+    }
+
+    #[test]
+    fn long_results_become_one_liners() {
+        let out = "line\n".repeat(100);
+        let mut msgs = vec![
+            call("a", "Bash", r#"{"command":"cargo test"}"#),
+            result("a", &out),
+            call("b", "Read", r#"{"file_path":"x.rs"}"#),
+            result("b", "short"),
+        ];
+        let r = micro_compact(&mut msgs, 0..4, &ToolFamilies::default());
+        assert_eq!(r.results_cleared, 1);
+        assert_eq!(
+            msgs[1].text_content(),
+            "[terminal] ran `cargo test` -> exit ?, 101 lines output"
+        );
+        assert_eq!(msgs[3].text_content(), "short");
+    }
+
+    #[test]
+    fn idempotent() {
+        let mut msgs =
+            vec![call("a", "Read", r#"{"file_path":"x.rs"}"#), result("a", &"y".repeat(5_000))];
+        micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
+        let once = msgs.clone();
+        let r = micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
+        assert_eq!(r, MicroCompacted::default());
+        assert_eq!(msgs, once);
+    }
+
+    #[test]
+    fn images_in_results_are_left_for_stage_four() {
+        let mut m = result("a", "");
+        m.content.form = ContentForm::Parts;
+        m.content.parts = vec![
+            Part::text("t".repeat(300)),
+            Part::Image { raw: Map::new(), info: Default::default() },
+            Part::text("more"),
+        ];
+        let mut msgs = vec![call("a", "browser_snapshot", "{}"), m];
+        micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
+        assert_eq!(msgs[1].content.parts.len(), 2);
+        assert!(msgs[1].content.parts[1].is_image());
+    }
+
+    #[test]
+    fn shrinks_long_arguments_keeping_json_valid() {
+        let args = json!({"path": "a.rs", "content": "c".repeat(1_000), "n": 3, "list": ["d".repeat(300)]}).to_string();
+        let short = shrink_arguments(&args).unwrap();
+        let v: Value = serde_json::from_str(&short).unwrap();
+        assert_eq!(v["path"], "a.rs");
+        assert_eq!(v["n"], 3);
+        assert_eq!(
+            v["content"].as_str().unwrap(),
+            format!("{}{ARGS_TRUNCATION_MARKER}", "c".repeat(200))
+        );
+        assert_eq!(v["list"][0].as_str().unwrap().chars().count(), 214);
+        assert_eq!(shrink_arguments(&short), None, "never shrinks twice");
+    }
+
+    #[test]
+    fn leaves_short_and_invalid_arguments() {
+        assert_eq!(shrink_arguments(r#"{"a":"b"}"#), None);
+        let invalid = format!("{{not json {}", "x".repeat(600));
+        assert_eq!(shrink_arguments(&invalid), None);
+        // Long but no long leaf: nothing to do.
+        let many =
+            Value::Object((0..100).map(|i| (format!("k{i}"), json!(i))).collect::<Map<_, _>>())
+                .to_string();
+        assert!(many.len() > 500);
+        assert_eq!(shrink_arguments(&many), None);
+    }
+
+    #[test]
+    fn multibyte_leaves_are_cut_on_chars() {
+        let args = json!({"t": "é".repeat(600)}).to_string();
+        let v: Value = serde_json::from_str(&shrink_arguments(&args).unwrap()).unwrap();
+        assert!(v["t"].as_str().unwrap().starts_with(&"é".repeat(200)));
+    }
+}

@@ -1,0 +1,586 @@
+//! The compaction pipeline: a pure function from (session, policy) to a
+//! compacted session and a record of what was done (SPEC 6).
+//!
+//! Stages, cheapest first, one file each:
+//! 1. [`dedup`] — repeated tool outputs become a pointer to the newest copy;
+//! 2. [`micro_compact`] — old tool outputs become one-liners, long arguments shrink;
+//! 3. [`truncate`] — long texts keep their head and tail;
+//! 4. [`strip_media`] — old images and reasoning go;
+//! 5. [`boundaries`] — protected head and tail;
+//! 6. [`summary`] — the middle becomes a structured, reference-only summary;
+//! 7. [`assemble`] — head + summary + tail with alternating roles;
+//! 8. [`sanitize`] — call/result pairs repaired outside the tail.
+//!
+//! Modes: `lean` (default) and `legacy` run 1, 2, 4 outside the protected tail
+//! and then fold the middle (they differ in tail budget and lean's extras);
+//! `tiered` runs 1-4 one at a time and stops at the target, summarizing only
+//! if still over; `none` changes nothing.
+//!
+//! Nothing here does I/O or prints; `compact` is deterministic.
+
+pub mod anchors;
+pub mod assemble;
+pub mod boundaries;
+pub mod dedup;
+pub mod micro_compact;
+pub mod sanitize;
+pub mod strip_media;
+pub mod summary;
+pub mod tool_families;
+pub mod truncate;
+pub mod verify;
+
+use crate::model::{Message, Session};
+use crate::tokens::Meter;
+use crate::window;
+use anchors::{AnchorBudget, AnchorSet, Category};
+use assemble::Placement;
+use micro_compact::index_calls;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use tool_families::ToolFamilies;
+
+/// How a session is compacted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Small verbatim tail (2.5% of the window), anchors and user messages in the summary.
+    Lean,
+    /// The reference's original large tail (20% of the threshold).
+    Legacy,
+    /// Cheapest stage first, summary only if still over the target.
+    Tiered,
+    /// No change: format conversion and counting.
+    None,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Lean => "lean",
+            Mode::Legacy => "legacy",
+            Mode::Tiered => "tiered",
+            Mode::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "lean" => Ok(Mode::Lean),
+            "legacy" => Ok(Mode::Legacy),
+            "tiered" => Ok(Mode::Tiered),
+            "none" => Ok(Mode::None),
+            other => Err(format!("unknown mode `{other}` (expected lean, legacy, tiered or none)")),
+        }
+    }
+}
+
+/// The last stage a session needed, in pipeline order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tier {
+    /// Nothing was done.
+    None,
+    Dedup,
+    MicroCompact,
+    Truncate,
+    StripMedia,
+    Summary,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::None => "none",
+            Tier::Dedup => "dedup",
+            Tier::MicroCompact => "micro_compact",
+            Tier::Truncate => "truncate",
+            Tier::StripMedia => "strip_media",
+            Tier::Summary => "summary",
+        }
+    }
+}
+
+/// Everything that decides how a session is compacted.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    pub mode: Mode,
+    /// Context window in tokens.
+    pub window: u64,
+    /// Trigger threshold in tokens (see [`window::threshold_tokens`]).
+    pub threshold: u64,
+    /// Compact sessions over this size even under the trigger; in `tiered`
+    /// mode, also the size to stop at (default: half the threshold).
+    pub target_tokens: Option<u64>,
+    /// Compact every session, as a manual `/compress` would.
+    pub force: bool,
+    /// Non-system messages protected at the start.
+    pub protect_first_n: usize,
+    pub anchor_budget: AnchorBudget,
+    pub families: ToolFamilies,
+}
+
+impl Policy {
+    /// The reference defaults for `mode` at `window` tokens.
+    pub fn new(mode: Mode, window: u64) -> Policy {
+        Policy {
+            mode,
+            window,
+            threshold: window::threshold_tokens(window, None),
+            target_tokens: None,
+            force: false,
+            protect_first_n: boundaries::PROTECT_FIRST_N,
+            anchor_budget: AnchorBudget::Auto,
+            families: ToolFamilies::default(),
+        }
+    }
+
+    /// The tail budget of a summarizing pass in `mode`.
+    fn tail_budget(&self, mode: Mode) -> u64 {
+        match mode {
+            Mode::Legacy => window::legacy_tail_budget(self.threshold, self.window),
+            Mode::Lean | Mode::Tiered | Mode::None => window::lean_tail_budget(self.window),
+        }
+    }
+
+    /// The size `tiered` mode stops at.
+    pub fn tiered_target(&self) -> u64 {
+        self.target_tokens.unwrap_or(self.threshold / 2)
+    }
+}
+
+/// Counts of what the stages changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    pub duplicates_marked: usize,
+    pub tool_results_cleared: usize,
+    pub args_shrunk: usize,
+    pub chars_truncated: u64,
+    pub images_stripped: usize,
+    pub reasoning_dropped: usize,
+    pub results_dropped: usize,
+    pub calls_dropped: usize,
+}
+
+/// Why a session ended up as it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// `--mode none`.
+    ModeNone,
+    /// The request is under the trigger and nothing forced compaction.
+    UnderTrigger,
+    /// Compaction ran.
+    Compacted,
+    /// Too few messages outside the head and tail to do anything.
+    TooShort,
+    /// Already compacted, with nothing new since the summary.
+    NothingNew,
+    /// Compaction would not have made the request smaller.
+    NoGain,
+}
+
+impl Reason {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::ModeNone => "mode_none",
+            Reason::UnderTrigger => "under_trigger",
+            Reason::Compacted => "compacted",
+            Reason::TooShort => "too_short",
+            Reason::NothingNew => "nothing_new",
+            Reason::NoGain => "no_gain",
+        }
+    }
+}
+
+/// Anchor figures of one session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnchorFigures {
+    /// Per category: (distinct anchors in the input, of them still verbatim in the output).
+    pub retention: BTreeMap<Category, (usize, usize)>,
+    /// Distinct anchors of the summarized region, and how many the index holds.
+    pub region_found: usize,
+    pub indexed: usize,
+    pub dropped_for_budget: BTreeMap<String, usize>,
+}
+
+/// What was done to one session: the SPEC 6 `compaction` record and report figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compaction {
+    pub mode: Mode,
+    pub tier: Tier,
+    pub reason: Reason,
+    pub compacted: bool,
+    pub messages_before: usize,
+    pub messages_after: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub head_messages: usize,
+    pub summary_messages: usize,
+    /// Messages after the summary (kept + protected tail).
+    pub tail_messages: usize,
+    /// The last messages, copied verbatim from the input (the protected tail).
+    pub verbatim_tail_messages: usize,
+    pub head_tokens: u64,
+    pub summary_tokens: u64,
+    pub tail_tokens: u64,
+    /// Tokens of the messages the summary replaced, before compaction.
+    pub middle_tokens: u64,
+    /// Original message index range `[start, end)` the summary replaced.
+    pub summarized_range: Option<(usize, usize)>,
+    pub summary_merged: bool,
+    pub effects: Effects,
+    pub anchors: AnchorFigures,
+    pub user_messages_summarized: usize,
+    pub user_messages_kept_whole: usize,
+}
+
+/// A compacted session and its record.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub session: Session,
+    pub compaction: Compaction,
+}
+
+/// Compacts one session. Pure and deterministic.
+pub fn compact(session: &Session, policy: &Policy, meter: &Meter) -> Outcome {
+    let tokens = meter.messages(&session.messages);
+    let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
+    let before = fixed + tokens.iter().sum::<u64>();
+    let mut record = unchanged_record(session, policy.mode, before, Reason::UnderTrigger);
+    if policy.mode == Mode::None {
+        record.reason = Reason::ModeNone;
+        return Outcome { session: session.clone(), compaction: record };
+    }
+    let triggered = policy.force
+        || before >= policy.threshold
+        || policy.target_tokens.is_some_and(|t| before > t);
+    if !triggered {
+        return Outcome { session: session.clone(), compaction: record };
+    }
+    if is_recorded_output(session, before, meter) {
+        record.reason = Reason::NothingNew;
+        return Outcome { session: session.clone(), compaction: record };
+    }
+    let outcome = match policy.mode {
+        Mode::Tiered => compact_tiered(session, policy, meter, &tokens, fixed, before),
+        Mode::Lean | Mode::Legacy => summarize(
+            session,
+            policy,
+            meter,
+            &tokens,
+            fixed,
+            before,
+            policy.mode,
+            false,
+            Tier::Summary,
+        ),
+        Mode::None => Outcome { session: session.clone(), compaction: record.clone() },
+    };
+    // Never make a request bigger (a forced compaction of a short session can).
+    if outcome.compaction.compacted && outcome.compaction.tokens_after >= before {
+        record.reason = Reason::NoGain;
+        return Outcome { session: session.clone(), compaction: record };
+    }
+    outcome
+}
+
+/// Returns true if and only if the session is exactly what an earlier run of
+/// ours wrote: its `compaction` record's message count and token total (under
+/// the same counter) still match, so nothing was appended since.
+fn is_recorded_output(session: &Session, tokens: u64, meter: &Meter) -> bool {
+    let Some(c) = session.extra.get("compaction").and_then(|v| v.as_object()) else { return false };
+    let get = |k: &str| c.get(k).and_then(serde_json::Value::as_u64);
+    c.get("counter").and_then(serde_json::Value::as_str) == Some(meter.kind().name())
+        && get("tokens_after") == Some(tokens)
+        && get("messages_after") == Some(session.messages.len() as u64)
+}
+
+fn unchanged_record(session: &Session, mode: Mode, tokens: u64, reason: Reason) -> Compaction {
+    Compaction {
+        mode,
+        tier: Tier::None,
+        reason,
+        compacted: false,
+        messages_before: session.messages.len(),
+        messages_after: session.messages.len(),
+        tokens_before: tokens,
+        tokens_after: tokens,
+        head_messages: 0,
+        summary_messages: 0,
+        tail_messages: session.messages.len(),
+        verbatim_tail_messages: session.messages.len(),
+        head_tokens: 0,
+        summary_tokens: 0,
+        tail_tokens: tokens,
+        middle_tokens: 0,
+        summarized_range: None,
+        summary_merged: false,
+        effects: Effects::default(),
+        anchors: AnchorFigures::default(),
+        user_messages_summarized: 0,
+        user_messages_kept_whole: 0,
+    }
+}
+
+/// Index of a compaction summary in `msgs[range]`, if any.
+fn summary_in(msgs: &[Message], range: std::ops::Range<usize>) -> Option<usize> {
+    range.rev().find(|&i| summary::is_summary(&msgs[i]))
+}
+
+/// Runs stages 1, 2 and 4 (and 3 when `truncate`) on `msgs[range]`.
+fn prune(
+    msgs: &mut [Message],
+    range: std::ops::Range<usize>,
+    policy: &Policy,
+    truncate: bool,
+) -> Effects {
+    let mut e = Effects {
+        duplicates_marked: dedup::dedup_tool_results(msgs, range.clone()),
+        ..Effects::default()
+    };
+    let mc = micro_compact::micro_compact(msgs, range.clone(), &policy.families);
+    e.tool_results_cleared = mc.results_cleared;
+    e.args_shrunk = mc.args_shrunk;
+    if truncate {
+        e.chars_truncated = truncate::truncate_messages(msgs, range.clone());
+    }
+    let s = strip_media::strip_media(msgs, range);
+    e.images_stripped = s.images;
+    e.reasoning_dropped = s.reasoning;
+    e
+}
+
+/// Tiered mode: one stage at a time until the request is at or under the target.
+fn compact_tiered(
+    session: &Session,
+    policy: &Policy,
+    meter: &Meter,
+    tokens: &[u64],
+    fixed: u64,
+    before: u64,
+) -> Outcome {
+    let target = policy.tiered_target();
+    let msgs = &session.messages;
+    let head_end = boundaries::head_end(msgs, policy.protect_first_n);
+    let protected = boundaries::tail_start(msgs, tokens, head_end, policy.tail_budget(Mode::Lean));
+    let range = head_end..protected.max(head_end);
+    let mut pruned = msgs.clone();
+    let mut effects = Effects::default();
+    for tier in [Tier::Dedup, Tier::MicroCompact, Tier::Truncate, Tier::StripMedia] {
+        match tier {
+            Tier::Dedup => {
+                effects.duplicates_marked = dedup::dedup_tool_results(&mut pruned, range.clone())
+            }
+            Tier::MicroCompact => {
+                let mc = micro_compact::micro_compact(&mut pruned, range.clone(), &policy.families);
+                effects.tool_results_cleared = mc.results_cleared;
+                effects.args_shrunk = mc.args_shrunk;
+            }
+            Tier::Truncate => {
+                effects.chars_truncated = truncate::truncate_messages(&mut pruned, range.clone())
+            }
+            Tier::StripMedia => {
+                let s = strip_media::strip_media(&mut pruned, range.clone());
+                effects.images_stripped = s.images;
+                effects.reasoning_dropped = s.reasoning;
+            }
+            Tier::None | Tier::Summary => {}
+        }
+        let after = fixed + meter.messages(&pruned).iter().sum::<u64>();
+        if after <= target {
+            let out = Session { messages: pruned, ..session.clone() };
+            let mut record = unchanged_record(session, Mode::Tiered, before, Reason::Compacted);
+            record.tier = tier;
+            record.compacted = out.messages != session.messages;
+            record.tokens_after = after;
+            record.head_messages = head_end;
+            record.head_tokens = tokens[..head_end].iter().sum();
+            record.tail_messages = out.messages.len() - head_end;
+            record.verbatim_tail_messages = msgs.len() - protected;
+            record.tail_tokens = after - record.head_tokens - fixed;
+            record.effects = effects;
+            record.anchors = anchor_figures(session, &out, policy, None);
+            return Outcome { session: out, compaction: record };
+        }
+    }
+    summarize(session, policy, meter, tokens, fixed, before, Mode::Tiered, true, Tier::Summary)
+}
+
+/// The summarizing pass (lean, legacy, and tiered's last tier).
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    session: &Session,
+    policy: &Policy,
+    meter: &Meter,
+    tokens: &[u64],
+    fixed: u64,
+    before: u64,
+    mode: Mode,
+    truncate_kept: bool,
+    tier: Tier,
+) -> Outcome {
+    let msgs = &session.messages;
+    let budget = policy.tail_budget(if mode == Mode::Legacy { Mode::Legacy } else { Mode::Lean });
+    let head_end = boundaries::head_end(msgs, policy.protect_first_n);
+    let protected = boundaries::tail_start(msgs, tokens, head_end, budget);
+    if protected <= head_end {
+        return Outcome {
+            session: session.clone(),
+            compaction: unchanged_record(session, mode, before, Reason::TooShort),
+        };
+    }
+    if let Some(s) = summary_in(msgs, head_end..protected)
+        && s + 1 == protected
+        && !policy.force
+    {
+        return Outcome {
+            session: session.clone(),
+            compaction: unchanged_record(session, mode, before, Reason::NothingNew),
+        };
+    }
+
+    let mut pruned = msgs.clone();
+    let mut effects = prune(&mut pruned, head_end..protected, policy, truncate_kept);
+    let pruned_tokens = meter.messages(&pruned);
+    let cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
+
+    let lean = mode != Mode::Legacy;
+    let (out_msgs, summary_out, placement, kept_from) = if cut > head_end {
+        let middle = &msgs[head_end..cut];
+        let middle_tokens: u64 = tokens[head_end..cut].iter().sum();
+        let region_chars: usize = middle.iter().map(|m| m.content.text_chars()).sum();
+        let input = summary::SummaryInput {
+            all: msgs,
+            middle,
+            middle_start: head_end,
+            families: &policy.families,
+            lean,
+            budget_tokens: window::summary_budget(middle_tokens, policy.window),
+            anchor_budget_chars: policy.anchor_budget.resolve(region_chars),
+        };
+        let built = summary::build_summary(&input, meter);
+        let mut rest: Vec<Message> = pruned[cut..protected].to_vec();
+        rest.extend_from_slice(&msgs[protected..]);
+        let (out, placement) = assemble::assemble(msgs[..head_end].to_vec(), &built.text, rest);
+        let kept_from = match placement {
+            Placement::Standalone { index, .. } => index + 1,
+            Placement::Merged { index } => index,
+        };
+        (out, Some(built), Some(placement), kept_from)
+    } else {
+        // Nothing left to fold: the stages alone are the compaction.
+        let mut out = msgs[..head_end].to_vec();
+        out.extend_from_slice(&pruned[head_end..protected]);
+        out.extend_from_slice(&msgs[protected..]);
+        (out, None, None, head_end)
+    };
+    let mut out_msgs = out_msgs;
+    if summary_out.is_some() {
+        assemble::add_system_note(&mut out_msgs);
+    }
+    let protected_from = kept_from + (protected - cut);
+    let s = sanitize::sanitize(&mut out_msgs, protected_from);
+    effects.results_dropped = s.results_dropped;
+    effects.calls_dropped = s.calls_dropped;
+
+    let out = Session { messages: out_msgs, ..session.clone() };
+    let out_tokens = meter.messages(&out.messages);
+    let after = fixed + out_tokens.iter().sum::<u64>();
+    let summary_messages = usize::from(matches!(placement, Some(Placement::Standalone { .. })));
+    let tail_start = (kept_from).min(out_tokens.len());
+    let mut record = unchanged_record(session, mode, before, Reason::Compacted);
+    record.tier = tier;
+    record.compacted = out.messages != session.messages;
+    record.messages_after = out.messages.len();
+    record.tokens_after = after;
+    record.head_messages = head_end;
+    record.head_tokens = out_tokens[..head_end.min(out_tokens.len())].iter().sum();
+    record.summary_messages = summary_messages;
+    record.summary_merged = matches!(placement, Some(Placement::Merged { .. }));
+    record.summary_tokens = summary_out.as_ref().map_or(0, |s| meter.text(&s.text));
+    record.tail_messages = out.messages.len() - tail_start;
+    record.verbatim_tail_messages = msgs.len() - protected;
+    record.tail_tokens = out_tokens[tail_start..].iter().sum::<u64>()
+        - if record.summary_merged { record.summary_tokens } else { 0 };
+    record.middle_tokens = tokens[head_end..cut.max(head_end)].iter().sum();
+    record.summarized_range = (cut > head_end).then_some((head_end, cut));
+    record.effects = effects;
+    if let Some(s) = &summary_out {
+        record.user_messages_summarized = s.user_messages;
+        record.user_messages_kept_whole = s.user_messages_whole;
+    }
+    record.anchors = anchor_figures(session, &out, policy, summary_out.as_ref());
+    Outcome { session: out, compaction: record }
+}
+
+/// Every text of a session that a model would read, joined: content, reasoning, call arguments.
+pub fn session_text(messages: &[Message]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        for p in &m.content.parts {
+            if let Some(t) = p.text_str() {
+                out.push_str(t);
+                out.push('\n');
+            }
+        }
+        for c in &m.tool_calls {
+            out.push_str(&c.arguments);
+            out.push('\n');
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&c.arguments) {
+                push_strings(&v, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn push_strings(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|x| push_strings(x, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|x| push_strings(x, out)),
+        _ => {}
+    }
+}
+
+/// The anchors of a session (all of its messages).
+pub fn session_anchors(messages: &[Message], families: &ToolFamilies) -> AnchorSet {
+    let mut set = AnchorSet::new();
+    let calls = index_calls(messages);
+    for (i, m) in messages.iter().enumerate() {
+        summary::add_message_anchors(&mut set, m, i as u64, families, &calls);
+    }
+    set
+}
+
+fn anchor_figures(
+    input: &Session,
+    output: &Session,
+    policy: &Policy,
+    built: Option<&summary::Summary>,
+) -> AnchorFigures {
+    let set = session_anchors(&input.messages, &policy.families);
+    let retention = set.retention(&session_text(&output.messages));
+    AnchorFigures {
+        retention,
+        region_found: built.map_or(0, |s| s.anchors_found),
+        indexed: built.map_or(0, |s| s.anchors_indexed),
+        dropped_for_budget: built.map(|s| s.anchors_dropped.clone()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+#[path = "compact_tests.rs"]
+mod tests;

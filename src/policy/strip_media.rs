@@ -1,0 +1,123 @@
+//! Stage 4: strip old images and reasoning.
+//!
+//! ## What it does
+//! Every image except those of the newest image-bearing user message becomes
+//! `[Attached image — stripped after compression]`; an image inside a tool
+//! result (a screenshot) becomes `[screenshot removed to save context]` (H).
+//! Reasoning / thinking outside the tail is dropped.
+//!
+//! ## Why
+//! An image is charged ~1,500 tokens on every request that carries it, and a
+//! computer-use session carries dozens of stale screenshots. Reasoning is the
+//! model's scratch work: it never enters a summary, and nothing after it needs it.
+//!
+//! ## Example
+//! `user[img, "look"] … user[img2]` → `user["[Attached image — …]", "look"] … user[img2]`
+//!
+//! ## Invariants
+//! - Only messages in `range` change; the newest image-bearing user message
+//!   keeps its images even when it is in range.
+//! - A message never ends up with no content at all: a message that held
+//!   nothing but reasoning keeps a short placeholder.
+
+use crate::model::{Message, Part, Role};
+use std::ops::Range;
+
+/// Replaces a stripped image (H).
+pub const IMAGE_PLACEHOLDER: &str = "[Attached image — stripped after compression]";
+/// Replaces a stripped tool-result screenshot (H).
+pub const SCREENSHOT_PLACEHOLDER: &str = "[screenshot removed to save context]";
+/// Left in a message whose only content was reasoning.
+pub const REASONING_PLACEHOLDER: &str = "[reasoning removed to save context]";
+
+/// What stage 4 removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stripped {
+    pub images: usize,
+    pub reasoning: usize,
+}
+
+/// Index of the newest user message that carries an image.
+fn newest_image_user(messages: &[Message]) -> Option<usize> {
+    messages
+        .iter()
+        .rposition(|m| m.role == Role::User && m.content.parts.iter().any(Part::is_image))
+}
+
+/// Strips images and reasoning from the messages in `range`.
+pub fn strip_media(messages: &mut [Message], range: Range<usize>) -> Stripped {
+    let keep = newest_image_user(messages);
+    let mut out = Stripped::default();
+    for i in range {
+        let m = &mut messages[i];
+        if Some(i) != keep {
+            let placeholder =
+                if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };
+            for part in &mut m.content.parts {
+                if part.is_image() {
+                    *part = Part::text(placeholder);
+                    out.images += 1;
+                }
+            }
+        }
+        let had_parts = !m.content.parts.is_empty();
+        let before = m.content.parts.len();
+        m.content.parts.retain(|p| !matches!(p, Part::Reasoning(_)));
+        out.reasoning += before - m.content.parts.len();
+        if m.reasoning.take().is_some() {
+            out.reasoning += 1;
+        }
+        if had_parts && m.content.parts.is_empty() && m.tool_calls.is_empty() {
+            m.content.replace_with_text(REASONING_PLACEHOLDER);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ContentForm, Reasoning};
+    use serde_json::Map;
+
+    fn image() -> Part {
+        Part::Image { raw: Map::new(), info: Default::default() }
+    }
+
+    fn with_parts(role: Role, parts: Vec<Part>) -> Message {
+        let mut m = Message::text(role, "");
+        m.content.parts = parts;
+        m.content.form = ContentForm::Parts;
+        m
+    }
+
+    #[test]
+    fn keeps_only_the_newest_user_images() {
+        let mut msgs = vec![
+            with_parts(Role::User, vec![image(), Part::text("first")]),
+            with_parts(Role::Tool, vec![image()]),
+            with_parts(Role::User, vec![image(), image()]),
+            Message::text(Role::User, "no image, newer"),
+        ];
+        let s = strip_media(&mut msgs, 0..4);
+        assert_eq!(s.images, 2);
+        assert_eq!(msgs[0].content.parts[0].text_str(), Some(IMAGE_PLACEHOLDER));
+        assert_eq!(msgs[0].content.parts[1].text_str(), Some("first"));
+        assert_eq!(msgs[1].content.parts[0].text_str(), Some(SCREENSHOT_PLACEHOLDER));
+        assert!(msgs[2].content.parts.iter().all(Part::is_image));
+    }
+
+    #[test]
+    fn drops_reasoning_in_range_only() {
+        let mut a = Message::text(Role::Assistant, "answer");
+        a.reasoning = Some(Reasoning { field: "reasoning_content".into(), text: "hmm".into() });
+        let mut thinking_only = with_parts(Role::Assistant, vec![Part::Reasoning(Map::new())]);
+        thinking_only.content.form = ContentForm::Parts;
+        let mut msgs = vec![a.clone(), thinking_only, a];
+        let s = strip_media(&mut msgs, 0..2);
+        assert_eq!(s.reasoning, 2);
+        assert!(msgs[0].reasoning.is_none());
+        assert_eq!(msgs[1].text_content(), REASONING_PLACEHOLDER);
+        assert!(msgs[2].reasoning.is_some());
+    }
+}

@@ -1,0 +1,857 @@
+//! Stage 6: the deterministic, structured handoff summary of the middle.
+//!
+//! ## What it does
+//! Reads the messages being folded away and writes a summary in a fixed
+//! section order (SPEC 6): Active Task, Goal, Constraints & Preferences,
+//! Completed Actions, Active State, Blocked, Key Decisions, Resolved Questions,
+//! Pending User Asks, Relevant Files, Remaining Work, and in lean mode the
+//! Anchor Index and the real user messages verbatim. Every line is extracted,
+//! none is invented: the same input always gives the same bytes.
+//!
+//! ## Why
+//! A template puts each fact where the next model looks for it, and framing
+//! the summary as reference-only keeps the model from re-doing old requests.
+//! Without a model call, the summary must be built from what the transcript
+//! states outright: tool calls and their outcomes, the user's own words, the
+//! assistant's stated decisions, todo lists, paths and error lines.
+//!
+//! ## Example
+//! `[user "fix the login bug", assistant[call Bash "pytest"], tool("1 failed")]` →
+//! `## Completed Actions\n1. Ran `pytest` — failed: ... [tool: Bash]`
+//!
+//! ## Invariants
+//! - Starts with a line beginning `[CONTEXT COMPACTION — REFERENCE ONLY]` and
+//!   ends with [`SUMMARY_END_MARKER`]; sections with nothing say `None.`
+//! - A summary found in the input is updated, not nested: its items carry
+//!   forward and new actions continue its numbering.
+//! - The core sections fit the summary budget (tokens); the lean extras have
+//!   their own char budgets. Reasoning never enters a summary.
+
+use super::anchors::{AnchorSet, build_index, is_error_line};
+use super::micro_compact::index_calls;
+use super::tool_families::{
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, shell_command, thousands,
+};
+use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
+use crate::model::{Message, Role, ToolCall};
+use crate::tokens::Meter;
+use regex::Regex;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+/// Every summary begins with this (SPEC 6, reference wording).
+pub const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
+/// The rest of the first line: what the summary is and how to treat it.
+pub const SUMMARY_FRAMING: &str = " Earlier turns of this conversation were compacted into the \
+summary below. It is background for reference, not instructions: do not act on requests or \
+answer questions that appear inside it, they were handled when they were made. Respond only to \
+the newest message that comes after this summary.";
+/// Every summary ends with this line.
+pub const SUMMARY_END_MARKER: &str = "[END OF COMPACTION SUMMARY — respond to the message after this summary, not to anything quoted in it]";
+/// Prefixes of summaries written by other tools that we also recognise and update.
+pub const FOREIGN_SUMMARY_PREFIXES: &[&str] = &["[CONTEXT SUMMARY]:"];
+/// Appended once to the system prompt of a compacted session.
+pub const SYSTEM_NOTE: &str = "[Note: earlier turns of this conversation were compacted into a \
+reference summary to save context space. Files and other state may already reflect that earlier \
+work; build on it rather than redo it.]";
+
+/// Lean: total chars of verbatim user messages (H).
+pub const USER_MESSAGES_BUDGET_CHARS: usize = 24_000;
+/// Lean: chars per verbatim user message (H).
+pub const USER_MESSAGE_MAX_CHARS: usize = 4_000;
+/// A verbatim user message over the limit keeps this much of its start ...
+const USER_MESSAGE_HEAD_CHARS: usize = 2_900;
+/// ... and this much of its end (the ask is often at the end).
+const USER_MESSAGE_TAIL_CHARS: usize = 1_000;
+
+const NONE: &str = "None.";
+
+/// Section headings, in output order.
+pub mod heading {
+    pub const ACTIVE_TASK: &str = "## Active Task";
+    pub const GOAL: &str = "## Goal";
+    pub const CONSTRAINTS: &str = "## Constraints & Preferences";
+    pub const COMPLETED: &str = "## Completed Actions";
+    pub const ACTIVE_STATE: &str = "## Active State";
+    pub const BLOCKED: &str = "## Blocked";
+    pub const DECISIONS: &str = "## Key Decisions";
+    pub const RESOLVED: &str = "## Resolved Questions";
+    pub const PENDING: &str = "## Pending User Asks";
+    pub const FILES: &str = "## Relevant Files";
+    pub const REMAINING: &str = "## Remaining Work";
+    pub const ANCHORS: &str = "## Anchor Index";
+    pub const USER_MESSAGES: &str = "## User Messages (verbatim)";
+}
+
+/// Prefixes of user-role messages that a harness, not the user, wrote.
+const SYNTHETIC_USER_PREFIXES: &[&str] = &[
+    "[System:",
+    "[CONTEXT",
+    "[PRIOR CONTEXT",
+    "[IMPORTANT: Background",
+    "[Your active task list",
+    "Continue from the compressed conversation",
+    "<local-command-",
+    "<command-name>",
+    "Caveat: The messages below were generated",
+    "[Request interrupted",
+    "<turn_aborted>",
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+];
+
+/// Splits a summary message's text into (summary, what follows its end marker).
+/// Returns `None` when the text is not a summary.
+pub fn split_summary(text: &str) -> Option<(&str, &str)> {
+    let t = text.trim_start();
+    if !t.starts_with(SUMMARY_PREFIX) && !FOREIGN_SUMMARY_PREFIXES.iter().any(|p| t.starts_with(p))
+    {
+        return None;
+    }
+    match t.find(SUMMARY_END_MARKER) {
+        Some(i) => {
+            let end = i + SUMMARY_END_MARKER.len();
+            Some((&t[..end], t[end..].trim_start()))
+        }
+        None => Some((t, "")),
+    }
+}
+
+/// Returns true if and only if the message carries a compaction summary.
+pub fn is_summary(m: &Message) -> bool {
+    m.content
+        .parts
+        .iter()
+        .filter_map(|p| p.text_str())
+        .next()
+        .is_some_and(|t| split_summary(t).is_some())
+}
+
+/// The user's own words in a message, or `None` when it is not a real user
+/// message (another role, blank, harness-written, or a summary with nothing after it).
+pub fn real_user_text(m: &Message) -> Option<String> {
+    if m.role != Role::User {
+        return None;
+    }
+    let text = m.text_content();
+    let own = match split_summary(&text) {
+        Some((_, rest)) => rest.to_string(),
+        None => text,
+    };
+    let trimmed = own.trim_start();
+    if trimmed.is_empty() || SYNTHETIC_USER_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
+        return None;
+    }
+    Some(own)
+}
+
+/// What the summary builder needs to know.
+pub struct SummaryInput<'a> {
+    /// The whole session as it came in (for the original goal).
+    pub all: &'a [Message],
+    /// The region being summarized, as it came in (before stages 1-4).
+    pub middle: &'a [Message],
+    /// Index of `middle[0]` in `all`.
+    pub middle_start: usize,
+    pub families: &'a ToolFamilies,
+    pub lean: bool,
+    /// Token budget of the core sections.
+    pub budget_tokens: u64,
+    /// Char budget of the anchor index.
+    pub anchor_budget_chars: usize,
+}
+
+/// A built summary and what it kept.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub text: String,
+    /// Distinct anchors in the summarized region.
+    pub anchors_found: usize,
+    pub anchors_indexed: usize,
+    pub anchors_dropped: BTreeMap<String, usize>,
+    /// Real user messages in the summarized region.
+    pub user_messages: usize,
+    /// How many of them are quoted whole (lean only).
+    pub user_messages_whole: usize,
+    /// Actions listed (carried and new).
+    pub actions: usize,
+}
+
+/// Sections of an earlier summary, by heading.
+#[derive(Default)]
+struct Previous {
+    sections: BTreeMap<String, String>,
+}
+
+impl Previous {
+    fn parse(text: &str) -> Previous {
+        let mut sections = BTreeMap::new();
+        let mut current: Option<String> = None;
+        let mut body = String::new();
+        for line in text.lines() {
+            if line.starts_with("## ") {
+                if let Some(h) = current.take() {
+                    sections.insert(h, body.trim().to_string());
+                }
+                current = Some(line.trim_end().to_string());
+                body.clear();
+            } else if line.starts_with(SUMMARY_END_MARKER) {
+                break;
+            } else if current.is_some() {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        if let Some(h) = current {
+            sections.insert(h, body.trim().to_string());
+        }
+        Previous { sections }
+    }
+
+    /// The body of a section, unless it is empty or `None.`.
+    fn get(&self, heading: &str) -> Option<&str> {
+        self.sections.get(heading).map(String::as_str).filter(|b| !b.is_empty() && *b != NONE)
+    }
+
+    /// Bullet items of a section.
+    fn items(&self, heading: &str) -> Vec<String> {
+        self.get(heading)
+            .map(|b| b.lines().filter_map(|l| l.strip_prefix("- ")).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// A completed action: its number and rendered text (without the number).
+#[derive(Clone, Debug)]
+struct Action {
+    number: u64,
+    text: String,
+}
+
+/// Caps applied when rendering; shrunk until the core sections fit the budget.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    actions: usize,
+    items: usize,
+    text_chars: usize,
+}
+
+impl Limits {
+    const START: Limits = Limits { actions: 400, items: 12, text_chars: 1_500 };
+
+    fn shrink(self) -> Limits {
+        Limits {
+            actions: (self.actions / 2).max(3),
+            items: (self.items * 2 / 3).max(2),
+            text_chars: (self.text_chars * 2 / 3).max(240),
+        }
+    }
+}
+
+/// Everything extracted from the region, before budgeting.
+#[derive(Default)]
+struct Draft {
+    active_task: Option<String>,
+    goal: Option<String>,
+    constraints: Vec<String>,
+    actions: Vec<Action>,
+    active_state: Option<String>,
+    blocked: Vec<String>,
+    decisions: Vec<String>,
+    resolved: Vec<String>,
+    pending: Vec<String>,
+    files: Vec<String>,
+    remaining: Vec<String>,
+}
+
+static CONSTRAINT_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(must|mustn't|never|always|don't|do not|should not|shouldn't|avoid|prefer|make sure|ensure|only use|please use|required|no need to|without)\b",
+    )
+    .ok()
+});
+static DECISION_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(decided|decision|instead of|rather than|chose|chosen|opted|switch(?:ed|ing)? to|going with|the fix is|root cause|trade-?off)\b",
+    )
+    .ok()
+});
+fn matches(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
+    re.as_ref().is_some_and(|r| r.is_match(text))
+}
+
+/// Splits prose into sentences and lines, trimmed.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        let bytes = line.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            let end_of_sentence =
+                matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_none_or(|n| *n == b' ');
+            if end_of_sentence {
+                out.push(line[start..=i].trim().to_string());
+                start = i + 1;
+            }
+        }
+        out.push(line[start..].trim().to_string());
+    }
+    for s in &mut out {
+        let t = s.trim_start_matches(['-', '*', '•', '>', ' ']);
+        let t = t
+            .split_once(". ")
+            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(t, |(_, r)| r);
+        *s = t.trim().to_string();
+    }
+    out.retain(|s| s.chars().count() >= 8);
+    out
+}
+
+/// One line of at most `max` chars (whitespace collapsed), cut with `...`.
+fn clip(text: &str, max: usize) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut s: String = one.chars().take(max.saturating_sub(3)).collect();
+        s.push_str("...");
+        s
+    }
+}
+
+/// `YYYY-MM-DD` of an ISO timestamp.
+fn date_of(m: &Message) -> Option<String> {
+    let ts = m.meta.timestamp.as_deref()?;
+    let date = ts.get(..10)?;
+    let b = date.as_bytes();
+    (b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit()))
+    .then(|| date.to_string())
+}
+
+/// Returns true if and only if a tool result reports a failure.
+fn result_failed(result: &Message, text: &str) -> bool {
+    if result.extra.get("is_error").and_then(Value::as_bool) == Some(true) {
+        return true;
+    }
+    match exit_code(text) {
+        Some(code) => code != "0",
+        None => false,
+    }
+}
+
+/// The first line of an output that reads like an error.
+fn first_error_line(text: &str) -> Option<String> {
+    text.lines().map(str::trim).find(|l| !l.is_empty() && is_error_line(l)).map(|l| clip(l, 160))
+}
+
+/// Argument keys that name what an unclassified tool acted on, in order of preference.
+const OTHER_TARGET_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "url",
+    "query",
+    "pattern",
+    "command",
+    "name",
+    "subject",
+    "title",
+    "taskId",
+    "task_id",
+    "id",
+    "description",
+];
+
+/// What a call acted on, for the action list (`` `cmd` ``, a path, a pattern...).
+fn call_target(call: &ToolCall, families: &ToolFamilies) -> (Family, String) {
+    let args = call.args_object().unwrap_or_default();
+    let resolved = families.resolve(&call.name, Some(&args));
+    let path = || first_str(&args, PATH_KEYS);
+    let target = match resolved.family {
+        Family::Shell => shell_command(&args).map(|c| format!("`{}`", clip(&c, 80))),
+        Family::Read | Family::Write => path(),
+        Family::Edit => path().or_else(|| {
+            let body =
+                first_str(&args, &["input", "patch"]).unwrap_or_else(|| call.arguments.clone());
+            body.lines().find_map(|l| {
+                ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
+                    .iter()
+                    .find_map(|p| l.strip_prefix(p))
+                    .map(|p| p.trim().to_string())
+            })
+        }),
+        Family::Search => first_str(&args, &["pattern", "query", "regex", "glob"]).map(|p| {
+            let p = format!("'{}'", clip(&p, 60));
+            match path() {
+                Some(dir) => format!("{p} in {dir}"),
+                None => p,
+            }
+        }),
+        Family::Web | Family::Browser => first_str(&args, &["url", "urls", "query"]),
+        Family::Delegate => first_str(&args, &["description", "goal", "prompt", "task"])
+            .map(|g| format!("'{}'", clip(&g, 60))),
+        Family::Other => OTHER_TARGET_KEYS
+            .iter()
+            .find_map(|k| {
+                args.get(*k).and_then(Value::as_str).map(|v| format!("{k}={}", clip(v, 60)))
+            })
+            .or_else(|| {
+                args.iter().find_map(|(k, v)| {
+                    v.as_str().filter(|s| !s.is_empty()).map(|s| format!("{k}={}", clip(s, 60)))
+                })
+            }),
+    };
+    (resolved.family, target.unwrap_or_default())
+}
+
+/// The outcome of a call as one short phrase.
+fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
+    let Some(result) = result else { return ("no result recorded".into(), false) };
+    let text = result.text_content();
+    let failed = result_failed(result, &text);
+    if failed {
+        let why = first_error_line(&text)
+            .or_else(|| exit_code(&text).map(|c| format!("exit {c}")))
+            .unwrap_or_else(|| "error".into());
+        return (format!("failed: {why}"), true);
+    }
+    let chars = thousands(text.chars().count() as u64);
+    let lines = if text.trim().is_empty() { 0 } else { text.matches('\n').count() + 1 };
+    let phrase = match family {
+        Family::Shell => match exit_code(&text) {
+            Some(code) => format!("exit {code}, {lines} lines output"),
+            None => format!("{lines} lines output"),
+        },
+        Family::Read => format!("{chars} chars"),
+        Family::Write | Family::Edit => "done".into(),
+        Family::Search => {
+            format!("{} result lines", text.lines().filter(|l| !l.trim().is_empty()).count())
+        }
+        Family::Web | Family::Browser => format!("{chars} chars"),
+        Family::Delegate | Family::Other => format!("{chars} chars result"),
+    };
+    (phrase, false)
+}
+
+/// Open items of a todo-list call (`todos`, `plan`, `tasks` arrays).
+fn todo_items(call: &ToolCall) -> Option<Vec<String>> {
+    let args = call.args_object()?;
+    let list = ["todos", "plan", "tasks", "items"].iter().find_map(|k| args.get(*k)?.as_array())?;
+    let mut open = Vec::new();
+    for item in list {
+        let Some(obj) = item.as_object() else { continue };
+        let status = obj.get("status").and_then(Value::as_str).unwrap_or("pending");
+        if matches!(status, "completed" | "done" | "cancelled") {
+            continue;
+        }
+        let text = ["content", "step", "task", "title", "description"]
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(Value::as_str))
+            .unwrap_or_default();
+        if !text.is_empty() {
+            open.push(format!("[{status}] {}", clip(text, 200)));
+        }
+    }
+    Some(open)
+}
+
+/// Pushes `item` unless already present.
+fn push_unique(list: &mut Vec<String>, item: String) {
+    if !item.is_empty() && !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
+    let mut d = Draft::default();
+    let middle = input.middle;
+    let results: HashMap<&str, &Message> = middle
+        .iter()
+        .filter(|m| m.is_tool_result())
+        .filter_map(|m| Some((m.tool_call_id.as_deref()?, m)))
+        .collect();
+
+    // Carried forward from an earlier summary.
+    let mut next_number = 1u64;
+    if let Some(body) = previous.get(heading::COMPLETED) {
+        for line in body.lines() {
+            let Some((num, rest)) = line.split_once(". ") else { continue };
+            if let Ok(n) = num.trim().parse::<u64>() {
+                d.actions.push(Action { number: n, text: rest.to_string() });
+                next_number = next_number.max(n + 1);
+            }
+        }
+    }
+    d.constraints = previous.items(heading::CONSTRAINTS);
+    d.decisions = previous.items(heading::DECISIONS);
+    d.resolved = previous.items(heading::RESOLVED);
+    d.blocked = previous.items(heading::BLOCKED);
+    d.files = previous.items(heading::FILES);
+
+    // Goal: an earlier summary's, else the session's first real user message.
+    d.goal = previous
+        .get(heading::GOAL)
+        .map(str::to_string)
+        .or_else(|| input.all.iter().find_map(real_user_text).map(|t| clip(&t, 600)));
+
+    let mut file_counts: BTreeMap<String, (u32, usize, bool)> = BTreeMap::new();
+    let mut last_outcome: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    let mut last_visible_assistant: Option<usize> = None;
+    let mut user_questions: Vec<(usize, String, Option<String>)> = Vec::new();
+
+    for (i, m) in middle.iter().enumerate() {
+        if is_summary(m) && real_user_text(m).is_none() {
+            continue;
+        }
+        match m.role {
+            Role::User => {
+                let Some(text) = real_user_text(m) else { continue };
+                d.active_task = Some(text.clone());
+                for s in sentences(&text) {
+                    if matches(&CONSTRAINT_RE, &s) {
+                        push_unique(&mut d.constraints, clip(&s, 300));
+                    }
+                    if s.ends_with('?') {
+                        user_questions.push((i, clip(&s, 200), date_of(m)));
+                    }
+                }
+            }
+            Role::Assistant => {
+                if m.has_visible_text() {
+                    last_visible_assistant = Some(i);
+                    for s in sentences(&m.text_content()) {
+                        if matches(&DECISION_RE, &s) {
+                            push_unique(&mut d.decisions, clip(&s, 300));
+                        }
+                    }
+                }
+                for call in &m.tool_calls {
+                    let (family, target) = call_target(call, input.families);
+                    let result = results.get(call.id.as_str()).copied();
+                    let (phrase, failed) = outcome(family, result);
+                    let date = date_of(m).map(|d| format!(" on {d}")).unwrap_or_default();
+                    let target_part =
+                        if target.is_empty() { String::new() } else { format!(" {target}") };
+                    d.actions.push(Action {
+                        number: next_number,
+                        text: format!(
+                            "{}{target_part}{date} — {phrase} [tool: {}]",
+                            family.verb(),
+                            call.name
+                        ),
+                    });
+                    next_number += 1;
+                    let key = (call.name.clone(), target.clone());
+                    let blocked = failed.then(|| {
+                        let line = phrase.trim_start_matches("failed: ").to_string();
+                        let when = date_of(result.unwrap_or(m))
+                            .map(|d| format!(" ({d})"))
+                            .unwrap_or_default();
+                        format!("[tool: {}]{target_part}: {line}{when}", call.name)
+                    });
+                    last_outcome.insert(key, blocked);
+                    let args = call.args_object().unwrap_or_default();
+                    let mut paths: Vec<String> = first_str(&args, PATH_KEYS).into_iter().collect();
+                    if family == Family::Edit && paths.is_empty() && !target.is_empty() {
+                        paths.push(target.clone());
+                    }
+                    for p in paths {
+                        let e = file_counts.entry(p).or_insert((0, i, false));
+                        e.0 += 1;
+                        e.1 = i;
+                        e.2 |= matches!(family, Family::Write | Family::Edit);
+                    }
+                    if let Some(open) = todo_items(call) {
+                        d.remaining = open;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Blocked: errors whose call was not later repeated successfully.
+    for line in last_outcome.into_values().flatten() {
+        push_unique(&mut d.blocked, line);
+    }
+    for (i, q, date) in user_questions {
+        if last_visible_assistant.is_some_and(|a| a > i) {
+            let when = date.map(|d| format!(" ({d})")).unwrap_or_default();
+            push_unique(&mut d.resolved, format!("{q} — answered{when}"));
+        } else {
+            push_unique(&mut d.pending, q);
+        }
+    }
+    // Pending: real user messages after the last assistant reply of the region.
+    let after = last_visible_assistant.map_or(0, |a| a + 1);
+    for m in &middle[after.min(middle.len())..] {
+        if let Some(t) = real_user_text(m) {
+            push_unique(&mut d.pending, clip(&t, 300));
+        }
+    }
+    if let Some(a) = last_visible_assistant {
+        let m = &middle[a];
+        let when = date_of(m).map(|d| format!(" ({d})")).unwrap_or_default();
+        let text = m.text_content();
+        let text = truncate_text(&text).unwrap_or(text);
+        d.active_state = Some(format!("Last assistant update{when}:\n{text}"));
+    } else if let Some(prev) = previous.get(heading::ACTIVE_STATE) {
+        d.active_state = Some(prev.to_string());
+    }
+    if d.active_task.is_none() {
+        d.active_task = previous.get(heading::ACTIVE_TASK).map(str::to_string);
+    }
+    if d.remaining.is_empty() {
+        d.remaining = previous.items(heading::REMAINING);
+    }
+    let mut files: Vec<(String, (u32, usize, bool))> = file_counts.into_iter().collect();
+    files.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.cmp(&a.1.1)).then(a.0.cmp(&b.0)));
+    for (path, (count, _, modified)) in files {
+        let mut note = Vec::new();
+        if modified {
+            note.push("modified".to_string());
+        }
+        if count > 1 {
+            note.push(format!("x{count}"));
+        }
+        let line = if note.is_empty() { path } else { format!("{path} ({})", note.join(", ")) };
+        push_unique(&mut d.files, line);
+    }
+    d
+}
+
+/// Renders a bullet list keeping the newest `limit` items, or `None.`.
+fn bullets(items: &[String], limit: usize, text_chars: usize) -> String {
+    if items.is_empty() {
+        return NONE.to_string();
+    }
+    let skip = items.len().saturating_sub(limit);
+    let mut out = String::new();
+    if skip > 0 {
+        out.push_str(&format!("({skip} earlier items omitted)\n"));
+    }
+    for item in &items[skip..] {
+        out.push_str("- ");
+        out.push_str(&clip(item, text_chars));
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
+/// A quoted text block, truncated to `max` chars.
+fn block(text: Option<&str>, max: usize) -> String {
+    match text {
+        None => NONE.to_string(),
+        Some(t) if t.trim().is_empty() => NONE.to_string(),
+        Some(t) => {
+            let head = max * 2 / 3;
+            let tail = max / 4;
+            truncate_middle(t.trim(), max, head, tail).unwrap_or_else(|| t.trim().to_string())
+        }
+    }
+}
+
+fn render_core(d: &Draft, lim: Limits) -> String {
+    let mut s = String::new();
+    let mut section = |h: &str, body: String| {
+        s.push_str(h);
+        s.push('\n');
+        s.push_str(&body);
+        s.push_str("\n\n");
+    };
+    // The active task is quoted verbatim, truncated only by the stage-3 rule.
+    let task = d.active_task.as_deref().map(|t| truncate_text(t).unwrap_or_else(|| t.to_string()));
+    section(heading::ACTIVE_TASK, task.unwrap_or_else(|| NONE.to_string()));
+    section(heading::GOAL, block(d.goal.as_deref(), lim.text_chars.min(600)));
+    section(heading::CONSTRAINTS, bullets(&d.constraints, lim.items, 300));
+    let actions = if d.actions.is_empty() {
+        NONE.to_string()
+    } else {
+        let skip = d.actions.len().saturating_sub(lim.actions);
+        let mut out = String::new();
+        if skip > 0 {
+            out.push_str(&format!("({skip} earlier actions omitted; numbering continues)\n"));
+        }
+        for a in &d.actions[skip..] {
+            out.push_str(&format!("{}. {}\n", a.number, clip(&a.text, 400)));
+        }
+        out.trim_end().to_string()
+    };
+    section(heading::COMPLETED, actions);
+    section(heading::ACTIVE_STATE, block(d.active_state.as_deref(), lim.text_chars));
+    section(heading::BLOCKED, bullets(&d.blocked, lim.items, 300));
+    section(heading::DECISIONS, bullets(&d.decisions, lim.items, 300));
+    section(heading::RESOLVED, bullets(&d.resolved, lim.items, 260));
+    section(heading::PENDING, bullets(&d.pending, lim.items, 300));
+    section(heading::FILES, bullets(&d.files, lim.items * 3, 200));
+    section(heading::REMAINING, bullets(&d.remaining, lim.items * 2, 220));
+    s
+}
+
+/// The lean `## User Messages (verbatim)` body: new messages newest first, then
+/// those an earlier summary quoted, within the char budget.
+fn user_messages_section(middle: &[Message], previous: &Previous) -> (String, usize, usize) {
+    let mut blocks = Vec::new();
+    let mut used = 0usize;
+    let mut total = 0usize;
+    let mut whole = 0usize;
+    let mut omitted = 0usize;
+    for m in middle.iter().rev() {
+        let Some(text) = real_user_text(m) else { continue };
+        total += 1;
+        let text = text.trim();
+        let quoted = truncate_middle(
+            text,
+            USER_MESSAGE_MAX_CHARS,
+            USER_MESSAGE_HEAD_CHARS,
+            USER_MESSAGE_TAIL_CHARS,
+        );
+        let is_whole = quoted.is_none() && !text.contains(TRUNCATION_MARKER);
+        let body = quoted.unwrap_or_else(|| text.to_string());
+        let n = body.chars().count();
+        if used + n > USER_MESSAGES_BUDGET_CHARS {
+            omitted += 1;
+            continue;
+        }
+        used += n;
+        whole += usize::from(is_whole);
+        blocks.push(format!("> {}", body.replace('\n', "\n> ")));
+    }
+    if let Some(prev) = previous.get(heading::USER_MESSAGES) {
+        for old in prev.split("\n\n").filter(|b| b.starts_with("> ")) {
+            let n = old.chars().count();
+            if used + n > USER_MESSAGES_BUDGET_CHARS {
+                omitted += 1;
+                continue;
+            }
+            used += n;
+            blocks.push(old.to_string());
+        }
+    }
+    let mut body = blocks.join("\n\n");
+    if omitted > 0 {
+        body.push_str(&format!("\n\n({omitted} older user messages omitted for budget)"));
+    }
+    if body.is_empty() {
+        body = NONE.to_string();
+    }
+    (body, total, whole)
+}
+
+/// Builds the summary of `input.middle`.
+pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
+    let previous = input
+        .middle
+        .iter()
+        .rev()
+        .find_map(|m| {
+            let text = m.text_content();
+            split_summary(&text).map(|(s, _)| Previous::parse(s))
+        })
+        .unwrap_or_default();
+    let draft = extract(input, &previous);
+
+    let mut limits = Limits::START;
+    let mut core = render_core(&draft, limits);
+    for _ in 0..12 {
+        if meter.text(&core) <= input.budget_tokens {
+            break;
+        }
+        limits = limits.shrink();
+        core = render_core(&draft, limits);
+    }
+
+    let mut out = Summary { actions: draft.actions.len(), ..Default::default() };
+    let mut text = String::new();
+    text.push_str(SUMMARY_PREFIX);
+    text.push_str(SUMMARY_FRAMING);
+    text.push_str("\n\n");
+    text.push_str(&core);
+    if input.lean {
+        let mut anchors = AnchorSet::new();
+        let calls = index_calls(input.middle);
+        for (i, m) in input.middle.iter().enumerate() {
+            add_message_anchors(
+                &mut anchors,
+                m,
+                (input.middle_start + i) as u64,
+                input.families,
+                &calls,
+            );
+        }
+        let index = build_index(&anchors, input.anchor_budget_chars);
+        out.anchors_found = anchors.len();
+        out.anchors_indexed = index.included;
+        out.anchors_dropped =
+            index.dropped.iter().map(|(c, n)| (c.name().to_string(), *n)).collect();
+        text.push_str(heading::ANCHORS);
+        text.push_str(
+            "\n(exact identifiers from the compacted turns, verbatim, most frequent first)\n",
+        );
+        text.push_str(if index.body.is_empty() { NONE } else { index.body.trim_end() });
+        text.push_str("\n\n");
+        let (users, total, whole) = user_messages_section(input.middle, &previous);
+        out.user_messages = total;
+        out.user_messages_whole = whole;
+        text.push_str(heading::USER_MESSAGES);
+        text.push_str("\n(the user's own words from the compacted turns, newest first)\n");
+        text.push_str(&users);
+        text.push_str("\n\n");
+    } else {
+        out.user_messages = input.middle.iter().filter(|m| real_user_text(m).is_some()).count();
+    }
+    text.push_str(SUMMARY_END_MARKER);
+    out.text = text;
+    out
+}
+
+/// Adds the anchors of one message: its text, the string leaves of its call
+/// arguments, and (unless it is a file read) its error lines.
+pub fn add_message_anchors(
+    set: &mut AnchorSet,
+    m: &Message,
+    ordinal: u64,
+    families: &ToolFamilies,
+    calls: &HashMap<&str, &ToolCall>,
+) {
+    let errors = if m.is_tool_result() {
+        let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id));
+        call.is_none_or(|c| {
+            families.resolve(&c.name, c.args_object().as_ref()).family != Family::Read
+        })
+    } else {
+        true
+    };
+    for part in &m.content.parts {
+        if let Some(t) = part.text_str() {
+            set.extract(t, ordinal, errors);
+        }
+    }
+    for call in &m.tool_calls {
+        match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(v) => visit_strings(&v, &mut |s| set.extract(s, ordinal, false)),
+            Err(_) => set.extract(&call.arguments, ordinal, false),
+        }
+    }
+}
+
+fn visit_strings(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|x| visit_strings(x, f)),
+        Value::Object(map) => map.values().for_each(|x| visit_strings(x, f)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+#[cfg(test)]
+#[path = "summary_tests.rs"]
+mod tests;

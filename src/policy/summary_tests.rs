@@ -1,0 +1,231 @@
+//! Tests of the summary builder: framing, section order, extraction, budget,
+//! and updating (not nesting) an earlier summary.
+
+use super::*;
+use crate::model::ToolCall;
+use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
+
+fn meter() -> Meter {
+    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
+}
+
+fn user(t: &str) -> Message {
+    Message::text(Role::User, t)
+}
+
+fn asst(t: &str) -> Message {
+    Message::text(Role::Assistant, t)
+}
+
+fn call(id: &str, name: &str, args: &str) -> Message {
+    let mut m = Message::text(Role::Assistant, "");
+    m.content.parts.clear();
+    m.tool_calls.push(ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+        ..Default::default()
+    });
+    m
+}
+
+fn result(id: &str, text: &str) -> Message {
+    let mut m = Message::text(Role::Tool, text);
+    m.tool_call_id = Some(id.into());
+    m
+}
+
+fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {
+    let families = ToolFamilies::default();
+    let input = SummaryInput {
+        all: middle,
+        middle,
+        middle_start: 0,
+        families: &families,
+        lean,
+        budget_tokens: budget,
+        anchor_budget_chars: 7_000,
+    };
+    build_summary(&input, &meter())
+}
+
+fn session() -> Vec<Message> {
+    let mut ts = user("Fix the login bug in src/auth/login.rs. Do not change the public API.");
+    ts.meta.timestamp = Some("2026-07-02T10:00:00Z".into());
+    let mut c = call("c1", "Bash", r#"{"command":"cargo test -p auth"}"#);
+    c.meta.timestamp = Some("2026-07-02T10:01:00Z".into());
+    vec![
+        ts,
+        c,
+        result(
+            "c1",
+            "running 3 tests\nerror[E0308]: mismatched types\n  --> src/auth/login.rs:12:5\nExit code: 101",
+        ),
+        call(
+            "c2",
+            "Edit",
+            r#"{"file_path":"src/auth/login.rs","old_string":"a","new_string":"b"}"#,
+        ),
+        result("c2", "The file src/auth/login.rs has been updated."),
+        call("c3", "Bash", r#"{"command":"cargo test -p auth"}"#),
+        result("c3", "test result: ok. 3 passed\nExit code: 0"),
+        asst("I decided to return a typed error instead of a string. Tests pass."),
+        user("Does it also cover the logout path?"),
+        asst("Yes, logout uses the same check."),
+        call(
+            "c4",
+            "TodoWrite",
+            r#"{"todos":[{"content":"Add a regression test","status":"pending"},{"content":"Fix login","status":"completed"}]}"#,
+        ),
+        result("c4", "ok"),
+    ]
+}
+
+#[test]
+fn framing_and_section_order() {
+    let s = build(&session(), true, 2_000);
+    assert!(s.text.starts_with(SUMMARY_PREFIX));
+    assert!(s.text.lines().next().unwrap().contains("do not act on requests"));
+    assert!(s.text.trim_end().ends_with(SUMMARY_END_MARKER));
+    let order = [
+        heading::ACTIVE_TASK,
+        heading::GOAL,
+        heading::CONSTRAINTS,
+        heading::COMPLETED,
+        heading::ACTIVE_STATE,
+        heading::BLOCKED,
+        heading::DECISIONS,
+        heading::RESOLVED,
+        heading::PENDING,
+        heading::FILES,
+        heading::REMAINING,
+        heading::ANCHORS,
+        heading::USER_MESSAGES,
+    ];
+    let positions: Vec<usize> =
+        order.iter().map(|h| s.text.find(&format!("{h}\n")).unwrap_or(usize::MAX)).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}\n{}", s.text);
+}
+
+#[test]
+fn sections_are_extracted_not_invented() {
+    let s = build(&session(), true, 2_000);
+    let t = &s.text;
+    assert!(t.contains("## Active Task\nDoes it also cover the logout path?"), "{t}");
+    assert!(t.contains("Do not change the public API."), "constraint quoted");
+    assert!(t.contains("1. Ran `cargo test -p auth` on 2026-07-02 — failed: error[E0308]: mismatched types [tool: Bash]"), "{t}");
+    assert!(t.contains("3. Ran `cargo test -p auth` — exit 0, 2 lines output [tool: Bash]"), "{t}");
+    assert!(t.contains("I decided to return a typed error instead of a string."), "decision");
+    assert!(t.contains("Does it also cover the logout path? — answered"), "resolved question");
+    assert!(t.contains("- src/auth/login.rs (modified)"), "{t}");
+    assert!(t.contains("- [pending] Add a regression test"));
+    assert!(!t.contains("Fix login"), "completed todo items are not remaining work");
+    // The error was fixed by a later successful run of the same command: not blocked.
+    let blocked = t.split("## Blocked\n").nth(1).unwrap().split("\n\n").next().unwrap();
+    assert_eq!(blocked, "None.");
+    assert_eq!(s.user_messages, 2);
+    assert_eq!(s.user_messages_whole, 2);
+}
+
+#[test]
+fn empty_sections_say_none() {
+    let s = build(&[asst("hello there")], false, 2_000);
+    for h in [
+        heading::ACTIVE_TASK,
+        heading::CONSTRAINTS,
+        heading::COMPLETED,
+        heading::BLOCKED,
+        heading::PENDING,
+    ] {
+        assert!(s.text.contains(&format!("{h}\nNone.")), "{h}: {}", s.text);
+    }
+    assert!(!s.text.contains(heading::ANCHORS), "legacy has no anchor index");
+}
+
+#[test]
+fn unresolved_errors_are_blocked() {
+    let msgs = vec![
+        user("run the tests please"),
+        call("c1", "Bash", r#"{"command":"pytest"}"#),
+        result("c1", "E   AssertionError: expected 200, got 500\nExit code: 1"),
+    ];
+    let s = build(&msgs, false, 2_000);
+    assert!(
+        s.text.contains(
+            "## Blocked\n- [tool: Bash] `pytest`: E AssertionError: expected 200, got 500"
+        ),
+        "{}",
+        s.text
+    );
+}
+
+#[test]
+fn core_sections_fit_the_budget() {
+    let mut msgs = vec![user("do a lot of work")];
+    for i in 0..400 {
+        msgs.push(call(
+            &format!("c{i}"),
+            "Read",
+            &format!(r#"{{"file_path":"src/module_{i}/very/long/path/file_{i}.rs"}}"#),
+        ));
+        msgs.push(result(&format!("c{i}"), &"x".repeat(500)));
+    }
+    let s = build(&msgs, false, 2_000);
+    assert!(meter().text(&s.text) <= 2_200, "{}", meter().text(&s.text));
+    assert!(s.text.contains("earlier actions omitted; numbering continues"));
+    assert!(s.text.contains("400. Read src/module_399"), "newest action kept");
+}
+
+#[test]
+fn an_earlier_summary_is_updated_not_nested() {
+    let first = build(&session(), true, 2_000);
+    let mut second = vec![user(&first.text)];
+    second.extend([
+        user("Now add the regression test."),
+        call("d1", "Write", r#"{"file_path":"tests/login_test.rs","content":"a\nb"}"#),
+        result("d1", "ok"),
+    ]);
+    let s = build(&second, true, 2_000);
+    assert_eq!(s.text.matches(SUMMARY_PREFIX).count(), 1, "not nested");
+    assert_eq!(s.text.matches(SUMMARY_END_MARKER).count(), 1);
+    // Old actions carried with their numbers, the new one continues the numbering.
+    assert!(s.text.contains("1. Ran `cargo test -p auth` on 2026-07-02"), "{}", s.text);
+    assert!(s.text.contains("5. Wrote tests/login_test.rs — done [tool: Write]"), "{}", s.text);
+    assert!(s.text.contains("Do not change the public API."), "constraints carried");
+    assert!(s.text.contains("## Active Task\nNow add the regression test."));
+    // The old verbatim user messages are carried after the new ones.
+    let users = s.text.split(heading::USER_MESSAGES).nth(1).unwrap();
+    let new = users.find("> Now add the regression test.").unwrap();
+    let old = users.find("> Fix the login bug").unwrap();
+    assert!(new < old);
+}
+
+#[test]
+fn long_user_messages_are_truncated_in_the_verbatim_section() {
+    let long = format!("{}THE ASK AT THE END", "context ".repeat(1_000));
+    let s = build(&[user(&long), asst("ok")], true, 2_000);
+    assert_eq!(s.user_messages, 1);
+    assert_eq!(s.user_messages_whole, 0);
+    assert!(s.text.contains("THE ASK AT THE END"), "the end of the ask is kept");
+}
+
+#[test]
+fn reasoning_never_enters_the_summary() {
+    let mut a = asst("visible answer");
+    a.reasoning = Some(crate::model::Reasoning {
+        field: "reasoning_content".into(),
+        text: "SECRET-THOUGHT".into(),
+    });
+    let s = build(&[user("q?"), a], true, 2_000);
+    assert!(!s.text.contains("SECRET-THOUGHT"));
+}
+
+#[test]
+fn synthetic_user_messages_are_not_real() {
+    assert!(real_user_text(&user("<turn_aborted>\nx\n</turn_aborted>")).is_none());
+    assert!(real_user_text(&user("   ")).is_none());
+    assert!(real_user_text(&asst("hi")).is_none());
+    let merged = user(&format!("{SUMMARY_PREFIX} body\n{SUMMARY_END_MARKER}\n\nreal words"));
+    assert_eq!(real_user_text(&merged).as_deref(), Some("real words"));
+    assert!(is_summary(&merged));
+}

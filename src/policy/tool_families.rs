@@ -1,0 +1,582 @@
+//! Tool families: which tool is a shell, a file read, a search..., and the
+//! one-line description of a call and its result that replaces an old output.
+//!
+//! ## Why data
+//! Every agent names its tools differently (Hermes `terminal`, Claude Code
+//! `Bash`, Codex `exec_command`, SWE-agent `str_replace_editor` with a
+//! `command` argument). The map from name to family is therefore data
+//! (`tool_families.json`, compiled in), and `--tool-families FILE` adds or
+//! overrides entries without a rebuild.
+//!
+//! ## Formats (SPEC 6.2, reference wording)
+//! - shell: ``[terminal] ran `CMD` -> exit CODE, N lines output``
+//! - read: `[read_file] read PATH from line OFFSET (N,NNN chars)`
+//! - write: `[write_file] wrote to PATH (N lines)`
+//! - search: `[search_files] content search for 'PATTERN' in PATH -> N matches`
+//! - edit: `[patch] MODE in PATH (N,NNN chars result)`
+//! - web: `[web_extract] URL (+K more) (N,NNN chars)`; browser: `[NAME] URL (N,NNN chars)`
+//! - delegate: `[delegate_task] 'GOAL' (N,NNN chars result)`
+//! - other: `[NAME] key=VALUE (N,NNN chars result)`
+
+use crate::model::ToolCall;
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+const BUILTIN: &str = include_str!("tool_families.json");
+
+/// What a tool does, as far as describing it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Shell,
+    Read,
+    Write,
+    Search,
+    Edit,
+    Web,
+    Browser,
+    Delegate,
+    Other,
+}
+
+impl Family {
+    /// Past-tense verb used in summaries ("Ran `ls`", "Read src/a.rs").
+    pub fn verb(self) -> &'static str {
+        match self {
+            Family::Shell => "Ran",
+            Family::Read => "Read",
+            Family::Write => "Wrote",
+            Family::Search => "Searched",
+            Family::Edit => "Edited",
+            Family::Web => "Fetched",
+            Family::Browser => "Browsed",
+            Family::Delegate => "Delegated",
+            Family::Other => "Called",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Family(Family),
+    Detailed {
+        family: Family,
+        #[serde(default)]
+        target: Option<String>,
+        #[serde(default)]
+        mode: Option<String>,
+    },
+    ByArgument {
+        by_argument: String,
+        values: BTreeMap<String, Family>,
+    },
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+struct FamilyFile {
+    #[serde(default)]
+    tools: BTreeMap<String, Entry>,
+    #[serde(default)]
+    prefixes: BTreeMap<String, Family>,
+}
+
+/// The resolved family of one call, with the options its entry carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub family: Family,
+    /// `content` or `files` for searches.
+    pub target: Option<String>,
+    /// Edit mode label, when the entry names one.
+    pub mode: Option<String>,
+}
+
+/// The name → family map.
+#[derive(Clone, Debug)]
+pub struct ToolFamilies {
+    file: FamilyFile,
+}
+
+impl Default for ToolFamilies {
+    fn default() -> Self {
+        // The built-in table is compiled in and checked by a test; an error here
+        // would be a build defect, so fall back to an empty map rather than panic.
+        ToolFamilies { file: serde_json::from_str(BUILTIN).unwrap_or_default() }
+    }
+}
+
+impl ToolFamilies {
+    /// Adds the entries of a user file (same shape as the built-in one) over the built-in map.
+    pub fn extend_from_json(&mut self, text: &str) -> Result<(), String> {
+        let extra: FamilyFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        self.file.tools.extend(extra.tools);
+        self.file.prefixes.extend(extra.prefixes);
+        Ok(())
+    }
+
+    /// The family of a call to `name` with `args`.
+    pub fn resolve(&self, name: &str, args: Option<&Map<String, Value>>) -> Resolved {
+        let plain = |family| Resolved { family, target: None, mode: None };
+        match self.file.tools.get(name) {
+            Some(Entry::Family(f)) => return plain(*f),
+            Some(Entry::Detailed { family, target, mode }) => {
+                return Resolved { family: *family, target: target.clone(), mode: mode.clone() };
+            }
+            Some(Entry::ByArgument { by_argument, values }) => {
+                let value =
+                    args.and_then(|a| a.get(by_argument)).and_then(Value::as_str).unwrap_or("");
+                let family = values.get(value).copied().unwrap_or(Family::Other);
+                let mode = (family == Family::Edit).then(|| value.to_string());
+                return Resolved { family, target: None, mode };
+            }
+            None => {}
+        }
+        self.file
+            .prefixes
+            .iter()
+            .filter(|(p, _)| name.starts_with(p.as_str()))
+            .max_by_key(|(p, _)| p.len())
+            .map_or(plain(Family::Other), |(_, f)| plain(*f))
+    }
+
+    /// The one-line description of a call and its (long) result.
+    pub fn describe(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
+        let name = call.map_or(fallback_name, |c| c.name.as_str());
+        let name = if name.is_empty() { "tool" } else { name };
+        let args = call.and_then(ToolCall::args_object).unwrap_or_default();
+        let raw_args = call.map_or("", |c| c.arguments.as_str());
+        let resolved = self.resolve(name, Some(&args));
+        let chars = thousands(output.chars().count() as u64);
+        let lines = line_count(output);
+        match resolved.family {
+            Family::Shell => {
+                let cmd = cut(&shell_command(&args).unwrap_or_default(), 80, 77);
+                let code = exit_code(output).unwrap_or_else(|| "?".into());
+                format!("[terminal] ran `{cmd}` -> exit {code}, {lines} lines output")
+            }
+            Family::Read => {
+                let path = first_str(&args, PATH_KEYS).unwrap_or_else(|| "?".into());
+                let offset = first_scalar(&args, OFFSET_KEYS).unwrap_or_else(|| "1".into());
+                format!("[read_file] read {path} from line {offset} ({chars} chars)")
+            }
+            Family::Write => {
+                let path = first_str(&args, PATH_KEYS).unwrap_or_else(|| "?".into());
+                let written = first_str(&args, CONTENT_KEYS)
+                    .map_or_else(|| "?".into(), |c| (c.matches('\n').count() + 1).to_string());
+                format!("[write_file] wrote to {path} ({written} lines)")
+            }
+            Family::Search => {
+                let pattern = first_str(&args, PATTERN_KEYS).unwrap_or_else(|| "?".into());
+                let path = first_str(&args, PATH_KEYS).unwrap_or_else(|| ".".into());
+                let target = resolved.target.as_deref().unwrap_or("content");
+                let count = match_count(output);
+                format!(
+                    "[search_files] {target} search for '{pattern}' in {path} -> {count} matches"
+                )
+            }
+            Family::Edit => {
+                let (mode, path) = edit_target(&args, raw_args, resolved.mode);
+                format!("[patch] {mode} in {path} ({chars} chars result)")
+            }
+            Family::Web => {
+                let urls = urls_of(&args);
+                match urls.first() {
+                    Some(first) if urls.len() > 1 => {
+                        format!("[web_extract] {first} (+{} more) ({chars} chars)", urls.len() - 1)
+                    }
+                    Some(first) => format!("[web_extract] {first} ({chars} chars)"),
+                    None => {
+                        let query = first_str(&args, &["query", "q"]).unwrap_or_else(|| "?".into());
+                        format!("[web_search] query='{query}' ({chars} chars result)")
+                    }
+                }
+            }
+            Family::Browser => {
+                let detail =
+                    match (first_str(&args, &["url"]), first_str(&args, &["ref", "element"])) {
+                        (Some(url), _) => format!(" {url}"),
+                        (None, Some(r)) => format!(" ref={r}"),
+                        (None, None) => String::new(),
+                    };
+                format!("[{name}]{detail} ({chars} chars)")
+            }
+            Family::Delegate => {
+                let goal = cut(
+                    &first_str(&args, &["goal", "description", "prompt", "task"])
+                        .unwrap_or_default(),
+                    60,
+                    57,
+                );
+                format!("[delegate_task] '{goal}' ({chars} chars result)")
+            }
+            Family::Other => {
+                let target = TARGET_KEYS.iter().find_map(|k| {
+                    let v = args.get(*k)?;
+                    let s = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Number(_) | Value::Bool(_) => v.to_string(),
+                        _ => return None,
+                    };
+                    Some(format!(" {k}={}", cut(&one_line(&s), 40, 40)))
+                });
+                format!("[{name}]{} ({chars} chars result)", target.unwrap_or_default())
+            }
+        }
+    }
+}
+
+/// Argument keys that name a file or directory, in order of preference.
+pub const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "notebook_path",
+    "target_file",
+    "dir_path",
+];
+const OFFSET_KEYS: &[&str] = &["offset", "line", "start_line", "view_range"];
+const CONTENT_KEYS: &[&str] = &["content", "file_text", "contents", "text"];
+const PATTERN_KEYS: &[&str] = &["pattern", "query", "regex", "search_term", "glob", "file_name"];
+const TARGET_KEYS: &[&str] =
+    &["path", "file_path", "file", "url", "query", "pattern", "command", "name", "id", "target"];
+
+/// Returns true if and only if `text` is a one-liner this module produced (or
+/// the reference's own), so that describing it again would lose information.
+pub fn is_description(text: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"^\[[A-Za-z0-9_.:*\-]+\] [^\n]*$").ok());
+    text.len() < 1_000 && RE.as_ref().is_some_and(|re| re.is_match(text))
+}
+
+/// Formats `n` with thousands separators (`12,345`).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Lines of an output: newlines + 1, or 0 for a blank output (reference rule).
+fn line_count(text: &str) -> usize {
+    if text.trim().is_empty() { 0 } else { text.matches('\n').count() + 1 }
+}
+
+/// Cuts `s` to `keep` chars + `...` when it has more than `limit` chars.
+fn cut(s: &str, limit: usize, keep: usize) -> String {
+    if s.chars().count() > limit {
+        let mut out: String = s.chars().take(keep).collect();
+        out.push_str("...");
+        out
+    } else {
+        s.to_string()
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first string argument among `keys` (non-strings are rendered as JSON).
+pub fn first_str(args: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| match args.get(*k)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Array(items) => items.first().and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    })
+}
+
+fn first_scalar(args: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| match args.get(*k)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Array(items) => items.first().map(|v| v.to_string()),
+        _ => None,
+    })
+}
+
+/// The command line of a shell call: `command`/`cmd` as a string, or an argv
+/// array (Codex `["bash", "-lc", "cmd"]` gives `cmd`).
+pub fn shell_command(args: &Map<String, Value>) -> Option<String> {
+    for key in ["command", "cmd", "commands", "script", "input"] {
+        match args.get(key) {
+            Some(Value::String(s)) => return Some(one_line(s)),
+            Some(Value::Array(items)) => {
+                let argv: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                if argv.len() >= 3 && matches!(argv[1], "-lc" | "-c" | "/c" | "-Command") {
+                    return Some(one_line(argv[argv.len() - 1]));
+                }
+                return Some(one_line(&argv.join(" ")));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The exit code an output reports, in any of the common spellings.
+pub fn exit_code(output: &str) -> Option<String> {
+    static RES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+        [
+            r#""exit_code"\s*:\s*(-?\d+)"#,
+            r"(?m)^Exit code:?\s*(-?\d+)",
+            r"Process exited with code (-?\d+)",
+            r"(?i)exit(?:ed with)? (?:code|status):? ?(-?\d+)",
+        ]
+        .iter()
+        .filter_map(|p| Regex::new(p).ok())
+        .collect()
+    });
+    RES.iter().find_map(|re| re.captures(output).map(|c| c[1].to_string()))
+}
+
+/// The number of matches a search output reports, else its non-blank lines.
+fn match_count(output: &str) -> String {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r#"(?:"total_count"\s*:\s*(\d+))|(?:Found (\d+) (?:files?|matches?|results?))"#)
+            .ok()
+    });
+    if let Some(c) = RE.as_ref().and_then(|re| re.captures(output))
+        && let Some(m) = c.get(1).or_else(|| c.get(2))
+    {
+        return m.as_str().to_string();
+    }
+    output.lines().filter(|l| !l.trim().is_empty()).count().to_string()
+}
+
+/// The mode and path of an edit, from its arguments or from a patch body.
+fn edit_target(args: &Map<String, Value>, raw: &str, mode: Option<String>) -> (String, String) {
+    static PATCH: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"\*\*\* (Update|Add|Delete) File: ([^\n]+)").ok());
+    let patch_body = first_str(args, &["input", "patch"]).unwrap_or_else(|| raw.to_string());
+    if let Some(c) = PATCH.as_ref().and_then(|re| re.captures(&patch_body)) {
+        let files = PATCH.as_ref().map_or(1, |re| re.captures_iter(&patch_body).count());
+        let path = c[2].trim().to_string();
+        let path = if files > 1 { format!("{path} (+{} more)", files - 1) } else { path };
+        return (c[1].to_lowercase(), path);
+    }
+    let mode = first_str(args, &["mode"]).or(mode).unwrap_or_else(|| "replace".into());
+    (mode, first_str(args, PATH_KEYS).unwrap_or_else(|| "?".into()))
+}
+
+/// URLs a web call names (`urls` array of strings or `{url}` objects, or `url`).
+fn urls_of(args: &Map<String, Value>) -> Vec<String> {
+    match args.get("urls") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Object(o) => o
+                    .get("url")
+                    .or_else(|| o.get("href"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                _ => None,
+            })
+            .collect(),
+        _ => first_str(args, &["url"]).into_iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, args: &str) -> ToolCall {
+        ToolCall { id: "c".into(), name: name.into(), arguments: args.into(), ..Default::default() }
+    }
+
+    fn describe(name: &str, args: &str, output: &str) -> String {
+        ToolFamilies::default().describe(Some(&call(name, args)), name, output)
+    }
+
+    #[test]
+    fn builtin_table_parses() {
+        let parsed: FamilyFile =
+            serde_json::from_str(BUILTIN).expect("tool_families.json is valid");
+        assert!(parsed.tools.len() > 50);
+    }
+
+    #[test]
+    fn shell_one_liner() {
+        let out = "{\"output\": \"a\\nb\", \"exit_code\": 2}\nline2\nline3";
+        assert_eq!(
+            describe("terminal", r#"{"command":"git log --oneline -20"}"#, out),
+            "[terminal] ran `git log --oneline -20` -> exit 2, 3 lines output"
+        );
+        // Claude Code / Codex names map to the same family; no exit code gives `?`.
+        assert_eq!(
+            describe("Bash", r#"{"command":"ls"}"#, "a\nb"),
+            "[terminal] ran `ls` -> exit ?, 2 lines output"
+        );
+        assert_eq!(
+            describe(
+                "shell",
+                r#"{"command":["bash","-lc","cargo test"]}"#,
+                "Exit code: 101\nWall time: 1s"
+            ),
+            "[terminal] ran `cargo test` -> exit 101, 2 lines output"
+        );
+    }
+
+    #[test]
+    fn shell_command_is_cut_at_80_chars() {
+        let long = "x".repeat(81);
+        let line = describe("exec_command", &format!(r#"{{"cmd":"{long}"}}"#), "");
+        assert_eq!(
+            line,
+            format!("[terminal] ran `{}...` -> exit ?, 0 lines output", "x".repeat(77))
+        );
+        let exact = "y".repeat(80);
+        assert!(describe("bash", &format!(r#"{{"command":"{exact}"}}"#), "").contains(&exact));
+    }
+
+    #[test]
+    fn read_one_liner() {
+        let out = "x".repeat(15_200);
+        assert_eq!(
+            describe("read_file", r#"{"path":"/project/src/main.py"}"#, &out),
+            "[read_file] read /project/src/main.py from line 1 (15,200 chars)"
+        );
+        assert_eq!(
+            describe("Read", r#"{"file_path":"a.rs","offset":40}"#, "abc"),
+            "[read_file] read a.rs from line 40 (3 chars)"
+        );
+    }
+
+    #[test]
+    fn write_one_liner() {
+        assert_eq!(
+            describe("Write", r#"{"file_path":"b.rs","content":"a\nb\nc"}"#, "ok"),
+            "[write_file] wrote to b.rs (3 lines)"
+        );
+        assert_eq!(
+            describe("write_file", r#"{"path":"b.rs"}"#, "ok"),
+            "[write_file] wrote to b.rs (? lines)"
+        );
+    }
+
+    #[test]
+    fn search_one_liner() {
+        assert_eq!(
+            describe(
+                "search_files",
+                r#"{"pattern":"compress","path":"agent/"}"#,
+                r#"{"total_count": 12}"#
+            ),
+            "[search_files] content search for 'compress' in agent/ -> 12 matches"
+        );
+        assert_eq!(
+            describe("Grep", r#"{"pattern":"fn main"}"#, "a.rs:1\nb.rs:3\n\n"),
+            "[search_files] content search for 'fn main' in . -> 2 matches"
+        );
+        assert_eq!(
+            describe("Glob", r#"{"pattern":"**/*.rs"}"#, "Found 4 files\na\nb"),
+            "[search_files] files search for '**/*.rs' in . -> 4 matches"
+        );
+    }
+
+    #[test]
+    fn edit_one_liner() {
+        assert_eq!(
+            describe("patch", r#"{"path":"c.py","mode":"replace"}"#, &"z".repeat(1_234)),
+            "[patch] replace in c.py (1,234 chars result)"
+        );
+        assert_eq!(
+            describe("Edit", r#"{"file_path":"c.py"}"#, "ok"),
+            "[patch] replace in c.py (2 chars result)"
+        );
+        let patch =
+            r#"{"input":"*** Begin Patch\n*** Update File: src/x.rs\n@@\n*** Add File: y.rs\n"}"#;
+        assert_eq!(
+            describe("apply_patch", patch, "ok"),
+            "[patch] update in src/x.rs (+1 more) (2 chars result)"
+        );
+        assert_eq!(
+            describe("str_replace_editor", r#"{"command":"str_replace","path":"/r/m.py"}"#, "ok"),
+            "[patch] str_replace in /r/m.py (2 chars result)"
+        );
+        assert_eq!(
+            describe("str_replace_editor", r#"{"command":"view","path":"/r/m.py"}"#, "abc"),
+            "[read_file] read /r/m.py from line 1 (3 chars)"
+        );
+    }
+
+    #[test]
+    fn web_browser_delegate_one_liners() {
+        assert_eq!(
+            describe(
+                "web_extract",
+                r#"{"urls":["https://a.test/docs","https://b.test"]}"#,
+                &"w".repeat(8_400)
+            ),
+            "[web_extract] https://a.test/docs (+1 more) (8,400 chars)"
+        );
+        assert_eq!(
+            describe("WebFetch", r#"{"url":"https://a.test/x","prompt":"p"}"#, "abc"),
+            "[web_extract] https://a.test/x (3 chars)"
+        );
+        assert_eq!(
+            describe("browser_navigate", r#"{"url":"https://a.test"}"#, "abcd"),
+            "[browser_navigate] https://a.test (4 chars)"
+        );
+        let goal = "g".repeat(70);
+        assert_eq!(
+            describe("Task", &format!(r#"{{"description":"{goal}"}}"#), "r"),
+            format!("[delegate_task] '{}...' (1 chars result)", "g".repeat(57))
+        );
+    }
+
+    #[test]
+    fn other_one_liner_names_its_target() {
+        assert_eq!(
+            describe(
+                "mcp__context7__get_docs",
+                r#"{"libraryId":"x","query":"hooks"}"#,
+                &"q".repeat(2_000)
+            ),
+            "[mcp__context7__get_docs] query=hooks (2,000 chars result)"
+        );
+        assert_eq!(describe("TodoWrite", r#"{"todos":[]}"#, "ok"), "[TodoWrite] (2 chars result)");
+        // A result without its call still gets a line.
+        assert_eq!(
+            ToolFamilies::default().describe(None, "lost", "abc"),
+            "[lost] (3 chars result)"
+        );
+    }
+
+    #[test]
+    fn user_file_extends_the_map() {
+        let mut f = ToolFamilies::default();
+        f.extend_from_json(r#"{"tools": {"run_it": "shell"}, "prefixes": {"pw_": "browser"}}"#)
+            .unwrap();
+        assert_eq!(f.resolve("run_it", None).family, Family::Shell);
+        assert_eq!(f.resolve("pw_click", None).family, Family::Browser);
+        assert!(f.extend_from_json("{not json").is_err());
+    }
+
+    #[test]
+    fn descriptions_are_recognised() {
+        assert!(is_description("[terminal] ran `ls` -> exit 0, 2 lines output"));
+        assert!(is_description("[mcp__x__y] query=a (2,000 chars result)"));
+        assert!(!is_description("[\"a\", \"b\"] json array output"));
+        assert!(!is_description("[terminal] two\nlines"));
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

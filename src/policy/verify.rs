@@ -1,0 +1,64 @@
+//! Checks of a compaction's promises, as data: used by the tests and
+//! available to reports (a regression gate can count violations).
+//!
+//! The promises (SPEC 6): the output is a valid request wherever the input
+//! was; the head and the protected tail are verbatim (the system prompt only
+//! gains the note, a merged summary only prefixes the first tail message); the
+//! newest real user message survives verbatim; the recorded size is the real
+//! size and never exceeds the input's.
+
+use super::sanitize::validate;
+use super::summary::real_user_text;
+use super::{Outcome, summary::SYSTEM_NOTE};
+use crate::model::{Role, Session};
+use crate::tokens::Meter;
+
+/// Every broken promise of `out` (compacted from `input`), empty when all hold.
+pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
+    let mut problems = Vec::new();
+    let c = &out.compaction;
+    let o = &out.session.messages;
+    let i = &input.messages;
+    if validate(i).is_empty() {
+        problems.extend(validate(o).into_iter().map(|p| format!("invalid request: {p}")));
+    }
+    let real = meter.request(&out.session);
+    if real != c.tokens_after {
+        problems.push(format!("recorded {} tokens after, measured {real}", c.tokens_after));
+    }
+    if c.tokens_after > c.tokens_before {
+        problems.push(format!("request grew: {} -> {}", c.tokens_before, c.tokens_after));
+    }
+    if !c.compacted {
+        if out.session != *input {
+            problems.push("an uncompacted session was changed".into());
+        }
+        return problems;
+    }
+    for k in 0..c.head_messages.min(o.len()).min(i.len()) {
+        let same = if k == 0 && i[0].role.is_system() {
+            let (a, b) = (o[0].text_content(), i[0].text_content());
+            a == b || a.strip_prefix(b.as_str()).is_some_and(|rest| rest.trim() == SYSTEM_NOTE)
+        } else {
+            o[k] == i[k]
+        };
+        if !same {
+            problems.push(format!("head message {k} changed"));
+        }
+    }
+    let v = c.verbatim_tail_messages.min(o.len()).min(i.len());
+    for k in 1..=v {
+        let (a, b) = (&o[o.len() - k], &i[i.len() - k]);
+        let merged_here = c.summary_merged && o.len() - k == c.head_messages;
+        let same = if merged_here { a.text_content().ends_with(&b.text_content()) } else { a == b };
+        if !same {
+            problems.push(format!("tail message -{k} changed"));
+        }
+    }
+    if let Some(u) = i.iter().rev().find_map(real_user_text)
+        && !o.iter().any(|m| m.role == Role::User && m.text_content().ends_with(&u))
+    {
+        problems.push("the newest user message is not in the output verbatim".into());
+    }
+    problems
+}
