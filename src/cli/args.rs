@@ -1,0 +1,200 @@
+//! Command-line arguments (clap derive). This layer only parses and validates
+//! values; `config` resolves them into pipeline parts.
+
+use clap::{Args, Parser, Subcommand};
+use compactor::Mode;
+use compactor::tokens::CounterKind;
+use std::path::PathBuf;
+
+/// Offline batch compactor for LLM-agent transcripts.
+///
+/// Keeps the head and a recent tail of each session verbatim, folds the middle
+/// into a structured, reference-only summary, and clears old tool outputs, the
+/// way a live agent compacts its context, but offline, in bulk and
+/// deterministically.
+#[derive(Debug, Parser)]
+#[command(name = "compactor", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Compact(CompactArgs),
+    Anchors(AnchorsArgs),
+    Models(ModelsArgs),
+    #[command(hide = true)]
+    Synth(SynthArgs),
+}
+
+/// Window, counter and policy options shared by every command that compacts.
+#[derive(Debug, Args, Clone)]
+pub struct BudgetArgs {
+    /// Context window in tokens [default: from --model, else 200000]
+    #[arg(long, value_name = "TOKENS")]
+    pub window: Option<u64>,
+
+    /// Model name whose window to use (longest matching entry of `compactor models`)
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// JSON file of extra model windows: {"name-fragment": tokens, ...}
+    #[arg(long, value_name = "FILE")]
+    pub models_file: Option<PathBuf>,
+
+    /// Token counter: o200k (exact, default), cl100k (exact), hermes (the reference estimate)
+    #[arg(long, default_value = "o200k", value_parser = clap::value_parser!(CounterKind))]
+    pub counter: CounterKind,
+
+    /// Tokens charged per image, however large
+    #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
+    pub image_tokens: u64,
+
+    /// Absolute cap on the trigger threshold, in tokens
+    #[arg(long, value_name = "TOKENS")]
+    pub threshold_cap: Option<u64>,
+
+    /// Anchor index budget: `auto` (max of 7000 and 4% of the compacted chars) or a char count
+    #[arg(long, default_value = "auto", value_name = "auto|CHARS")]
+    pub anchor_budget: String,
+
+    /// JSON file that adds or overrides tool families (same shape as the built-in table)
+    #[arg(long, value_name = "FILE")]
+    pub tool_families: Option<PathBuf>,
+}
+
+/// Compact agent sessions.
+///
+/// Reads OpenAI-format sessions (one per JSONL line, or `.json` files holding a
+/// session or an array of them; `.gz` is read transparently), compacts each
+/// session whose request reaches the trigger threshold, and writes them in
+/// input order. Sessions are processed in parallel; output bytes do not depend
+/// on the thread count.
+///
+/// Examples:
+///
+///   compactor compact fixtures/openai/ -o out/ --report report.jsonl
+///
+///   compactor compact sessions.jsonl.gz -o compacted.jsonl --model gpt-4o
+///
+///   cat s.jsonl | compactor compact - --mode tiered --force > out.jsonl
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Input files or directories (walked recursively, sorted); `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Output: a file (all sessions, input order), a directory (`DIR/` or existing:
+    /// one file per input, same relative name), or `-` for standard output
+    #[arg(short, long, default_value = "-", value_name = "OUT")]
+    pub output: String,
+
+    /// lean (default), legacy, tiered or none
+    #[arg(long, default_value = "lean", value_parser = clap::value_parser!(Mode))]
+    pub mode: Mode,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+
+    /// Compact every session, even under the trigger (like a manual /compress)
+    #[arg(long)]
+    pub force: bool,
+
+    /// Compact sessions over this size; in tiered mode also the size to stop at
+    /// [tiered default: half the trigger threshold]
+    #[arg(long, value_name = "TOKENS")]
+    pub target_tokens: Option<u64>,
+
+    /// Input format: auto (default) or openai
+    #[arg(long, default_value = "auto")]
+    pub from: String,
+
+    /// Output format: same (default) or openai
+    #[arg(long, default_value = "same")]
+    pub to: String,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Write one JSON line per session (the compaction figures) to FILE (`-`: standard output)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// Write every rejected record, unchanged, to FILE
+    #[arg(long, value_name = "FILE")]
+    pub rejects: Option<PathBuf>,
+
+    /// Stop at the first rejected record
+    #[arg(long)]
+    pub strict: bool,
+
+    /// No progress bar and no summary on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Print the anchors of each session as JSON lines.
+///
+/// Anchors are exact identifiers found verbatim in a transcript: PR and issue
+/// references, commit SHAs, branch names, file paths, error lines, handles and
+/// URLs. Each session prints one line: its source and, per category, the
+/// distinct anchors ranked by count then recency.
+///
+/// Examples:
+///
+///   compactor anchors fixtures/edge/cjk.jsonl
+///
+///   compactor anchors sessions/ --region middle --budget 7000
+#[derive(Debug, Args)]
+pub struct AnchorsArgs {
+    /// Input files or directories; `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Which messages: `all` of the session, or the `middle` lean mode would summarize
+    #[arg(long, default_value = "all", value_parser = ["all", "middle"])]
+    pub region: String,
+
+    /// Keep only what an anchor index of this many chars would hold
+    #[arg(long, value_name = "CHARS")]
+    pub budget: Option<usize>,
+
+    #[command(flatten)]
+    pub window: BudgetArgs,
+}
+
+/// List the built-in model windows and the budgets derived from them.
+///
+/// Examples:
+///
+///   compactor models
+///
+///   compactor models --models-file my-models.json
+#[derive(Debug, Args, Clone)]
+pub struct ModelsArgs {
+    /// JSON file of extra model windows: {"name-fragment": tokens, ...}
+    #[arg(long, value_name = "FILE")]
+    pub models_file: Option<PathBuf>,
+}
+
+/// Write seeded synthetic sessions (OpenAI JSONL) for tests and benchmarks.
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Number of sessions
+    #[arg(long, default_value_t = 10)]
+    pub sessions: u64,
+
+    /// Approximate tokens per session
+    #[arg(long, default_value_t = 50_000)]
+    pub tokens: u64,
+
+    /// Seed of the first session (session k uses seed + k)
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Output file (`-` for standard output)
+    #[arg(short, long, default_value = "-")]
+    pub output: String,
+}

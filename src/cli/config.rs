@@ -1,0 +1,107 @@
+//! Resolution: parsed arguments → the parts the pipeline runs with (window,
+//! threshold, policy, token meter, thread count). Everything that reads files
+//! or the environment for configuration happens here, once.
+
+use super::args::BudgetArgs;
+use anyhow::{Context, bail};
+use compactor::Mode;
+use compactor::formats::Format;
+use compactor::policy::Policy;
+use compactor::policy::anchors::AnchorBudget;
+use compactor::tokens::Meter;
+use compactor::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The model table, extended by `--models-file`.
+pub fn model_table(file: Option<&Path>) -> anyhow::Result<ModelTable> {
+    let mut table = ModelTable::default();
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let extra: BTreeMap<String, u64> = serde_json::from_str(&text).with_context(|| {
+            format!("{}: expected a JSON object of {{\"model-fragment\": tokens}}", path.display())
+        })?;
+        table.extend(extra);
+    }
+    Ok(table)
+}
+
+/// The context window: `--window`, else `--model` in the table, else the default.
+pub fn window(args: &BudgetArgs) -> anyhow::Result<u64> {
+    if let Some(w) = args.window {
+        if w == 0 {
+            bail!("--window must be positive");
+        }
+        return Ok(w);
+    }
+    match &args.model {
+        Some(model) => model_table(args.models_file.as_deref())?.lookup(model).with_context(|| {
+            format!("unknown model `{model}`\nhint: give --window N, or add it with --models-file (see `compactor models`)")
+        }),
+        None => Ok(DEFAULT_WINDOW_TOKENS),
+    }
+}
+
+/// The compaction policy for `mode` under these budget options.
+pub fn policy(
+    mode: Mode,
+    args: &BudgetArgs,
+    force: bool,
+    target: Option<u64>,
+) -> anyhow::Result<Policy> {
+    let window = window(args)?;
+    let mut policy = Policy::new(mode, window);
+    policy.threshold = threshold_tokens(window, args.threshold_cap);
+    policy.force = force;
+    policy.target_tokens = target;
+    policy.anchor_budget =
+        match args.anchor_budget.as_str() {
+            "auto" => AnchorBudget::Auto,
+            n => AnchorBudget::Chars(n.parse().with_context(|| {
+                format!("--anchor-budget: expected `auto` or a number, got `{n}`")
+            })?),
+        };
+    if let Some(path) = &args.tool_families {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        policy
+            .families
+            .extend_from_json(&text)
+            .map_err(|e| anyhow::anyhow!("{}: invalid tool-family file: {e}", path.display()))?;
+    }
+    Ok(policy)
+}
+
+/// The token meter (one tokenizer per process).
+pub fn meter(args: &BudgetArgs) -> Meter {
+    Meter::new(args.counter, args.image_tokens)
+}
+
+/// `--from`: `None` for auto-detection.
+pub fn input_format(arg: &str) -> anyhow::Result<Option<Format>> {
+    match arg {
+        "auto" => Ok(None),
+        other => Ok(Some(other.parse::<Format>().map_err(anyhow::Error::msg).context("--from")?)),
+    }
+}
+
+/// `--to`: `None` for the input's own format.
+pub fn output_format(arg: &str) -> anyhow::Result<Option<Format>> {
+    match arg {
+        "same" => Ok(None),
+        other => Ok(Some(other.parse::<Format>().map_err(anyhow::Error::msg).context("--to")?)),
+    }
+}
+
+/// A rayon pool of `threads` workers (all cores by default).
+pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            bail!("--threads must be at least 1");
+        }
+        b = b.num_threads(n);
+    }
+    b.build().context("cannot start worker threads")
+}

@@ -1,0 +1,418 @@
+//! Containers: paths, bytes and records. No schema knowledge lives here.
+//!
+//! - [`expand_inputs`] turns the command line's inputs into a sorted list of
+//!   files (directories are walked recursively; `-` is standard input).
+//! - [`RecordReader`] reads one input as a stream of JSON records: one per
+//!   line (JSONL), or the elements of one JSON document (a `.json` file holding
+//!   a session or an array of them). Compressed input (`.gz`) is recognised by
+//!   its magic bytes, not its name.
+//! - [`output`] writes results atomically (temp file, fsync, rename).
+
+pub mod output;
+
+use crate::model::Source;
+use serde_json::Value;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// File name extensions (after any compression suffix) read from directories.
+const DATA_EXTENSIONS: &[&str] = &["jsonl", "json", "ndjson"];
+/// Compression suffixes recognised in directory walks.
+const COMPRESSED_SUFFIXES: &[&str] = &["gz"];
+
+/// One input to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// `None` for standard input.
+    pub path: Option<PathBuf>,
+    /// How it is named in messages and `source` fields.
+    pub display: String,
+    /// Its name relative to the argument it came from, for `-o DIR/` outputs.
+    pub relative: PathBuf,
+}
+
+impl Input {
+    pub fn stdin() -> Input {
+        Input { path: None, display: "-".into(), relative: PathBuf::from("stdin.jsonl") }
+    }
+}
+
+/// Returns true if and only if a directory entry named `name` holds transcripts.
+fn is_data_file(name: &str) -> bool {
+    let mut stem = name;
+    for suffix in COMPRESSED_SUFFIXES {
+        if let Some(s) = stem.strip_suffix(&format!(".{suffix}")) {
+            stem = s;
+        }
+    }
+    stem.rsplit_once('.').is_some_and(|(_, ext)| DATA_EXTENSIONS.contains(&ext))
+}
+
+fn walk(dir: &Path, root: &Path, out: &mut Vec<Input>) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        // Symlinked directories are not followed: no cycles, no escaping the tree.
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            walk(&path, root, out)?;
+        } else if is_data_file(&name) {
+            let relative = path
+                .strip_prefix(root)
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|_| PathBuf::from(&*name));
+            out.push(Input { display: path.display().to_string(), path: Some(path), relative });
+        }
+    }
+    Ok(())
+}
+
+/// Expands command-line inputs: files as given, directories walked
+/// recursively in sorted order, `-` as standard input.
+pub fn expand_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
+    let mut out = Vec::new();
+    for arg in args {
+        if arg == "-" {
+            out.push(Input::stdin());
+            continue;
+        }
+        let path = PathBuf::from(arg);
+        let meta = std::fs::metadata(&path).map_err(|e| anyhow::anyhow!("{arg}: {e}"))?;
+        if meta.is_dir() {
+            let before = out.len();
+            walk(&path, &path, &mut out).map_err(|e| anyhow::anyhow!("{arg}: {e}"))?;
+            if out.len() == before {
+                anyhow::bail!("{arg}: no .jsonl or .json files in this directory");
+            }
+        } else {
+            let relative = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+            out.push(Input { display: arg.clone(), path: Some(path), relative });
+        }
+    }
+    Ok(out)
+}
+
+/// Opens an input, transparently decompressing gzip (by magic bytes).
+pub fn open(input: &Input) -> io::Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = match &input.path {
+        Some(p) => Box::new(File::open(p)?),
+        None => Box::new(io::stdin()),
+    };
+    let mut buf = BufReader::with_capacity(1 << 16, raw);
+    let magic = buf.fill_buf()?;
+    if magic.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            flate2::bufread::MultiGzDecoder::new(buf),
+        )));
+    }
+    Ok(Box::new(buf))
+}
+
+/// The bytes of one record, not yet parsed (parsing happens on the worker threads).
+#[derive(Debug)]
+pub enum Payload {
+    /// One JSONL line.
+    Line(Vec<u8>),
+    /// An element of a JSON document, already parsed.
+    Value(Value),
+}
+
+/// One record and where it came from.
+#[derive(Debug)]
+pub struct RawRecord {
+    pub source: Source,
+    pub payload: Payload,
+}
+
+/// How an input file is laid out, so its output can be laid out alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Container {
+    /// One record per line.
+    Jsonl,
+    /// One JSON document holding one record.
+    Document,
+    /// One JSON document holding an array of records.
+    DocumentArray,
+}
+
+/// A failure to read a record at all (not JSON, I/O error mid-file).
+#[derive(Debug)]
+pub struct ReadError {
+    pub source: Source,
+    pub message: String,
+    /// The record's bytes, for the rejects file.
+    pub raw: Vec<u8>,
+}
+
+/// Reads the records of one input.
+pub struct RecordReader {
+    display: String,
+    inner: Box<dyn BufRead + Send>,
+    container: Container,
+    line: u64,
+    /// Records of a document input, drained in order.
+    pending: std::vec::IntoIter<RawRecord>,
+    /// A first line read while sniffing, still to be returned.
+    first: Option<Vec<u8>>,
+    done: bool,
+    bytes_read: u64,
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Returns true if and only if `value` is an array of session objects (not of messages).
+fn is_session_array(value: &Value) -> bool {
+    value.as_array().is_some_and(|items| {
+        !items.is_empty()
+            && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
+    })
+}
+
+impl RecordReader {
+    /// Opens `input` and decides its container: if its first non-blank line is
+    /// a JSON value on its own it is JSONL, otherwise one JSON document.
+    pub fn open(input: &Input) -> Result<RecordReader, ReadError> {
+        let display = input.display.clone();
+        let whole = Source { path: display.clone(), line: None, index: None };
+        let err = |message: String| ReadError { source: whole.clone(), message, raw: Vec::new() };
+        let mut inner = open(input).map_err(|e| err(e.to_string()))?;
+        let mut line_no = 0u64;
+        let mut bytes_read = 0u64;
+        let mut first = Vec::new();
+        loop {
+            first.clear();
+            let n = inner.read_until(b'\n', &mut first).map_err(|e| err(e.to_string()))?;
+            bytes_read += n as u64;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            if !is_blank(&first) {
+                break;
+            }
+        }
+        let mut reader = RecordReader {
+            display,
+            inner,
+            container: Container::Jsonl,
+            line: line_no,
+            pending: Vec::new().into_iter(),
+            first: None,
+            done: false,
+            bytes_read,
+        };
+        if first.is_empty() || is_blank(&first) {
+            reader.done = true;
+            return Ok(reader);
+        }
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&first).is_ok() {
+            reader.first = Some(first);
+            return Ok(reader);
+        }
+        // Not a value on one line: read the whole input as one document.
+        let mut all = first;
+        reader.inner.read_to_end(&mut all).map_err(|e| err(e.to_string()))?;
+        reader.bytes_read += (all.len() as u64).saturating_sub(reader.bytes_read);
+        reader.done = true;
+        let value: Value = serde_json::from_slice(&all).map_err(|e| ReadError {
+            source: Source {
+                path: reader.display.clone(),
+                line: Some(e.line() as u64),
+                index: None,
+            },
+            message: format!("invalid JSON: {e}"),
+            raw: all.clone(),
+        })?;
+        reader.container =
+            if is_session_array(&value) { Container::DocumentArray } else { Container::Document };
+        reader.pending = reader.expand(value, None).into_iter();
+        Ok(reader)
+    }
+
+    pub fn container(&self) -> Container {
+        self.container
+    }
+
+    /// Bytes consumed so far (of the decompressed stream).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// An array of sessions becomes one record per element; anything else is one record.
+    fn expand(&self, value: Value, line: Option<u64>) -> Vec<RawRecord> {
+        if is_session_array(&value) {
+            let Value::Array(items) = value else { return Vec::new() };
+            return items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| RawRecord {
+                    source: Source { path: self.display.clone(), line, index: Some(i as u64) },
+                    payload: Payload::Value(v),
+                })
+                .collect();
+        }
+        vec![RawRecord {
+            source: Source { path: self.display.clone(), line, index: None },
+            payload: Payload::Value(value),
+        }]
+    }
+
+    /// The next record, `None` at the end. A read failure ends the input.
+    pub fn next_record(&mut self) -> Option<Result<RawRecord, ReadError>> {
+        if let Some(r) = self.pending.next() {
+            return Some(Ok(r));
+        }
+        if let Some(first) = self.first.take() {
+            return Some(Ok(self.line_record(first, self.line)));
+        }
+        loop {
+            if self.done {
+                return None;
+            }
+            let mut buf = Vec::new();
+            match self.inner.read_until(b'\n', &mut buf) {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(n) => {
+                    self.bytes_read += n as u64;
+                    self.line += 1;
+                    if is_blank(&buf) {
+                        continue;
+                    }
+                    return Some(Ok(self.line_record(buf, self.line)));
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(ReadError {
+                        source: Source {
+                            path: self.display.clone(),
+                            line: Some(self.line + 1),
+                            index: None,
+                        },
+                        message: format!("read error: {e}"),
+                        raw: buf,
+                    }));
+                }
+            }
+        }
+    }
+
+    fn line_record(&self, mut bytes: Vec<u8>, line: u64) -> RawRecord {
+        while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            bytes.pop();
+        }
+        RawRecord {
+            source: Source { path: self.display.clone(), line: Some(line), index: None },
+            payload: Payload::Line(bytes),
+        }
+    }
+}
+
+/// Parses a record's payload. Arrays of sessions on one line are returned whole;
+/// the caller decides (most lines are one session).
+pub fn parse_payload(payload: Payload) -> Result<Value, String> {
+    match payload {
+        Payload::Value(v) => Ok(v),
+        Payload::Line(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn input(path: &Path) -> Input {
+        Input {
+            path: Some(path.to_path_buf()),
+            display: path.display().to_string(),
+            relative: PathBuf::from("x"),
+        }
+    }
+
+    fn records(path: &Path) -> (Container, Vec<Source>) {
+        let mut r = RecordReader::open(&input(path)).unwrap();
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record() {
+            out.push(rec.unwrap().source);
+        }
+        (r.container(), out)
+    }
+
+    #[test]
+    fn jsonl_lines_keep_their_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        std::fs::write(&p, "\n{\"messages\":[]}\n\n{\"messages\":[]}\r\n").unwrap();
+        let (c, srcs) = records(&p);
+        assert_eq!(c, Container::Jsonl);
+        assert_eq!(srcs.iter().map(|s| s.line.unwrap()).collect::<Vec<_>>(), [2, 4]);
+    }
+
+    #[test]
+    fn pretty_documents_and_arrays() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        std::fs::write(&p, "{\n  \"messages\": []\n}\n").unwrap();
+        assert_eq!(records(&p).0, Container::Document);
+        std::fs::write(&p, "[\n {\"messages\": []},\n {\"messages\": []}\n]").unwrap();
+        let (c, srcs) = records(&p);
+        assert_eq!(c, Container::DocumentArray);
+        assert_eq!(srcs[1].to_string(), format!("{}[1]", p.display()));
+    }
+
+    #[test]
+    fn gzip_is_detected_by_magic_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("noext");
+        let mut gz =
+            flate2::write::GzEncoder::new(File::create(&p).unwrap(), flate2::Compression::fast());
+        gz.write_all(b"{\"messages\":[]}\n{\"messages\":[]}\n").unwrap();
+        gz.finish().unwrap();
+        assert_eq!(records(&p).1.len(), 2);
+    }
+
+    #[test]
+    fn empty_input_has_no_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e.jsonl");
+        std::fs::write(&p, "\n\n").unwrap();
+        assert!(records(&p).1.is_empty());
+    }
+
+    #[test]
+    fn directories_are_walked_sorted_skipping_hidden_and_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("b/c")).unwrap();
+        std::fs::create_dir_all(root.join(".hidden")).unwrap();
+        for f in
+            ["z.jsonl", "a.json", "b/c/d.jsonl.gz", "notes.txt", ".hidden/x.jsonl", "b/y.ndjson"]
+        {
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        let got = expand_inputs(&[root.display().to_string()]).unwrap();
+        let rel: Vec<String> = got.iter().map(|i| i.relative.display().to_string()).collect();
+        assert_eq!(rel, ["a.json", "b/c/d.jsonl.gz", "b/y.ndjson", "z.jsonl"]);
+    }
+
+    #[test]
+    fn missing_inputs_are_errors_naming_the_path() {
+        let err = expand_inputs(&["/definitely/not/here.jsonl".into()]).unwrap_err();
+        assert!(err.to_string().starts_with("/definitely/not/here.jsonl: "));
+    }
+}

@@ -1,0 +1,283 @@
+//! Atomic outputs: write to a temporary file beside the target, fsync, rename.
+//!
+//! A reader of the final name sees either nothing (or the previous file) or a
+//! complete new file, never a partial one: an interrupted run leaves only a
+//! temporary file, which `tempfile` deletes when it is dropped.
+
+use anyhow::Context;
+use serde_json::Value;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Where results go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Stdout,
+    /// One file holding every session, in input order.
+    File(PathBuf),
+    /// One file per input under this directory, with the input's relative name.
+    Dir(PathBuf),
+}
+
+impl Target {
+    /// `-` is stdout; a trailing slash or an existing directory is a directory;
+    /// anything else is one file.
+    pub fn parse(arg: &str) -> Target {
+        if arg == "-" {
+            Target::Stdout
+        } else if arg.ends_with('/')
+            || arg.ends_with(std::path::MAIN_SEPARATOR)
+            || Path::new(arg).is_dir()
+        {
+            Target::Dir(PathBuf::from(arg))
+        } else {
+            Target::File(PathBuf::from(arg))
+        }
+    }
+}
+
+/// A file written under a temporary name and renamed into place by [`AtomicFile::commit`].
+pub struct AtomicFile {
+    target: PathBuf,
+    temp: tempfile::NamedTempFile,
+}
+
+impl AtomicFile {
+    pub fn create(target: &Path) -> anyhow::Result<AtomicFile> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("{}: cannot create directory", dir.display()))?;
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
+        Ok(AtomicFile { target: target.to_path_buf(), temp })
+    }
+
+    pub fn file(&mut self) -> &mut File {
+        self.temp.as_file_mut()
+    }
+
+    /// Flushes to disk and moves the file to its final name.
+    pub fn commit(self) -> anyhow::Result<()> {
+        self.temp
+            .as_file()
+            .sync_all()
+            .with_context(|| format!("{}: fsync failed", self.target.display()))?;
+        self.temp.persist(&self.target).map_err(|e| {
+            anyhow::anyhow!("{}: cannot rename into place: {}", self.target.display(), e.error)
+        })?;
+        Ok(())
+    }
+}
+
+/// How sessions are laid out in an output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// One compact JSON value per line.
+    Jsonl,
+    /// One pretty-printed JSON document holding one session.
+    Document,
+    /// One pretty-printed JSON array of sessions.
+    Array,
+}
+
+enum Sink {
+    Stdout(BufWriter<io::Stdout>),
+    File(BufWriter<AtomicFile>),
+    Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file().flush()
+    }
+}
+
+/// Writes encoded sessions to a target file or stdout.
+pub struct SessionWriter {
+    sink: Sink,
+    layout: Layout,
+    written: usize,
+    pending_document: Option<Value>,
+}
+
+impl SessionWriter {
+    /// Standard output, always JSONL.
+    pub fn stdout() -> SessionWriter {
+        SessionWriter::new(
+            Sink::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())),
+            Layout::Jsonl,
+        )
+    }
+
+    /// A file at `path`, gzip-compressed when its name ends in `.gz`.
+    pub fn file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
+        let atomic = BufWriter::with_capacity(1 << 16, AtomicFile::create(path)?);
+        let sink = if path.extension().is_some_and(|e| e == "gz") {
+            Sink::Gzip(flate2::write::GzEncoder::new(atomic, flate2::Compression::default()))
+        } else {
+            Sink::File(atomic)
+        };
+        Ok(SessionWriter::new(sink, layout))
+    }
+
+    fn new(sink: Sink, layout: Layout) -> SessionWriter {
+        SessionWriter { sink, layout, written: 0, pending_document: None }
+    }
+
+    fn out(&mut self) -> &mut dyn Write {
+        match &mut self.sink {
+            Sink::Stdout(w) => w,
+            Sink::File(w) => w,
+            Sink::Gzip(w) => w,
+        }
+    }
+
+    pub fn write(&mut self, value: &Value) -> io::Result<()> {
+        match self.layout {
+            Layout::Jsonl => {
+                let w = self.out();
+                serde_json::to_writer(&mut *w, value)?;
+                w.write_all(b"\n")?;
+            }
+            Layout::Document => {
+                // A document holds one session; a second one turns it into an array.
+                if let Some(first) = self.pending_document.take() {
+                    self.layout = Layout::Array;
+                    self.write(&first)?;
+                    return self.write(value);
+                }
+                self.pending_document = Some(value.clone());
+                return Ok(());
+            }
+            Layout::Array => {
+                let sep: &[u8] = if self.written == 0 { b"[\n" } else { b",\n" };
+                let w = self.out();
+                w.write_all(sep)?;
+                serde_json::to_writer_pretty(&mut *w, value)?;
+            }
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Writes a record given as its JSON bytes (an unchanged input line).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.layout == Layout::Jsonl {
+            let w = self.out();
+            w.write_all(bytes)?;
+            w.write_all(b"\n")?;
+            self.written += 1;
+            return Ok(());
+        }
+        let value: Value = serde_json::from_slice(bytes)?;
+        self.write(&value)
+    }
+
+    /// Finishes the layout, flushes, and (for files) renames into place.
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        if let Some(doc) = self.pending_document.take() {
+            let w = self.out();
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            w.write_all(b"\n")?;
+        }
+        if self.layout == Layout::Array {
+            let tail: &[u8] = if self.written == 0 { b"[]\n" } else { b"\n]\n" };
+            self.out().write_all(tail)?;
+        }
+        match self.sink {
+            Sink::Stdout(mut w) => w.flush()?,
+            Sink::File(w) => w.into_inner().map_err(|e| e.into_error())?.commit()?,
+            Sink::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    f.file().write_all(bytes).with_context(|| format!("{}: write failed", path.display()))?;
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn target_parsing() {
+        assert_eq!(Target::parse("-"), Target::Stdout);
+        assert_eq!(Target::parse("out/"), Target::Dir("out/".into()));
+        assert_eq!(Target::parse("out.jsonl"), Target::File("out.jsonl".into()));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        assert_eq!(Target::parse(&d), Target::Dir(d.clone().into()));
+    }
+
+    #[test]
+    fn nothing_appears_until_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("o.jsonl");
+        let mut w = SessionWriter::file(&p, Layout::Jsonl).unwrap();
+        w.write(&json!({"a": 1})).unwrap();
+        assert!(!p.exists());
+        w.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn dropped_writer_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("o.jsonl");
+        let mut w = SessionWriter::file(&p, Layout::Jsonl).unwrap();
+        w.write(&json!({"a": 1})).unwrap();
+        drop(w);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn document_layouts() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("o.json");
+        let mut w = SessionWriter::file(&p, Layout::Document).unwrap();
+        w.write(&json!({"a": 1})).unwrap();
+        w.finish().unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&std::fs::read(&p).unwrap()).unwrap(),
+            json!({"a": 1})
+        );
+        let mut w = SessionWriter::file(&p, Layout::Array).unwrap();
+        w.write(&json!(1)).unwrap();
+        w.write(&json!(2)).unwrap();
+        w.finish().unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&std::fs::read(&p).unwrap()).unwrap(),
+            json!([1, 2])
+        );
+    }
+
+    #[test]
+    fn gzip_output_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("o.jsonl.gz");
+        let mut w = SessionWriter::file(&p, Layout::Jsonl).unwrap();
+        w.write(&json!({"a": 1})).unwrap();
+        w.finish().unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
+    }
+}

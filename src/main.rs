@@ -1,0 +1,30 @@
+//! The `compactor` binary: parse the command line, run the subcommand, map the
+//! result to an exit code. All logic is in the library; printing happens here.
+
+mod cli;
+mod cmd;
+mod messages;
+
+use clap::Parser;
+use cmd::ExitStatus;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cmd::run(cli.command) {
+        Ok(status) => status.into(),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("compactor: {e:#}");
+            ExitStatus::Error.into()
+        }
+    }
+}
+
+/// Returns true if and only if the error chain holds a broken pipe (`| head`), which is not a failure.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,55 @@
+//! Reports: per-session rows and run totals, as data. Printers live in the binary.
+//!
+//! The serialized shapes are in [`wire`], separate from the internal types, so
+//! that the output schema is a deliberate contract.
+
+pub mod wire;
+
+use crate::policy::Compaction;
+
+/// Totals of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub inputs: usize,
+    pub sessions: usize,
+    pub compacted: usize,
+    pub rejected: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+impl RunSummary {
+    /// Adds one session's record.
+    pub fn add(&mut self, c: &Compaction) {
+        self.sessions += 1;
+        self.compacted += usize::from(c.compacted);
+        self.tokens_before += c.tokens_before;
+        self.tokens_after += c.tokens_after;
+    }
+
+    /// Share of tokens saved, in percent (0 when there were none).
+    pub fn saved_pct(&self) -> f64 {
+        saved_pct(self.tokens_before, self.tokens_after)
+    }
+}
+
+/// `100 × (before − after) / before`, rounded to two decimals.
+pub fn saved_pct(before: u64, after: u64) -> f64 {
+    if before == 0 {
+        return 0.0;
+    }
+    let pct = (before as f64 - after as f64) * 100.0 / before as f64;
+    (pct * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_pct_rounds_and_handles_zero() {
+        assert_eq!(saved_pct(0, 0), 0.0);
+        assert_eq!(saved_pct(3, 2), 33.33);
+        assert_eq!(saved_pct(100, 120), -20.0);
+    }
+}

@@ -1,0 +1,157 @@
+//! The serialized shapes: the `compaction` object written into each compacted
+//! session (SPEC 6) and the per-session report row (`--report`).
+//!
+//! Maps are `BTreeMap`s and fields are declared in a fixed order, so the same
+//! run always serializes to the same bytes.
+
+use crate::model::Source;
+use crate::policy::{Compaction, anchors::Category};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The `compaction` object of a compacted session.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CompactionObject {
+    pub source: String,
+    pub mode: &'static str,
+    pub tier: &'static str,
+    pub compacted: bool,
+    pub counter: &'static str,
+    pub head_messages: usize,
+    pub summary_messages: usize,
+    pub tail_messages: usize,
+    pub messages_before: usize,
+    pub messages_after: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// `[start, end)` of the original messages the summary replaced.
+    pub summarized_range: Option<[usize; 2]>,
+}
+
+impl CompactionObject {
+    pub fn new(source: &Source, c: &Compaction, counter: &'static str) -> CompactionObject {
+        CompactionObject {
+            source: source.to_string(),
+            mode: c.mode.name(),
+            tier: c.tier.name(),
+            compacted: c.compacted,
+            counter,
+            head_messages: c.head_messages,
+            summary_messages: c.summary_messages,
+            tail_messages: c.tail_messages,
+            messages_before: c.messages_before,
+            messages_after: c.messages_after,
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+            summarized_range: c.summarized_range.map(|(a, b)| [a, b]),
+        }
+    }
+}
+
+/// Found / retained anchors of one category.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct AnchorCount {
+    pub found: usize,
+    pub retained: usize,
+}
+
+/// One `--report` line.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SessionRow {
+    pub source: String,
+    pub id: String,
+    pub format: &'static str,
+    pub mode: &'static str,
+    pub tier: &'static str,
+    pub reason: &'static str,
+    pub compacted: bool,
+    pub counter: &'static str,
+    pub messages_before: usize,
+    pub messages_after: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub saved_pct: f64,
+    pub head_messages: usize,
+    pub summary_messages: usize,
+    pub tail_messages: usize,
+    pub verbatim_tail_messages: usize,
+    pub head_tokens: u64,
+    pub summary_tokens: u64,
+    pub tail_tokens: u64,
+    pub middle_tokens: u64,
+    pub summarized_range: Option<[usize; 2]>,
+    pub summary_merged: bool,
+    pub duplicates_marked: usize,
+    pub tool_results_cleared: usize,
+    pub args_shrunk: usize,
+    pub chars_truncated: u64,
+    pub images_stripped: usize,
+    pub reasoning_dropped: usize,
+    pub results_dropped: usize,
+    pub calls_dropped: usize,
+    pub anchors_found: usize,
+    pub anchors_retained: usize,
+    pub anchors: BTreeMap<&'static str, AnchorCount>,
+    pub anchors_indexed: usize,
+    pub anchors_dropped_for_budget: BTreeMap<String, usize>,
+    pub user_messages_summarized: usize,
+    pub user_messages_kept_whole: usize,
+}
+
+impl SessionRow {
+    pub fn new(
+        source: &Source,
+        id: &str,
+        format: &'static str,
+        c: &Compaction,
+        counter: &'static str,
+    ) -> SessionRow {
+        let anchors: BTreeMap<&'static str, AnchorCount> = Category::ALL
+            .iter()
+            .map(|cat| {
+                let (found, retained) = c.anchors.retention.get(cat).copied().unwrap_or((0, 0));
+                (cat.name(), AnchorCount { found, retained })
+            })
+            .collect();
+        SessionRow {
+            source: source.to_string(),
+            id: id.to_string(),
+            format,
+            mode: c.mode.name(),
+            tier: c.tier.name(),
+            reason: c.reason.name(),
+            compacted: c.compacted,
+            counter,
+            messages_before: c.messages_before,
+            messages_after: c.messages_after,
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+            saved_pct: super::saved_pct(c.tokens_before, c.tokens_after),
+            head_messages: c.head_messages,
+            summary_messages: c.summary_messages,
+            tail_messages: c.tail_messages,
+            verbatim_tail_messages: c.verbatim_tail_messages,
+            head_tokens: c.head_tokens,
+            summary_tokens: c.summary_tokens,
+            tail_tokens: c.tail_tokens,
+            middle_tokens: c.middle_tokens,
+            summarized_range: c.summarized_range.map(|(a, b)| [a, b]),
+            summary_merged: c.summary_merged,
+            duplicates_marked: c.effects.duplicates_marked,
+            tool_results_cleared: c.effects.tool_results_cleared,
+            args_shrunk: c.effects.args_shrunk,
+            chars_truncated: c.effects.chars_truncated,
+            images_stripped: c.effects.images_stripped,
+            reasoning_dropped: c.effects.reasoning_dropped,
+            results_dropped: c.effects.results_dropped,
+            calls_dropped: c.effects.calls_dropped,
+            anchors_found: anchors.values().map(|a| a.found).sum(),
+            anchors_retained: anchors.values().map(|a| a.retained).sum(),
+            anchors,
+            anchors_indexed: c.anchors.indexed,
+            anchors_dropped_for_budget: c.anchors.dropped_for_budget.clone(),
+            user_messages_summarized: c.user_messages_summarized,
+            user_messages_kept_whole: c.user_messages_kept_whole,
+        }
+    }
+}
