@@ -1,0 +1,325 @@
+//! The binary end to end: inputs, outputs, modes, reports, errors, exit codes.
+
+use crate::util::*;
+use serde_json::Value;
+
+/// Every valid fixture file (one session or more per file).
+const VALID: &[&str] = &[
+    "openai/claude_code_task54.jsonl",
+    "openai/codex_w1t9.jsonl",
+    "openai/swe_agent_marshmallow.jsonl",
+    "openai/trajectory_richh.jsonl",
+    "edge/images.jsonl",
+    "edge/parallel_calls.jsonl",
+    "edge/huge_output.jsonl",
+    "edge/cjk.jsonl",
+    "edge/unknown_roles.jsonl",
+];
+
+#[test]
+fn mode_none_writes_back_the_same_json_values() {
+    let dir = TestDir::new();
+    for rel in VALID {
+        let out = dir.join("out.jsonl");
+        run_ok(
+            compactor().args(["compact", "--mode", "none", "-q", "-o"]).arg(&out).arg(fixture(rel)),
+        );
+        let input = json_lines(&std::fs::read_to_string(fixture(rel)).unwrap());
+        let output = json_lines(&std::fs::read_to_string(&out).unwrap());
+        assert_eq!(input, output, "{rel}");
+    }
+}
+
+#[test]
+fn forced_compaction_of_every_fixture_is_valid_and_smaller() {
+    let dir = TestDir::new();
+    let out = dir.join("out/");
+    let report = dir.join("report.jsonl");
+    let mut cmd = compactor();
+    cmd.args(["compact", "--force", "--window", "32000", "-q", "-o"])
+        .arg(&out)
+        .arg("--report")
+        .arg(&report);
+    for rel in VALID {
+        cmd.arg(fixture(rel));
+    }
+    run_ok(&mut cmd);
+    let rows = json_lines(&std::fs::read_to_string(&report).unwrap());
+    assert_eq!(
+        rows.len(),
+        VALID
+            .iter()
+            .map(|r| json_lines(&std::fs::read_to_string(fixture(r)).unwrap()).len())
+            .sum::<usize>()
+    );
+    for row in &rows {
+        assert!(row["tokens_after"].as_u64() <= row["tokens_before"].as_u64(), "{row}");
+    }
+    // The big real slices must actually shrink.
+    for name in ["claude_code_task54.jsonl", "codex_w1t9.jsonl", "huge_output.jsonl"] {
+        let row = rows.iter().find(|r| r["source"].as_str().unwrap().contains(name)).unwrap();
+        assert_eq!(row["compacted"], true, "{name}: {row}");
+        assert!(row["saved_pct"].as_f64().unwrap() > 30.0, "{name}: {row}");
+    }
+    // Each compacted session carries its compaction object.
+    let written = json_lines(&std::fs::read_to_string(out.join("codex_w1t9.jsonl")).unwrap());
+    let c = &written[0]["compaction"];
+    assert_eq!(c["mode"], "lean");
+    assert_eq!(c["compacted"], true);
+    assert!(c["source"].as_str().unwrap().ends_with("codex_w1t9.jsonl:1"));
+    assert!(c["summarized_range"][1].as_u64() > c["summarized_range"][0].as_u64());
+}
+
+#[test]
+fn directories_map_to_directories_with_relative_names() {
+    let dir = TestDir::new();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    run_ok(
+        compactor()
+            .args(["compact", "--mode", "none", "-q", "-o"])
+            .arg(&out)
+            .arg(fixture("openai")),
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.contains(&"codex_w1t9.jsonl".to_string()), "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with('.')), "no temporary files left: {names:?}");
+}
+
+#[test]
+fn stdin_to_stdout_equals_file_to_file() {
+    let dir = TestDir::new();
+    let input = std::fs::read(fixture("openai/swe_agent_marshmallow.jsonl")).unwrap();
+    let mut cmd = compactor();
+    cmd.args(["compact", "-", "--force", "--window", "16000", "-q"]);
+    let piped = run_with_stdin(cmd, &input);
+    assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
+    let out = dir.join("o.jsonl");
+    run_ok(
+        compactor()
+            .args(["compact", "--force", "--window", "16000", "-q", "-o"])
+            .arg(&out)
+            .arg(fixture("openai/swe_agent_marshmallow.jsonl")),
+    );
+    let file_out = std::fs::read_to_string(&out).unwrap();
+    // Same bytes except the source name inside the compaction object.
+    let norm = |s: &str| -> Vec<Value> {
+        json_lines(s)
+            .into_iter()
+            .map(|mut v| {
+                if let Some(c) = v.get_mut("compaction") {
+                    c["source"] = Value::Null;
+                }
+                v
+            })
+            .collect()
+    };
+    assert_eq!(norm(&String::from_utf8_lossy(&piped.stdout)), norm(&file_out));
+}
+
+#[test]
+fn thread_count_does_not_change_a_byte() {
+    let dir = TestDir::new();
+    let mut outputs = Vec::new();
+    for j in ["1", "4"] {
+        let out = dir.join(&format!("o{j}.jsonl"));
+        let report = dir.join(&format!("r{j}.jsonl"));
+        let mut cmd = compactor();
+        cmd.args(["compact", "--force", "--window", "32000", "-q", "-j", j, "-o"])
+            .arg(&out)
+            .arg("--report")
+            .arg(&report);
+        for rel in VALID {
+            cmd.arg(fixture(rel));
+        }
+        run_ok(&mut cmd);
+        outputs.push((std::fs::read(&out).unwrap(), std::fs::read(&report).unwrap()));
+    }
+    assert!(outputs[0].0 == outputs[1].0, "outputs differ between -j1 and -j4");
+    assert!(outputs[0].1 == outputs[1].1, "reports differ between -j1 and -j4");
+}
+
+#[test]
+fn gzip_input_reads_like_plain() {
+    use std::io::Write;
+    let dir = TestDir::new();
+    let plain = std::fs::read(fixture("edge/parallel_calls.jsonl")).unwrap();
+    let gz_path = dir.join("p.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz_path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(&plain).unwrap();
+    enc.finish().unwrap();
+    let a = run_ok(
+        compactor()
+            .args(["compact", "--force", "--window", "16000", "-q"])
+            .arg(fixture("edge/parallel_calls.jsonl")),
+    );
+    let b =
+        run_ok(compactor().args(["compact", "--force", "--window", "16000", "-q"]).arg(&gz_path));
+    let strip = |o: &[u8]| -> Vec<Value> {
+        json_lines(&String::from_utf8_lossy(o))
+            .into_iter()
+            .map(|mut v| {
+                v["compaction"]["source"] = Value::Null;
+                v
+            })
+            .collect()
+    };
+    assert_eq!(strip(&a.stdout), strip(&b.stdout));
+}
+
+#[test]
+fn bad_lines_are_reported_skipped_and_kept_aside() {
+    let dir = TestDir::new();
+    let out = dir.join("o.jsonl");
+    let rejects = dir.join("rejects.jsonl");
+    let input = fixture("edge/bad_lines.jsonl");
+    let res = run_code(
+        compactor().args(["compact", "-o"]).arg(&out).arg("--rejects").arg(&rejects).arg(&input),
+        3,
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    let name = input.display().to_string();
+    assert!(stderr.contains(&format!("{name}:2: invalid JSON")), "{stderr}");
+    assert!(stderr.contains(&format!("{name}:4: not a session")), "{stderr}");
+    assert!(stderr.contains(&format!("{name}:5: message")), "{stderr}");
+    assert!(stderr.contains("3 records rejected"), "{stderr}");
+    let good = json_lines(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(good.len(), 2);
+    let lines: Vec<String> =
+        std::fs::read_to_string(&input).unwrap().lines().map(str::to_string).collect();
+    let rejected: Vec<String> =
+        std::fs::read_to_string(&rejects).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(
+        rejected,
+        [lines[1].clone(), lines[3].clone(), lines[4].clone()],
+        "rejects are the raw lines"
+    );
+}
+
+#[test]
+fn strict_stops_and_writes_nothing() {
+    let dir = TestDir::new();
+    let out = dir.join("o.jsonl");
+    let res = run_code(
+        compactor()
+            .args(["compact", "--strict", "-o"])
+            .arg(&out)
+            .arg(fixture("edge/bad_lines.jsonl")),
+        2,
+    );
+    assert!(String::from_utf8_lossy(&res.stderr).contains("--strict"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = TestDir::new();
+    let f = dir.write("s.jsonl", std::fs::read(fixture("edge/cjk.jsonl")).unwrap());
+    let before = std::fs::read(&f).unwrap();
+    let res = run_code(compactor().args(["compact", "-o"]).arg(&f).arg(&f), 2);
+    assert!(String::from_utf8_lossy(&res.stderr).contains("would overwrite an input"));
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    // Same through a directory output whose target is the input itself.
+    let res = run_code(compactor().args(["compact", "-o"]).arg(dir.path()).arg(&f), 2);
+    assert!(String::from_utf8_lossy(&res.stderr).contains("would overwrite an input"));
+}
+
+#[test]
+fn missing_input_and_bad_flags_are_usage_errors() {
+    let res = run_code(compactor().args(["compact", "/no/such/file.jsonl"]), 2);
+    assert!(String::from_utf8_lossy(&res.stderr).contains("/no/such/file.jsonl"));
+    run_code(compactor().args(["compact", "--mode", "bogus", "x"]), 2);
+    let res = run_code(compactor().args(["compact", "--model", "no-such-model", "-"]), 2);
+    assert!(String::from_utf8_lossy(&res.stderr).contains("unknown model"));
+}
+
+#[test]
+fn model_windows_set_the_trigger() {
+    // gpt-4 has an 8,192-token window: threshold 6,963 (85%). The CJK session
+    // (~2K tokens) stays under it; under gpt-4o's 128K window so does Task-54's slice.
+    let dir = TestDir::new();
+    let o = dir.join("o.jsonl");
+    let row = |model: &str, rel: &str| -> Value {
+        let res = run_ok(
+            compactor()
+                .args(["compact", "--model", model, "-q", "--report", "-", "-o"])
+                .arg(&o)
+                .arg(fixture(rel)),
+        );
+        json_lines(&String::from_utf8_lossy(&res.stdout)).remove(0)
+    };
+    assert_eq!(row("gpt-4-0613", "edge/cjk.jsonl")["reason"], "under_trigger");
+    assert_eq!(row("gpt-4-0613", "openai/claude_code_task54.jsonl")["compacted"], true);
+    assert_eq!(row("gpt-4o", "openai/claude_code_task54.jsonl")["reason"], "under_trigger");
+    let out = run_ok(compactor().arg("models"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("gpt-4o")
+            && text.contains("claude-sonnet-4")
+            && text.contains("gemini-2.5-pro"),
+        "{text}"
+    );
+}
+
+#[test]
+fn summary_paragraph_on_stderr() {
+    let res = run_ok(
+        compactor()
+            .args(["compact", "--force", "--window", "16000", "-o", "-"])
+            .arg(fixture("edge/parallel_calls.jsonl")),
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(stderr.contains("1 sessions from 1 inputs, 1 compacted:"), "{stderr}");
+    assert!(stderr.contains("% saved"), "{stderr}");
+}
+
+#[test]
+fn anchors_prints_json_lines_per_session() {
+    let res = run_ok(compactor().arg("anchors").arg(fixture("edge/cjk.jsonl")));
+    let lines = json_lines(&String::from_utf8_lossy(&res.stdout));
+    assert_eq!(lines.len(), 1);
+    let a = &lines[0]["anchors"];
+    for cat in ["prs", "commits", "branches", "paths", "errors", "handles", "urls"] {
+        assert!(a[cat].is_array(), "{cat}");
+    }
+    assert!(
+        a["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["value"].as_str().unwrap().contains("FileNotFoundError")),
+        "{a}"
+    );
+    assert!(!a["paths"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn help_has_examples() {
+    let res = run_ok(compactor().args(["compact", "--help"]));
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        text.contains("Examples:") && text.contains("--mode") && text.contains("--report"),
+        "{text}"
+    );
+}
+
+#[test]
+fn report_to_stdout_with_dash() {
+    let dir = TestDir::new();
+    let res = run_ok(
+        compactor()
+            .args(["compact", "--force", "--window", "16000", "-q", "--report", "-", "-o"])
+            .arg(dir.join("o.jsonl"))
+            .arg(fixture("edge/images.jsonl")),
+    );
+    let rows = json_lines(&String::from_utf8_lossy(&res.stdout));
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0]["images_stripped"].as_u64().unwrap() >= 1, "{}", rows[0]);
+}

@@ -1,0 +1,20 @@
+//! The one integration-test binary (ripgrep's layout): shared helpers, then one
+//! module per concern.
+
+// Helpers outside `#[test]` functions may panic too: they are test code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[macro_use]
+mod macros;
+mod util;
+
+// `compactor compact` / `anchors` / `models` end to end through the binary.
+mod cli;
+// Golden cases: input, arguments, expected output, expected report lines.
+mod golden;
+// Property tests over generated sessions (proptest).
+mod properties;
+// Issue #2's figures: a 500K-token session at a 1M window, legacy vs lean.
+mod scale;
+// The real corpus in ../shared/corpus; skipped, with a reason, when absent.
+mod corpus;
