@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The project's own checks, in the order CI runs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --check
+cargo clippy --all-targets -- -D warnings
+cargo test --release
