@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use compactor::formats::{Adapter, openai::OpenAi};
+use compactor::formats::openai::decode_session;
 use compactor::model::{Session, Source};
 use compactor::policy::anchors::AnchorSet;
 use compactor::policy::tool_families::ToolFamilies;
@@ -21,7 +21,7 @@ use std::hint::black_box;
 fn fixture() -> (Session, usize) {
     let v = session(SynthConfig { seed: 11, target_tokens: 200_000, ..SynthConfig::default() });
     let bytes = v.to_string().len();
-    (OpenAi.decode(v, Source::default()).unwrap(), bytes)
+    (decode_session(v, Source::default()).unwrap(), bytes)
 }
 
 fn stages(c: &mut Criterion) {

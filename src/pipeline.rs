@@ -1,118 +1,405 @@
-//! The driver: decode → compact → encode for a batch of records, in parallel,
-//! results in input order.
+//! The driver: inputs → jobs → decode, compact, encode in parallel → results in
+//! input order.
 //!
-//! Records are parsed on the worker threads (parsing is parallel too), each
-//! record is handled on its own, and a bad record becomes a [`Processed::Rejected`]
-//! value beside the good ones: one bad line never takes a batch down.
-//! `par_iter().map().collect()` keeps input order, so output bytes do not depend
-//! on the thread count.
+//! [`JobReader`] walks the inputs, decides each file's dialect from its first
+//! records, and yields [`Item`]s: file boundaries and jobs (one record, or all
+//! records of a file for file dialects). [`Engine::process_batch`] runs the jobs
+//! of a batch on the current rayon pool; `into_par_iter().map().collect()`
+//! keeps order, so output bytes never depend on the thread count. Memory is
+//! bounded by the batch in flight (and, for file dialects, the largest file).
+//!
+//! Every record is handled on its own: a bad one becomes a
+//! [`Processed::Rejected`] beside the good ones.
 
-use crate::formats::{DecodeError, Format};
-use crate::io::{Payload, RawRecord, parse_payload};
-use crate::model::Source;
+use crate::formats::{DETECT_RECORDS, DecodeError, Format, Record, Unit};
+use crate::io::{
+    Container, Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader, parse_payload,
+};
+use crate::model::{Session, Source};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::wire::{CompactionObject, SessionRow};
 use crate::tokens::Meter;
 use rayon::prelude::*;
 use serde_json::Value;
+use std::collections::VecDeque;
 
-/// What to do with each record.
+/// Work for one session (or, for record dialects, one record that may hold several).
+#[derive(Debug)]
+pub struct Job {
+    pub input: usize,
+    pub format: Format,
+    pub records: Vec<RawRecord>,
+}
+
+/// What the reader yields, in input order.
+#[derive(Debug)]
+pub enum Item {
+    /// A file starts; its records are in `format`, laid out as `container`.
+    Start {
+        input: usize,
+        container: Container,
+        format: Format,
+    },
+    Job(Job),
+    /// A file (or the rest of it) could not be read; nothing more comes from it.
+    Failed {
+        input: usize,
+        error: ReadError,
+    },
+    /// A file ends.
+    End {
+        input: usize,
+    },
+}
+
+impl Item {
+    /// Records this item carries (for batch sizing).
+    fn weight(&self) -> usize {
+        match self {
+            Item::Job(j) => j.records.len(),
+            Item::Start { .. } | Item::Failed { .. } | Item::End { .. } => 0,
+        }
+    }
+}
+
+struct Current {
+    input: usize,
+    reader: RecordReader,
+    format: Format,
+    head: VecDeque<RawRecord>,
+}
+
+/// Reads inputs as a stream of [`Item`]s.
+pub struct JobReader<'a> {
+    inputs: &'a [Input],
+    from: Option<Format>,
+    options: ReadOptions,
+    next_input: usize,
+    current: Option<Current>,
+    queue: VecDeque<Item>,
+}
+
+impl<'a> JobReader<'a> {
+    /// `from` forces the dialect; `None` detects it per file.
+    pub fn new(inputs: &'a [Input], from: Option<Format>) -> JobReader<'a> {
+        JobReader {
+            inputs,
+            from,
+            options: ReadOptions::default(),
+            next_input: 0,
+            current: None,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Sets how inputs are read (e.g. the Parquet messages column).
+    pub fn with_options(mut self, options: ReadOptions) -> JobReader<'a> {
+        self.options = options;
+        self
+    }
+
+    /// Opens the next input and decides its dialect; queues its start (or failure).
+    fn open_next(&mut self) -> bool {
+        let Some(input) = self.inputs.get(self.next_input) else { return false };
+        let idx = self.next_input;
+        self.next_input += 1;
+        let mut reader = match RecordReader::open(input, &self.options) {
+            Ok(r) => r,
+            Err(error) => {
+                self.queue.push_back(Item::Failed { input: idx, error });
+                return true;
+            }
+        };
+        let mut head = VecDeque::new();
+        let mut values = Vec::new();
+        let mut failure = None;
+        while head.len() < DETECT_RECORDS {
+            match reader.next_record() {
+                Some(Ok(r)) => {
+                    if let Some(v) = peek_value(&r.payload) {
+                        values.push(v);
+                    }
+                    head.push_back(r);
+                }
+                Some(Err(e)) => {
+                    failure = Some(e);
+                    break;
+                }
+                None => break,
+            }
+        }
+        let container = reader.container();
+        let format = match self.from.or_else(|| Format::detect(&values)) {
+            Some(f) => f,
+            None if head.is_empty() && failure.is_none() => Format::OpenAi,
+            None => {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                let error = failure.unwrap_or_else(|| ReadError {
+                    source: Source { path: input.display.clone(), line: None, index: None },
+                    message: format!(
+                        "cannot tell the format from its first {} records (known: {}); pass --from",
+                        head.len(),
+                        names.join(", ")
+                    ),
+                    raw: Vec::new(),
+                });
+                self.queue.push_back(Item::Failed { input: idx, error });
+                return true;
+            }
+        };
+        self.queue.push_back(Item::Start { input: idx, container, format });
+        if let Some(error) = failure {
+            // Whatever was read before the failure still counts.
+            self.queue.push_back(Item::Job(Job {
+                input: idx,
+                format,
+                records: head.into_iter().collect(),
+            }));
+            self.queue.push_back(Item::Failed { input: idx, error });
+            self.queue.push_back(Item::End { input: idx });
+            return true;
+        }
+        self.current = Some(Current { input: idx, reader, format, head });
+        true
+    }
+
+    /// The next item, `None` when every input is done.
+    fn next_item(&mut self) -> Option<Item> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item);
+            }
+            let Some(cur) = self.current.as_mut() else {
+                if !self.open_next() {
+                    return None;
+                }
+                continue;
+            };
+            let (input, format) = (cur.input, cur.format);
+            match format.unit() {
+                Unit::Record => {
+                    let next = cur.head.pop_front().map(Ok).or_else(|| cur.reader.next_record());
+                    match next {
+                        Some(Ok(r)) => {
+                            return Some(Item::Job(Job { input, format, records: vec![r] }));
+                        }
+                        Some(Err(error)) => {
+                            self.current = None;
+                            self.queue.push_back(Item::Failed { input, error });
+                            self.queue.push_back(Item::End { input });
+                        }
+                        None => {
+                            self.current = None;
+                            self.queue.push_back(Item::End { input });
+                        }
+                    }
+                }
+                Unit::File => {
+                    let mut records: Vec<RawRecord> = cur.head.drain(..).collect();
+                    let mut failure = None;
+                    while let Some(r) = cur.reader.next_record() {
+                        match r {
+                            Ok(r) => records.push(r),
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    self.current = None;
+                    if !records.is_empty() {
+                        self.queue.push_back(Item::Job(Job { input, format, records }));
+                    }
+                    if let Some(error) = failure {
+                        self.queue.push_back(Item::Failed { input, error });
+                    }
+                    self.queue.push_back(Item::End { input });
+                }
+            }
+        }
+    }
+
+    /// Up to `max_records` records' worth of items (at least one item).
+    pub fn next_batch(&mut self, max_records: usize) -> Vec<Item> {
+        let mut batch = Vec::new();
+        let mut weight = 0;
+        while weight < max_records {
+            match self.next_item() {
+                Some(item) => {
+                    weight += item.weight();
+                    batch.push(item);
+                }
+                None => break,
+            }
+        }
+        batch
+    }
+}
+
+/// The value of a payload, for detection (a line that is not JSON gives `None`).
+fn peek_value(p: &Payload) -> Option<Value> {
+    match p {
+        Payload::Value(v) => Some(v.clone()),
+        Payload::Line(bytes) => serde_json::from_slice(bytes).ok(),
+    }
+}
+
+/// What to do with each job.
 pub struct Engine<'a> {
     pub policy: &'a Policy,
     pub meter: &'a Meter,
-    /// Forced input dialect; `None` detects it per record.
-    pub from: Option<Format>,
-    /// Output dialect; `None` writes the input's own.
+    /// Output dialect; `None` writes each input's own.
     pub to: Option<Format>,
 }
 
-/// The result for one session record.
+/// A processed item, in input order.
 #[derive(Debug)]
 pub enum Processed {
+    /// A file boundary or failure, passed through for the writer.
+    Item(Item),
     Session(Box<Done>),
-    Rejected { source: Source, reason: String, raw: Vec<u8> },
+    Rejected {
+        input: usize,
+        source: Source,
+        reason: String,
+        raw: Vec<u8>,
+    },
 }
 
 /// A session that went through the pipeline.
 #[derive(Debug)]
 pub struct Done {
+    pub input: usize,
     pub source: Source,
     pub id: String,
     pub format: Format,
     pub compaction: Compaction,
-    /// What to write: the encoded session, or the input line itself when
-    /// nothing changed and the dialect is the same.
     pub output: Output,
     pub row: SessionRow,
+    /// The decoded input session (kept only when asked, e.g. for statistics).
+    pub session: Option<Session>,
 }
 
-/// Bytes or value to write for a session.
+/// What to write for a session: its input lines unchanged, or encoded records.
 #[derive(Debug)]
 pub enum Output {
-    Raw(Vec<u8>),
-    Value(Value),
+    Raw(Vec<Vec<u8>>),
+    Values(Vec<Value>),
+}
+
+/// A record that could not be parsed: where, why, and its bytes.
+type Unparsed = (Source, String, Vec<u8>);
+
+/// Parses a record's payload, keeping the line bytes.
+fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
+    let raw = match &r.payload {
+        Payload::Line(b) => Some(b.clone()),
+        Payload::Value(_) => None,
+    };
+    match parse_payload(r.payload) {
+        Ok(value) => Ok((Record { source: r.source, value }, raw)),
+        Err(reason) => Err((r.source, reason, raw.unwrap_or_default())),
+    }
+}
+
+fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
+    raw.unwrap_or_else(|| serde_json::to_vec(&record.value).unwrap_or_default())
 }
 
 impl Engine<'_> {
-    /// Processes one record; an array of sessions on one line yields several.
-    pub fn process(&self, record: RawRecord) -> Vec<Processed> {
-        let RawRecord { source, payload } = record;
-        let raw_line = match &payload {
-            Payload::Line(bytes) => Some(bytes.clone()),
-            Payload::Value(_) => None,
-        };
-        let reject = |source: Source, reason: String, raw: &Option<Vec<u8>>| Processed::Rejected {
+    /// Processes one job.
+    pub fn process(&self, job: Job) -> Vec<Processed> {
+        let Job { input, format, records } = job;
+        let reject = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
+            input,
             source,
             reason,
-            raw: raw.clone().unwrap_or_default(),
+            raw,
         };
-        let value = match parse_payload(payload) {
-            Ok(v) => v,
-            Err(reason) => return vec![reject(source, reason, &raw_line)],
-        };
-        if let Value::Array(items) = &value
-            && !items.is_empty()
-            && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
-        {
-            let Value::Array(items) = value else { return Vec::new() };
-            return items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let src = Source { index: Some(i as u64), ..source.clone() };
-                    let raw = serde_json::to_vec(&v).ok();
-                    self.process_value(v, src, None).unwrap_or_else(|e| reject(e.0, e.1, &raw))
-                })
-                .collect();
+        match format.unit() {
+            Unit::Record => {
+                let mut out = Vec::new();
+                for r in records {
+                    let (record, raw) = match parse(r) {
+                        Ok(x) => x,
+                        Err((s, why, raw)) => {
+                            out.push(reject(s, why, raw));
+                            continue;
+                        }
+                    };
+                    // A line holding an array of sessions is several records.
+                    if format.adapter().detect(std::slice::from_ref(&record.value))
+                        || !is_session_array(&record.value)
+                    {
+                        let raws = raw.clone().map(|r| vec![r]);
+                        let bytes = raw_of(&record, raw);
+                        out.push(
+                            self.session(input, format, vec![record], raws)
+                                .unwrap_or_else(|e| reject(e.0, e.1, bytes)),
+                        );
+                        continue;
+                    }
+                    let Record { source, value: Value::Array(items) } = record else { continue };
+                    for (i, v) in items.into_iter().enumerate() {
+                        let src = Source { index: Some(i as u64), ..source.clone() };
+                        let rec = Record { source: src, value: v };
+                        let bytes = raw_of(&rec, None);
+                        out.push(
+                            self.session(input, format, vec![rec], None)
+                                .unwrap_or_else(|e| reject(e.0, e.1, bytes)),
+                        );
+                    }
+                }
+                out
+            }
+            Unit::File => {
+                let mut out = Vec::new();
+                let mut good = Vec::new();
+                let mut raws = Vec::new();
+                let mut all_lines = true;
+                for r in records {
+                    match parse(r) {
+                        Ok((rec, raw)) => {
+                            all_lines &= raw.is_some();
+                            raws.push(raw.unwrap_or_default());
+                            good.push(rec);
+                        }
+                        Err((s, why, raw)) => out.push(reject(s, why, raw)),
+                    }
+                }
+                if good.is_empty() {
+                    return out;
+                }
+                let bytes: Vec<u8> = raws.join(&b'\n');
+                let raws = all_lines.then_some(raws);
+                out.push(
+                    self.session(input, format, good, raws)
+                        .unwrap_or_else(|e| reject(e.0, e.1, bytes)),
+                );
+                out
+            }
         }
-        let raw_for_reject = raw_line.clone().or_else(|| serde_json::to_vec(&value).ok());
-        vec![
-            self.process_value(value, source, raw_line)
-                .unwrap_or_else(|e| reject(e.0, e.1, &raw_for_reject)),
-        ]
     }
 
-    fn process_value(
+    /// Decodes, compacts and encodes one session.
+    fn session(
         &self,
-        value: Value,
-        source: Source,
-        raw_line: Option<Vec<u8>>,
+        input: usize,
+        format: Format,
+        records: Vec<Record>,
+        raw_lines: Option<Vec<Vec<u8>>>,
     ) -> Result<Processed, (Source, String)> {
-        let format = match self.from {
-            Some(f) => f,
-            None => Format::detect(&value).ok_or_else(|| {
-                (source.clone(), "not a session in any known format (expected an object with a `messages` array, or an array of messages)".to_string())
-            })?,
-        };
-        let session = format
-            .adapter()
-            .decode(value, source.clone())
-            .map_err(|DecodeError(e)| (source.clone(), e))?;
+        let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
+        let session =
+            format.adapter().decode(records).map_err(|DecodeError { source, message }| {
+                (source.unwrap_or_else(|| first.clone()), message)
+            })?;
+        let source = session.source.clone();
         let outcome = policy::compact(&session, self.policy, self.meter);
         let to = self.to.unwrap_or(format);
         let counter = self.meter.kind().name();
         let compaction = outcome.compaction;
-        let output = match raw_line {
+        let output = match raw_lines {
             Some(raw) if to == format && !compaction.compacted => Output::Raw(raw),
             _ => {
                 let object = compaction
@@ -122,28 +409,90 @@ impl Engine<'_> {
                             .ok()
                     })
                     .flatten();
-                Output::Value(to.adapter().encode(&outcome.session, object.as_ref()))
+                Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
             }
         };
         let row = SessionRow::new(&source, &session.id, format.name(), &compaction, counter);
         Ok(Processed::Session(Box::new(Done {
+            input,
             id: session.id,
             source,
             format,
             compaction,
             output,
             row,
+            session: None,
         })))
     }
 
-    /// Processes a batch in parallel (on the current rayon pool), in order.
-    pub fn process_batch(&self, records: Vec<RawRecord>) -> Vec<Processed> {
-        records
+    /// Processes a batch of items in parallel (on the current rayon pool), in order.
+    pub fn process_batch(&self, items: Vec<Item>) -> Vec<Processed> {
+        items
             .into_par_iter()
-            .map(|r| self.process(r))
+            .map(|item| match item {
+                Item::Job(job) => self.process(job),
+                other => vec![Processed::Item(other)],
+            })
             .collect::<Vec<_>>()
             .into_iter()
             .flatten()
             .collect()
     }
+}
+
+/// Decodes the sessions of a job without compacting them. Returns the sessions
+/// and, for each record that could not be read, its source and the reason.
+pub fn decode_job(job: Job) -> (Vec<Session>, Vec<(Source, String)>) {
+    let adapter = job.format.adapter();
+    let mut errors = Vec::new();
+    let mut records = Vec::new();
+    for r in job.records {
+        match parse(r) {
+            Ok((rec, _)) => records.push(rec),
+            Err((source, reason, _)) => errors.push((source, reason)),
+        }
+    }
+    let units: Vec<Vec<Record>> = match job.format.unit() {
+        Unit::Record => records
+            .into_iter()
+            .flat_map(|r| {
+                if !adapter.detect(std::slice::from_ref(&r.value)) && is_session_array(&r.value) {
+                    let Record { source, value: Value::Array(items) } = r else {
+                        return Vec::new();
+                    };
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            vec![Record {
+                                source: Source { index: Some(i as u64), ..source.clone() },
+                                value: v,
+                            }]
+                        })
+                        .collect()
+                } else {
+                    vec![vec![r]]
+                }
+            })
+            .collect(),
+        Unit::File if records.is_empty() => Vec::new(),
+        Unit::File => vec![records],
+    };
+    let mut sessions = Vec::new();
+    for unit in units {
+        let first = unit.first().map(|r| r.source.clone()).unwrap_or_default();
+        match adapter.decode(unit) {
+            Ok(s) => sessions.push(s),
+            Err(e) => errors.push((e.source.unwrap_or(first), e.message)),
+        }
+    }
+    (sessions, errors)
+}
+
+/// Returns true if and only if `value` is an array of session objects.
+fn is_session_array(value: &Value) -> bool {
+    value.as_array().is_some_and(|items| {
+        !items.is_empty()
+            && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
+    })
 }

@@ -187,7 +187,7 @@ fn bad_lines_are_reported_skipped_and_kept_aside() {
     let stderr = String::from_utf8_lossy(&res.stderr);
     let name = input.display().to_string();
     assert!(stderr.contains(&format!("{name}:2: invalid JSON")), "{stderr}");
-    assert!(stderr.contains(&format!("{name}:4: not a session")), "{stderr}");
+    assert!(stderr.contains(&format!("{name}:4: not an OpenAI session")), "{stderr}");
     assert!(stderr.contains(&format!("{name}:5: message")), "{stderr}");
     assert!(stderr.contains("3 records rejected"), "{stderr}");
     let good = json_lines(&std::fs::read_to_string(&out).unwrap());

@@ -1,61 +1,82 @@
-//! The real corpus (`../shared/corpus`, not in the repository): every
-//! OpenAI-shaped session there is compacted, and every promise is checked.
-//! Skipped, with the reason printed, when the corpus is absent.
+//! The real corpus (`../shared/corpus`, not in the repository): every session
+//! there is read in its own format and compacted in every mode, and every
+//! promise is checked. Skipped, with the reason printed, when the corpus is absent.
 
-use compactor::formats::Format;
-use compactor::io::{Input, RecordReader, parse_payload};
+use compactor::io::expand_inputs;
+use compactor::model::Session;
+use compactor::pipeline::{Item, JobReader, decode_job};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use std::path::PathBuf;
 
-fn corpus() -> Option<PathBuf> {
-    let p = crate::util::root().join("../shared/corpus/agent-trajectory-json");
-    p.is_dir().then_some(p)
+/// The corpus directory, or `None` (with a printed reason) when it is absent.
+pub fn corpus() -> Option<PathBuf> {
+    let p = crate::util::root().join("../shared/corpus");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        println!("skipped: ../shared/corpus is not present");
+        None
+    }
+}
+
+/// Every session under `dir` with its format name; panics on any unreadable record.
+pub fn sessions(dir: &std::path::Path) -> Vec<(String, Session)> {
+    let inputs = expand_inputs(&[dir.display().to_string()]).unwrap();
+    let mut reader = JobReader::new(&inputs, None);
+    let mut out = Vec::new();
+    loop {
+        let batch = reader.next_batch(64);
+        if batch.is_empty() {
+            break;
+        }
+        for item in batch {
+            match item {
+                Item::Job(job) => {
+                    let format = job.format.name().to_string();
+                    let (ss, errors) = decode_job(job);
+                    assert!(errors.is_empty(), "{errors:?}");
+                    out.extend(ss.into_iter().map(|s| (format.clone(), s)));
+                }
+                Item::Failed { error, .. } => panic!("{}: {}", error.source, error.message),
+                Item::Start { .. } | Item::End { .. } => {}
+            }
+        }
+    }
+    out
 }
 
 #[test]
-fn corpus_sessions_compact_and_keep_their_promises() {
-    let Some(dir) = corpus() else {
-        println!("skipped: ../shared/corpus/agent-trajectory-json is not present");
-        return;
-    };
-    let inputs = compactor::io::expand_inputs(&[dir.display().to_string()]).unwrap();
-    assert!(inputs.len() >= 4);
+fn openai_shaped_corpus_sessions_compact_and_keep_their_promises() {
+    let Some(dir) = corpus() else { return };
     let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
     let mut compacted = 0;
-    for input in &inputs {
-        let input = Input { ..input.clone() };
-        let mut reader = RecordReader::open(&input).unwrap();
-        while let Some(rec) = reader.next_record() {
-            let rec = rec.unwrap();
-            let value = parse_payload(rec.payload).unwrap();
-            let format = Format::detect(&value).expect("OpenAI-shaped");
-            let session = format.adapter().decode(value, rec.source).unwrap();
-            for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
-                let out = compact(&session, &Policy::new(mode, 200_000), &meter);
-                let problems = verify(&session, &out, &meter);
-                assert!(problems.is_empty(), "{} {mode}: {problems:?}", input.display);
-                let again = compact(&session, &Policy::new(mode, 200_000), &meter);
-                assert_eq!(out.session, again.session, "deterministic");
-                let c = &out.compaction;
-                if c.tokens_before >= 150_000 {
-                    assert!(c.compacted, "{} {mode}", input.display);
-                    assert!(
-                        c.tokens_after < c.tokens_before / 2,
-                        "{} {mode}: {} -> {}",
-                        input.display,
-                        c.tokens_before,
-                        c.tokens_after
-                    );
-                    compacted += 1;
-                }
-                let (found, kept) =
-                    c.anchors.retention.values().fold((0, 0), |a, (f, r)| (a.0 + f, a.1 + r));
-                println!(
-                    "{} {mode}: {} -> {} tokens, anchors {kept}/{found}",
-                    input.display, c.tokens_before, c.tokens_after
+    for (format, session) in sessions(&dir.join("agent-trajectory-json")) {
+        assert_eq!(format, "openai");
+        for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+            let out = compact(&session, &Policy::new(mode, 200_000), &meter);
+            let problems = verify(&session, &out, &meter);
+            assert!(problems.is_empty(), "{} {mode}: {problems:?}", session.source);
+            let again = compact(&session, &Policy::new(mode, 200_000), &meter);
+            assert_eq!(out.session, again.session, "deterministic");
+            let c = &out.compaction;
+            if c.tokens_before >= 150_000 {
+                assert!(c.compacted, "{} {mode}", session.source);
+                assert!(
+                    c.tokens_after < c.tokens_before / 2,
+                    "{} {mode}: {} -> {}",
+                    session.source,
+                    c.tokens_before,
+                    c.tokens_after
                 );
+                compacted += 1;
             }
+            let (found, kept) =
+                c.anchors.retention.values().fold((0, 0), |a, (f, r)| (a.0 + f, a.1 + r));
+            println!(
+                "{} {mode}: {} -> {} tokens, anchors {kept}/{found}",
+                session.source, c.tokens_before, c.tokens_after
+            );
         }
     }
     assert!(compacted >= 9, "{compacted}");

@@ -2,10 +2,11 @@
 //! reasoning, compacted in every mode; every promise of `verify` must hold,
 //! and the output must not depend on the thread count.
 
-use compactor::formats::{Adapter, openai::OpenAi};
+use compactor::formats::Format;
+use compactor::formats::openai::decode_session;
 use compactor::io::{Payload, RawRecord};
 use compactor::model::{Session, Source};
-use compactor::pipeline::{Engine, Output, Processed};
+use compactor::pipeline::{Engine, Item, Job, Output, Processed};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use proptest::prelude::*;
@@ -93,7 +94,7 @@ fn build(ops: &[Op]) -> Value {
 }
 
 fn session(ops: &[Op]) -> Session {
-    OpenAi.decode(build(ops), Source::default()).expect("generated sessions decode")
+    decode_session(build(ops), Source::default()).expect("generated sessions decode")
 }
 
 proptest! {
@@ -115,20 +116,25 @@ proptest! {
     fn thread_count_never_changes_the_output(batch in prop::collection::vec(prop::collection::vec(op(), 4..30), 1..6)) {
         let mut p = Policy::new(Mode::Lean, 8_000);
         p.force = true;
-        let engine = Engine { policy: &p, meter: &METER, from: None, to: None };
-        let records = || -> Vec<RawRecord> {
-            batch.iter().enumerate().map(|(i, ops)| RawRecord {
-                source: Source { path: "gen".into(), line: Some(i as u64 + 1), index: None },
-                payload: Payload::Line(build(ops).to_string().into_bytes()),
-            }).collect()
+        let engine = Engine { policy: &p, meter: &METER, to: None };
+        let records = || -> Vec<Item> {
+            batch.iter().enumerate().map(|(i, ops)| Item::Job(Job {
+                input: 0,
+                format: Format::OpenAi,
+                records: vec![RawRecord {
+                    source: Source { path: "gen".into(), line: Some(i as u64 + 1), index: None },
+                    payload: Payload::Line(build(ops).to_string().into_bytes()),
+                }],
+            })).collect()
         };
         let render = |items: Vec<Processed>| -> Vec<String> {
             items.into_iter().map(|p| match p {
                 Processed::Session(d) => match d.output {
-                    Output::Raw(b) => String::from_utf8(b).unwrap(),
-                    Output::Value(v) => v.to_string(),
+                    Output::Raw(b) => b.into_iter().map(|l| String::from_utf8(l).unwrap()).collect(),
+                    Output::Values(v) => v.iter().map(Value::to_string).collect(),
                 },
                 Processed::Rejected { reason, .. } => reason,
+                Processed::Item(_) => String::new(),
             }).collect()
         };
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();

@@ -1,7 +1,7 @@
 //! Issue #2: on a synthetic ~500K-token session at a 1M window, the reference's
 //! lean-tail evaluation reported legacy keeping ~162K tokens and lean ~49K.
 
-use compactor::formats::{Adapter, openai::OpenAi};
+use compactor::formats::openai::decode_session;
 use compactor::model::Source;
 use compactor::policy::anchors::AnchorBudget;
 use compactor::policy::{Mode, Policy, compact};
@@ -12,7 +12,7 @@ use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 fn legacy_and_lean_after_figures_at_a_1m_window() {
     let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
     let v = session(SynthConfig { seed: 42, target_tokens: 450_000, ..SynthConfig::default() });
-    let s = OpenAi.decode(v, Source::default()).unwrap();
+    let s = decode_session(v, Source::default()).unwrap();
     let before = meter.request(&s);
     assert!((480_000..560_000).contains(&before), "synthetic session is {before} tokens");
     let run = |mode, budget| {

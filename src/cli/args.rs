@@ -106,13 +106,18 @@ pub struct CompactArgs {
     #[arg(long, value_name = "TOKENS")]
     pub target_tokens: Option<u64>,
 
-    /// Input format: auto (default) or openai
+    /// Input format: auto (default: decided per file from its first records), openai,
+    /// anthropic, claude-code, codex, sharegpt, swe-agent, toolbench
     #[arg(long, default_value = "auto")]
     pub from: String,
 
-    /// Output format: same (default) or openai
+    /// Output format: same (default), openai, anthropic, sharegpt or parquet
     #[arg(long, default_value = "same")]
     pub to: String,
+
+    /// Parquet input: a string column holding each row's messages as JSON
+    #[arg(long, value_name = "NAME")]
+    pub messages_column: Option<String>,
 
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
@@ -133,6 +138,10 @@ pub struct CompactArgs {
     /// No progress bar and no summary on stderr
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Say which format was detected for each file
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Print the anchors of each session as JSON lines.

@@ -86,11 +86,21 @@ pub fn input_format(arg: &str) -> anyhow::Result<Option<Format>> {
     }
 }
 
-/// `--to`: `None` for the input's own format.
-pub fn output_format(arg: &str) -> anyhow::Result<Option<Format>> {
+/// `--to`: the output dialect (`None`: each input's own) and whether the
+/// container is Parquet (`--to parquet`: OpenAI-shaped rows).
+pub fn output_format(arg: &str) -> anyhow::Result<(Option<Format>, bool)> {
     match arg {
-        "same" => Ok(None),
-        other => Ok(Some(other.parse::<Format>().map_err(anyhow::Error::msg).context("--to")?)),
+        "same" => Ok((None, false)),
+        "parquet" => Ok((Some(Format::OpenAi), true)),
+        other => {
+            let f = other.parse::<Format>().map_err(anyhow::Error::msg).context("--to")?;
+            if f.unit() == compactor::formats::Unit::File {
+                bail!(
+                    "--to {other}: {other} holds one session per file; convert to openai, anthropic, sharegpt or parquet"
+                );
+            }
+            Ok((Some(f), false))
+        }
     }
 }
 

@@ -5,10 +5,13 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use compactor::Mode;
-use compactor::formats::Format;
-use compactor::io::{RecordReader, expand_inputs, parse_payload};
+use compactor::io::expand_inputs;
+use compactor::model::Session;
+use compactor::pipeline::{Item, Job, JobReader};
+use compactor::policy::Policy;
 use compactor::policy::anchors::{AnchorSet, Category, build_index};
 use compactor::policy::{boundaries, micro_compact::index_calls, session_anchors, summary};
+use compactor::tokens::Meter;
 use serde_json::{Map, Value, json};
 use std::io::Write;
 
@@ -18,75 +21,69 @@ pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
     let meter = config::meter(&args.window);
     let mut out = std::io::stdout().lock();
     let mut rejected = 0usize;
-    for input in &inputs {
-        let mut reader = match RecordReader::open(input) {
-            Ok(r) => r,
-            Err(e) => {
-                err_message!("{}: {}", e.source, e.message);
-                rejected += 1;
-                continue;
-            }
-        };
-        while let Some(record) = reader.next_record() {
-            let record = match record {
-                Ok(r) => r,
-                Err(e) => {
-                    err_message!("{}: {}", e.source, e.message);
-                    rejected += 1;
-                    break;
-                }
-            };
-            let source = record.source.clone();
-            let session = parse_payload(record.payload).and_then(|v| {
-                let format = Format::detect(&v)
-                    .ok_or_else(|| "not a session in any known format".to_string())?;
-                format.adapter().decode(v, record.source).map_err(|e| e.0)
-            });
-            let session = match session {
-                Ok(s) => s,
-                Err(reason) => {
-                    err_message!("{source}: {reason}");
+    let mut jobs = JobReader::new(&inputs, None);
+    loop {
+        let batch = jobs.next_batch(64);
+        if batch.is_empty() {
+            break;
+        }
+        for item in batch {
+            let job = match item {
+                Item::Job(job) => job,
+                Item::Failed { error, .. } => {
+                    err_message!("{}: {}", error.source, error.message);
                     rejected += 1;
                     continue;
                 }
+                Item::Start { .. } | Item::End { .. } => continue,
             };
-            let msgs = &session.messages;
-            let set = if args.region == "middle" {
-                let tokens = meter.messages(msgs);
-                let head = boundaries::head_end(msgs, policy.protect_first_n);
-                let budget = compactor::window::lean_tail_budget(policy.window);
-                let tail = boundaries::tail_start(msgs, &tokens, head, budget).max(head);
-                let calls = index_calls(msgs);
-                let mut set = AnchorSet::new();
-                for (i, m) in msgs[head..tail].iter().enumerate() {
-                    summary::add_message_anchors(
-                        &mut set,
-                        m,
-                        (head + i) as u64,
-                        &policy.families,
-                        &calls,
-                    );
-                }
-                set
-            } else {
-                session_anchors(msgs, &policy.families)
-            };
-            let kept: Option<String> = args.budget.map(|b| build_index(&set, b).body);
-            let mut by_cat = Map::new();
-            for cat in Category::ALL {
-                let items: Vec<Value> = set
-                    .ranked(cat)
-                    .into_iter()
-                    .filter(|a| kept.as_ref().is_none_or(|body| body.contains(&a.value)))
-                    .map(|a| json!({"value": a.value, "count": a.count}))
-                    .collect();
-                by_cat.insert(cat.name().to_string(), Value::Array(items));
+            for session in decode_job(job, &mut rejected) {
+                let line = anchors_line(&session, args, &policy, &meter);
+                serde_json::to_writer(&mut out, &line)?;
+                out.write_all(b"\n")?;
             }
-            let line = json!({"source": source.to_string(), "id": session.id, "anchors": by_cat});
-            serde_json::to_writer(&mut out, &line)?;
-            out.write_all(b"\n")?;
         }
     }
     out.flush()?;
     Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// Decodes the sessions of a job, reporting what cannot be read.
+fn decode_job(job: Job, rejected: &mut usize) -> Vec<Session> {
+    let (sessions, errors) = compactor::pipeline::decode_job(job);
+    for (source, reason) in errors {
+        err_message!("{source}: {reason}");
+        *rejected += 1;
+    }
+    sessions
+}
+
+fn anchors_line(session: &Session, args: &AnchorsArgs, policy: &Policy, meter: &Meter) -> Value {
+    let msgs = &session.messages;
+    let set = if args.region == "middle" {
+        let tokens = meter.messages(msgs);
+        let head = boundaries::head_end(msgs, policy.protect_first_n);
+        let budget = compactor::window::lean_tail_budget(policy.window);
+        let tail = boundaries::tail_start(msgs, &tokens, head, budget).max(head);
+        let calls = index_calls(msgs);
+        let mut set = AnchorSet::new();
+        for (i, m) in msgs[head..tail].iter().enumerate() {
+            summary::add_message_anchors(&mut set, m, (head + i) as u64, &policy.families, &calls);
+        }
+        set
+    } else {
+        session_anchors(msgs, &policy.families)
+    };
+    let kept: Option<String> = args.budget.map(|b| build_index(&set, b).body);
+    let mut by_cat = Map::new();
+    for cat in Category::ALL {
+        let items: Vec<Value> = set
+            .ranked(cat)
+            .into_iter()
+            .filter(|a| kept.as_ref().is_none_or(|body| body.contains(&a.value)))
+            .map(|a| json!({"value": a.value, "count": a.count}))
+            .collect();
+        by_cat.insert(cat.name().to_string(), Value::Array(items));
+    }
+    json!({"source": session.source.to_string(), "id": session.id, "anchors": by_cat})
 }

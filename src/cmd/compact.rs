@@ -1,28 +1,27 @@
 //! `compactor compact`: read sessions, compact them in parallel, write them in
 //! input order, with an optional per-session report and rejects file.
 //!
-//! Memory is bounded by the batch in flight: records are read in batches of at
-//! most [`BATCH_RECORDS`] records or [`BATCH_BYTES`] bytes, each batch is
-//! processed on the worker pool and written before the next is read.
+//! Memory is bounded by the batch in flight: records are read in batches of
+//! about [`BATCH_RECORDS`] records, each batch is processed on the worker pool
+//! and written before the next is read.
 
 use crate::cli::args::CompactArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use anyhow::{Context, bail};
+use compactor::formats::{Format, Unit};
 use compactor::io::output::{Layout, SessionWriter, Target};
-use compactor::io::{Container, Input, RawRecord, ReadError, RecordReader, expand_inputs};
-use compactor::pipeline::{Engine, Output, Processed};
+use compactor::io::{Container, Input, ReadOptions, expand_inputs};
+use compactor::pipeline::{Engine, Item, JobReader, Output, Processed};
 use compactor::report::RunSummary;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-/// Most records read before a batch is processed.
+/// Records read before a batch is processed (a file dialect's file counts whole).
 pub const BATCH_RECORDS: usize = 512;
-/// Most input bytes read before a batch is processed.
-pub const BATCH_BYTES: u64 = 64 << 20;
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     let inputs = expand_inputs(&args.inputs)?;
@@ -31,12 +30,22 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     let policy = config::policy(args.mode, &args.budget, args.force, args.target_tokens)?;
     let meter = config::meter(&args.budget);
     let pool = config::thread_pool(args.threads)?;
-    let engine = Engine {
-        policy: &policy,
-        meter: &meter,
-        from: config::input_format(&args.from)?,
-        to: config::output_format(&args.to)?,
-    };
+    let (mut to, mut parquet_out) = config::output_format(&args.to)?;
+    if let Target::File(p) = &target
+        && layout_for_name(p) == Layout::Parquet
+    {
+        if to.is_some_and(|f| f != Format::OpenAi) {
+            bail!(
+                "{}: a Parquet output holds OpenAI-shaped rows; drop --to {} or choose another name",
+                p.display(),
+                args.to
+            );
+        }
+        (to, parquet_out) = (Some(Format::OpenAi), true);
+    }
+    let engine = Engine { policy: &policy, meter: &meter, to };
+    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let mut jobs = JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
 
     let report_to_stdout = args.report.as_deref().is_some_and(|p| p == Path::new("-"));
     if report_to_stdout && target == Target::Stdout {
@@ -57,83 +66,75 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     };
     let progress = progress_bar(&inputs, args.quiet);
     let mut summary = RunSummary::default();
-    let mut done_bytes = 0u64;
+    let mut per_file: Option<SessionWriter> = None;
 
-    for input in &inputs {
-        let size =
-            input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
-        let mut reader = match RecordReader::open(input) {
-            Ok(r) => r,
-            Err(e) => {
-                reject(
-                    &e.source.to_string(),
-                    &e.message,
-                    &e.raw,
-                    &mut rejects,
-                    &mut summary,
-                    args.strict,
-                )?;
-                done_bytes += size;
-                continue;
-            }
-        };
-        summary.inputs += 1;
-        let mut per_file = match &target {
-            Target::Dir(dir) => Some(SessionWriter::file(
-                &dir.join(&input.relative),
-                layout_for(reader.container()),
-            )?),
-            Target::Stdout | Target::File(_) => None,
-        };
-        loop {
-            let (batch, read_error) = next_batch(&mut reader);
-            if batch.is_empty() && read_error.is_none() {
-                break;
-            }
-            let results = pool.install(|| engine.process_batch(batch));
-            let writer = per_file.as_mut().or(shared.as_mut()).context("no output writer")?;
-            for item in results {
-                match item {
-                    Processed::Session(done) => {
-                        match &done.output {
-                            Output::Raw(bytes) => writer.write_raw(bytes)?,
-                            Output::Value(v) => writer.write(v)?,
-                        }
-                        if let Some(r) = report.as_mut() {
-                            r.write(&serde_json::to_value(&done.row)?)?;
-                        }
-                        summary.add(&done.compaction);
+    loop {
+        let batch = jobs.next_batch(BATCH_RECORDS);
+        if batch.is_empty() {
+            break;
+        }
+        for item in pool.install(|| engine.process_batch(batch)) {
+            match item {
+                Processed::Item(Item::Start { input, container, format }) => {
+                    summary.inputs += 1;
+                    if args.verbose {
+                        eprintln!("compactor: {}: {format}", inputs[input].display);
                     }
-                    Processed::Rejected { source, reason, raw } => {
-                        reject(
-                            &source.to_string(),
-                            &reason,
-                            &raw,
-                            &mut rejects,
-                            &mut summary,
-                            args.strict,
-                        )?;
+                    if let Target::Dir(dir) = &target {
+                        let layout = layout_for(container, format, to, parquet_out);
+                        let mut name = dir.join(&inputs[input].relative);
+                        if layout == Layout::Parquet && container != Container::Parquet {
+                            name = parquet_name(&name);
+                        }
+                        per_file = Some(SessionWriter::file(&name, layout)?);
                     }
                 }
+                Processed::Item(Item::End { input }) => {
+                    if let Some(w) = per_file.take() {
+                        w.finish()?;
+                    }
+                    progress.inc(input_size(&inputs[input]));
+                }
+                Processed::Item(Item::Failed { input, error }) => {
+                    reject(
+                        &error.source.to_string(),
+                        &error.message,
+                        &error.raw,
+                        &mut rejects,
+                        &mut summary,
+                        args.strict,
+                    )?;
+                    if per_file.is_none() {
+                        progress.inc(input_size(&inputs[input]));
+                    }
+                }
+                Processed::Item(Item::Job(_)) => {}
+                Processed::Session(done) => {
+                    let writer =
+                        per_file.as_mut().or(shared.as_mut()).context("no output writer")?;
+                    match &done.output {
+                        Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
+                        Output::Values(values) => {
+                            values.iter().try_for_each(|v| writer.write(v))?
+                        }
+                    }
+                    if let Some(r) = report.as_mut() {
+                        r.write(&serde_json::to_value(&done.row)?)?;
+                    }
+                    summary.add(&done.compaction);
+                }
+                Processed::Rejected { source, reason, raw, .. } => {
+                    reject(
+                        &source.to_string(),
+                        &reason,
+                        &raw,
+                        &mut rejects,
+                        &mut summary,
+                        args.strict,
+                    )?;
+                }
             }
-            if let Some(e) = read_error {
-                reject(
-                    &e.source.to_string(),
-                    &e.message,
-                    &e.raw,
-                    &mut rejects,
-                    &mut summary,
-                    args.strict,
-                )?;
-                break;
-            }
-            progress.set_position(done_bytes + reader.bytes_read().min(size));
         }
-        if let Some(w) = per_file {
-            w.finish()?;
-        }
-        done_bytes += size;
-        progress.set_position(done_bytes);
     }
     if let Some(w) = shared {
         w.finish()?;
@@ -151,18 +152,8 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     Ok(if summary.rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
 }
 
-/// Reads up to one batch of records; a read error ends the input.
-fn next_batch(reader: &mut RecordReader) -> (Vec<RawRecord>, Option<ReadError>) {
-    let mut batch = Vec::new();
-    let start = reader.bytes_read();
-    while batch.len() < BATCH_RECORDS && reader.bytes_read() - start < BATCH_BYTES {
-        match reader.next_record() {
-            Some(Ok(r)) => batch.push(r),
-            Some(Err(e)) => return (batch, Some(e)),
-            None => break,
-        }
-    }
-    (batch, None)
+fn input_size(input: &Input) -> u64 {
+    input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len())
 }
 
 /// Reports a rejected record and writes it to the rejects file.
@@ -210,17 +201,38 @@ impl RejectsFile {
 /// Layout of a single output file, from its name.
 fn layout_for_name(path: &Path) -> Layout {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    if name.ends_with(".json") { Layout::Array } else { Layout::Jsonl }
+    let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
+    if name.ends_with(".json") {
+        Layout::Array
+    } else if name.ends_with(".parquet") {
+        Layout::Parquet
+    } else {
+        Layout::Jsonl
+    }
 }
 
-/// Layout of a per-input output: the input's own.
-fn layout_for(container: Container) -> Layout {
+/// Layout of a per-input output: the input's own, unless a conversion
+/// turns one session per file into one session per line, or asks for Parquet.
+fn layout_for(container: Container, from: Format, to: Option<Format>, parquet_out: bool) -> Layout {
+    if parquet_out || (container == Container::Parquet && to.is_none()) {
+        return Layout::Parquet;
+    }
+    let to = to.unwrap_or(from);
+    if from.unit() == Unit::File && to.unit() == Unit::Record {
+        return Layout::Jsonl;
+    }
     match container {
-        Container::Jsonl => Layout::Jsonl,
+        Container::Jsonl | Container::Parquet => Layout::Jsonl,
         Container::Document => Layout::Document,
         Container::DocumentArray => Layout::Array,
     }
+}
+
+/// `dir/a.jsonl.gz` → `dir/a.parquet`.
+fn parquet_name(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.split('.').next().unwrap_or("out");
+    path.with_file_name(format!("{stem}.parquet"))
 }
 
 /// Refuses any output (sessions, report, rejects) that is an input, and two
@@ -280,6 +292,7 @@ fn progress_bar(inputs: &[Input], quiet: bool) -> ProgressBar {
         .map(|m| m.len())
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_position(0);
     if let Ok(style) =
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
     {

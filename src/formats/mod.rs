@@ -2,52 +2,125 @@
 //!
 //! Each dialect is one file implementing [`Adapter`]: it recognises its own
 //! records, decodes them without losing a field, and encodes a (possibly
-//! compacted) session back into the same shape. Containers (lines, files,
-//! compression) are `io`'s business; adapters never see bytes.
+//! compacted) session back into the same shape. Containers (lines, documents,
+//! Parquet rows, compression) are `io`'s business; adapters see JSON values.
+//!
+//! Two kinds of dialect ([`Unit`]): one session per record (OpenAI, Anthropic,
+//! ShareGPT: a JSONL line or a `.json` element each), and one session per file
+//! (Claude Code, Codex: every line of the file is an event of one session;
+//! SWE-agent, ToolBench: one JSON document per file). The format is decided
+//! per file from its first records ([`Format::detect`]), and every record of
+//! the file must then fit it: a wrong guess is an error, never an empty session.
 
+pub mod anthropic;
+pub mod claude_code;
+pub mod codex;
 pub mod openai;
+pub mod sharegpt;
+pub mod swe_agent;
+pub mod toolbench;
 
 use crate::model::{Session, Source};
 use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-/// Why a record could not be read as a session. The caller adds the file and line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DecodeError(pub String);
+/// Why records could not be read as a session. `source` names the offending
+/// record when it is not the unit's first (the caller adds it otherwise).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    pub source: Option<Source>,
+    pub message: String,
+}
 
 impl DecodeError {
     pub fn new(msg: impl Into<String>) -> DecodeError {
-        DecodeError(msg.into())
+        DecodeError { source: None, message: msg.into() }
+    }
+
+    /// The error, blamed on one record.
+    pub fn at(source: &Source, msg: impl Into<String>) -> DecodeError {
+        DecodeError { source: Some(source.clone()), message: msg.into() }
     }
 }
 
-/// A transcript dialect: detection, decoding and encoding of one record shape.
-pub trait Adapter: Sync + Send {
-    /// The name used on the command line (`--from`, `--to`).
-    fn name(&self) -> &'static str;
-    /// Returns true if and only if `record` looks like this dialect's session record.
-    fn detect(&self, record: &Value) -> bool;
-    /// Reads one record as a session.
-    fn decode(&self, record: Value, source: Source) -> Result<Session, DecodeError>;
-    /// Writes a session back. `compaction` is added as a top-level field where
-    /// the record shape has room for one.
-    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Value;
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
+impl std::error::Error for DecodeError {}
+
+/// One JSON record and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub source: Source,
+    pub value: Value,
+}
+
+/// How records map to sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Each record is a session.
+    Record,
+    /// All records of a file are one session.
+    File,
+}
+
+/// A transcript dialect: detection, decoding and encoding.
+pub trait Adapter: Sync + Send {
+    /// The name used on the command line (`--from`, `--to`) and in reports.
+    fn name(&self) -> &'static str;
+    /// Whether a session is one record or a whole file.
+    fn unit(&self) -> Unit;
+    /// Returns true if and only if these first records of a file (at most
+    /// [`DETECT_RECORDS`]) look like this dialect.
+    fn detect(&self, first: &[Value]) -> bool;
+    /// Reads one unit (one record, or every record of a file in order) as a session.
+    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError>;
+    /// Writes a session back as records (one for a record dialect, the file's
+    /// lines for a file dialect). `compaction` is added where the shape has room.
+    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value>;
+}
+
+/// How many records of a file detection looks at.
+pub const DETECT_RECORDS: usize = 16;
+
 /// The dialects `compactor` reads and writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Format {
     OpenAi,
+    Anthropic,
+    ClaudeCode,
+    Codex,
+    ShareGpt,
+    SweAgent,
+    ToolBench,
 }
 
 impl Format {
-    pub const ALL: &'static [Format] = &[Format::OpenAi];
+    /// Every dialect, in detection order: the most specific shapes first, the
+    /// plain OpenAI chat shape (which many others also fit) last.
+    pub const ALL: &'static [Format] = &[
+        Format::ClaudeCode,
+        Format::Codex,
+        Format::SweAgent,
+        Format::ToolBench,
+        Format::ShareGpt,
+        Format::Anthropic,
+        Format::OpenAi,
+    ];
 
     pub fn adapter(self) -> &'static dyn Adapter {
         match self {
             Format::OpenAi => &openai::OpenAi,
+            Format::Anthropic => &anthropic::Anthropic,
+            Format::ClaudeCode => &claude_code::ClaudeCode,
+            Format::Codex => &codex::Codex,
+            Format::ShareGpt => &sharegpt::ShareGpt,
+            Format::SweAgent => &swe_agent::SweAgent,
+            Format::ToolBench => &toolbench::ToolBench,
         }
     }
 
@@ -55,9 +128,16 @@ impl Format {
         self.adapter().name()
     }
 
-    /// The first dialect that recognises `record`.
-    pub fn detect(record: &Value) -> Option<Format> {
-        Format::ALL.iter().copied().find(|f| f.adapter().detect(record))
+    pub fn unit(self) -> Unit {
+        self.adapter().unit()
+    }
+
+    /// The first dialect (in [`Format::ALL`] order) that recognises these first records.
+    pub fn detect(first: &[Value]) -> Option<Format> {
+        if first.is_empty() {
+            return None;
+        }
+        Format::ALL.iter().copied().find(|f| f.adapter().detect(first))
     }
 }
 
@@ -71,10 +151,10 @@ impl FromStr for Format {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "openai" => Ok(Format::OpenAi),
-            other => Err(format!("unknown format `{other}` (expected openai)")),
-        }
+        Format::ALL.iter().copied().find(|f| f.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+            format!("unknown format `{s}` (expected one of {})", names.join(", "))
+        })
     }
 }
 
@@ -86,4 +166,19 @@ pub(crate) fn record_id(map: &serde_json::Map<String, Value>) -> Option<String> 
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     })
+}
+
+/// Takes the single record of a record-unit decode.
+pub(crate) fn single(records: Vec<Record>) -> Result<Record, DecodeError> {
+    let n = records.len();
+    let mut it = records.into_iter();
+    match (it.next(), n) {
+        (Some(r), 1) => Ok(r),
+        _ => Err(DecodeError::new(format!("expected one record, got {n}"))),
+    }
+}
+
+/// Placeholder for a dialect that is not implemented yet.
+pub(crate) fn not_yet(name: &str) -> DecodeError {
+    DecodeError::new(format!("the {name} format is not supported yet"))
 }

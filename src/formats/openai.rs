@@ -16,7 +16,7 @@
 //! at their key, so encoding fills the same slot: a record written back has its
 //! keys in the order it was read, and new keys (`compaction`) go last.
 
-use super::{Adapter, DecodeError, record_id};
+use super::{Adapter, DecodeError, Record, Unit, record_id, single};
 use crate::model::{
     ArgsForm, Content, ContentForm, ImageInfo, Layout, Message, MessageMeta, Part, Reasoning, Role,
     Session, Source, ToolCall, Usage,
@@ -61,64 +61,83 @@ impl Adapter for OpenAi {
         "openai"
     }
 
-    fn detect(&self, record: &Value) -> bool {
-        match record {
-            Value::Object(map) => map.get("messages").is_some_and(Value::is_array),
-            Value::Array(items) => items.iter().all(looks_like_message),
-            _ => false,
-        }
+    fn unit(&self) -> Unit {
+        Unit::Record
     }
 
-    fn decode(&self, record: Value, source: Source) -> Result<Session, DecodeError> {
-        let (layout, mut extra, raw_messages) = match record {
-            Value::Object(mut map) => match map.insert("messages".into(), slot()) {
-                Some(Value::Array(items)) => (Layout::Object, map, items),
-                Some(_) => return Err(DecodeError::new("`messages` is not an array")),
-                None => {
-                    return Err(DecodeError::new(
-                        "not an OpenAI session: expected an object with a `messages` array",
-                    ));
-                }
-            },
-            Value::Array(items) => (Layout::BareArray, Map::new(), items),
-            other => {
-                return Err(DecodeError::new(format!(
-                    "not an OpenAI session: expected an object or an array, found {}",
-                    kind_of(&other)
-                )));
+    fn detect(&self, first: &[Value]) -> bool {
+        let fits = first.iter().filter(|r| looks_like_session(r)).count();
+        fits * 2 > first.len()
+    }
+
+    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
+        let Record { source, value } = single(records)?;
+        decode_session(value, source)
+    }
+
+    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
+        vec![encode_session(session, compaction)]
+    }
+}
+
+/// Returns true if and only if `v` has the shape of an OpenAI session record.
+pub fn looks_like_session(v: &Value) -> bool {
+    match v {
+        Value::Object(map) => map.get("messages").is_some_and(Value::is_array),
+        Value::Array(items) => items.iter().all(looks_like_message),
+        _ => false,
+    }
+}
+
+/// Reads one OpenAI session record.
+pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeError> {
+    let (layout, mut extra, raw_messages) = match record {
+        Value::Object(mut map) => match map.insert("messages".into(), slot()) {
+            Some(Value::Array(items)) => (Layout::Object, map, items),
+            Some(_) => return Err(DecodeError::new("`messages` is not an array")),
+            None => {
+                return Err(DecodeError::new(
+                    "not an OpenAI session: expected an object with a `messages` array",
+                ));
             }
-        };
-        let messages = raw_messages
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| {
-                decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let tools = match extra.get("tools") {
-            Some(v) if !v.is_null() => extra.insert("tools".into(), slot()),
-            _ => None,
-        };
-        let id = record_id(&extra).unwrap_or_else(|| source.to_string());
-        if layout == Layout::BareArray {
-            extra.clear();
+        },
+        Value::Array(items) => (Layout::BareArray, Map::new(), items),
+        other => {
+            return Err(DecodeError::new(format!(
+                "not an OpenAI session: expected an object or an array, found {}",
+                kind_of(&other)
+            )));
         }
-        Ok(Session { id, source, layout, messages, tools, extra })
+    };
+    let messages = raw_messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tools = match extra.get("tools") {
+        Some(v) if !v.is_null() => extra.insert("tools".into(), slot()),
+        _ => None,
+    };
+    let id = record_id(&extra).unwrap_or_else(|| source.to_string());
+    if layout == Layout::BareArray {
+        extra.clear();
     }
+    Ok(Session { id, source, layout, messages, tools, extra, ..Session::default() })
+}
 
-    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Value {
-        let messages: Vec<Value> = session.messages.iter().map(encode_message).collect();
-        if session.layout == Layout::BareArray {
-            return Value::Array(messages);
-        }
-        let mut map = session.extra.clone();
-        map.insert("messages".into(), Value::Array(messages));
-        fill(&mut map, "tools", session.tools.clone());
-        if let Some(c) = compaction {
-            map.insert("compaction".into(), c.clone());
-        }
-        Value::Object(map)
+/// Writes one OpenAI session record.
+pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
+    let messages: Vec<Value> = session.messages.iter().map(encode_message).collect();
+    if session.layout == Layout::BareArray {
+        return Value::Array(messages);
     }
+    let mut map = session.extra.clone();
+    map.insert("messages".into(), Value::Array(messages));
+    fill(&mut map, "tools", session.tools.clone());
+    if let Some(c) = compaction {
+        map.insert("compaction".into(), c.clone());
+    }
+    Value::Object(map)
 }
 
 fn looks_like_message(v: &Value) -> bool {
@@ -136,7 +155,8 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn decode_message(value: Value) -> Result<Message, String> {
+/// Reads one OpenAI message object.
+pub fn decode_message(value: Value) -> Result<Message, String> {
     let Value::Object(mut map) = value else {
         return Err(format!("expected an object, found {}", kind_of(&value)));
     };
@@ -189,7 +209,16 @@ fn decode_message(value: Value) -> Result<Message, String> {
         }
     }
     let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map) };
-    Ok(Message { role, content, tool_calls, tool_call_id, reasoning, meta, extra: map })
+    Ok(Message {
+        role,
+        content,
+        tool_calls,
+        tool_call_id,
+        reasoning,
+        meta,
+        extra: map,
+        attached: Vec::new(),
+    })
 }
 
 fn string_of(v: Value) -> Option<String> {
@@ -294,7 +323,8 @@ fn decode_tool_call(value: &Value) -> Option<ToolCall> {
     Some(ToolCall { id, name, arguments, args_form, extra, function_extra })
 }
 
-fn encode_message(m: &Message) -> Value {
+/// Writes one OpenAI message object.
+pub fn encode_message(m: &Message) -> Value {
     let mut map = m.extra.clone();
     map.insert("role".into(), Value::String(m.role.as_str().to_string()));
     fill(&mut map, "content", encode_content(&m.content));
@@ -357,9 +387,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn decode(v: Value) -> Result<Session, DecodeError> {
+        OpenAi.decode(vec![Record { source: Source::default(), value: v }])
+    }
+
+    fn encode(s: &Session, c: Option<&Value>) -> Value {
+        OpenAi.encode(s, c).remove(0)
+    }
+
     fn roundtrip(v: Value) -> Value {
-        let s = OpenAi.decode(v, Source::default()).expect("decodes");
-        OpenAi.encode(&s, None)
+        encode(&decode(v).expect("decodes"), None)
     }
 
     #[test]
@@ -387,24 +424,24 @@ mod tests {
     fn bare_array_roundtrip() {
         let v = json!([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]);
         assert_eq!(roundtrip(v.clone()), v);
-        assert!(OpenAi.detect(&v));
+        assert!(OpenAi.detect(std::slice::from_ref(&v)));
     }
 
     #[test]
     fn arguments_as_object_are_kept_as_object() {
         let v = json!({"messages": [{"role": "assistant", "tool_calls": [
             {"id": "x", "function": {"name": "f", "arguments": {"a": 1}}}]}]});
-        let s = OpenAi.decode(v.clone(), Source::default()).unwrap();
+        let s = decode(v.clone()).unwrap();
         assert_eq!(s.messages[0].tool_calls[0].arguments, r#"{"a":1}"#);
-        assert_eq!(OpenAi.encode(&s, None), v);
+        assert_eq!(encode(&s, None), v);
     }
 
     #[test]
     fn unknown_tool_call_shapes_pass_through() {
         let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"weird": true}]}]});
-        let s = OpenAi.decode(v.clone(), Source::default()).unwrap();
+        let s = decode(v.clone()).unwrap();
         assert!(s.messages[0].tool_calls.is_empty());
-        assert_eq!(OpenAi.encode(&s, None), v);
+        assert_eq!(encode(&s, None), v);
     }
 
     #[test]
@@ -412,7 +449,7 @@ mod tests {
         let v = json!({"messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,QUJDRA=="}},
             {"type": "image_url", "image_url": "https://x.test/a.png"}]}]});
-        let s = OpenAi.decode(v, Source::default()).unwrap();
+        let s = decode(v).unwrap();
         match &s.messages[0].content.parts[0] {
             Part::Image { info, .. } => {
                 assert_eq!(info.media_type.as_deref(), Some("image/jpeg"));
@@ -441,7 +478,7 @@ mod tests {
             json!({"messages": [{"role": "user", "content": 5}]}),
             json!({"messages": [{"role": "user", "content": {"text": "obj"}}]}),
         ] {
-            let err = OpenAi.decode(bad.clone(), Source::default());
+            let err = decode(bad.clone());
             assert!(err.is_err(), "accepted {bad}");
         }
     }
@@ -450,13 +487,10 @@ mod tests {
     fn removed_reasoning_and_calls_leave_no_placeholder() {
         let v = json!({"messages": [{"role": "assistant", "content": "x", "reasoning_content": "r",
             "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]});
-        let mut s = OpenAi.decode(v, Source::default()).unwrap();
+        let mut s = decode(v).unwrap();
         s.messages[0].reasoning = None;
         s.messages[0].tool_calls.clear();
-        assert_eq!(
-            OpenAi.encode(&s, None),
-            json!({"messages": [{"role": "assistant", "content": "x"}]})
-        );
+        assert_eq!(encode(&s, None), json!({"messages": [{"role": "assistant", "content": "x"}]}));
     }
 
     #[test]
@@ -469,8 +503,8 @@ mod tests {
     #[test]
     fn compaction_goes_last() {
         let v = json!({"messages": [], "z": 1});
-        let s = OpenAi.decode(v, Source::default()).unwrap();
-        let out = OpenAi.encode(&s, Some(&json!({"mode": "lean"})));
+        let s = decode(v).unwrap();
+        let out = encode(&s, Some(&json!({"mode": "lean"})));
         let keys: Vec<_> = out.as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["messages", "z", "compaction"]);
     }

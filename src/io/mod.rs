@@ -9,6 +9,7 @@
 //! - [`output`] writes results atomically (temp file, fsync, rename).
 
 pub mod output;
+pub mod parquet;
 
 use crate::model::Source;
 use serde_json::Value;
@@ -19,7 +20,16 @@ use std::path::{Path, PathBuf};
 /// File name extensions (after any compression suffix) read from directories.
 const DATA_EXTENSIONS: &[&str] = &["jsonl", "json", "ndjson"];
 /// Compression suffixes recognised in directory walks.
-const COMPRESSED_SUFFIXES: &[&str] = &["gz"];
+const COMPRESSED_SUFFIXES: &[&str] = &["gz", "zst"];
+/// Extensions read from directories besides the JSON ones.
+const OTHER_EXTENSIONS: &[&str] = &["traj", "parquet"];
+
+/// Options that change how inputs are read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// A Parquet string column holding each row's messages as JSON.
+    pub messages_column: Option<String>,
+}
 
 /// One input to read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,7 +56,8 @@ fn is_data_file(name: &str) -> bool {
             stem = s;
         }
     }
-    stem.rsplit_once('.').is_some_and(|(_, ext)| DATA_EXTENSIONS.contains(&ext))
+    stem.rsplit_once('.')
+        .is_some_and(|(_, ext)| DATA_EXTENSIONS.contains(&ext) || OTHER_EXTENSIONS.contains(&ext))
 }
 
 fn walk(dir: &Path, root: &Path, out: &mut Vec<Input>) -> io::Result<()> {
@@ -99,7 +110,11 @@ pub fn expand_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
     Ok(out)
 }
 
-/// Opens an input, transparently decompressing gzip (by magic bytes).
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+
+/// Opens an input, transparently decompressing gzip and zstd (by magic bytes).
 pub fn open(input: &Input) -> io::Result<Box<dyn BufRead + Send>> {
     let raw: Box<dyn Read + Send> = match &input.path {
         Some(p) => Box::new(File::open(p)?),
@@ -107,13 +122,25 @@ pub fn open(input: &Input) -> io::Result<Box<dyn BufRead + Send>> {
     };
     let mut buf = BufReader::with_capacity(1 << 16, raw);
     let magic = buf.fill_buf()?;
-    if magic.starts_with(&[0x1f, 0x8b]) {
+    if magic.starts_with(GZIP_MAGIC) {
         return Ok(Box::new(BufReader::with_capacity(
             1 << 16,
             flate2::bufread::MultiGzDecoder::new(buf),
         )));
     }
+    if magic.starts_with(ZSTD_MAGIC) {
+        return Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            zstd::stream::read::Decoder::with_buffer(buf)?,
+        )));
+    }
     Ok(Box::new(buf))
+}
+
+/// Returns true if and only if the file at `path` starts with Parquet's magic bytes.
+fn is_parquet(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == PARQUET_MAGIC
 }
 
 /// The bytes of one record, not yet parsed (parsing happens on the worker threads).
@@ -141,6 +168,8 @@ pub enum Container {
     Document,
     /// One JSON document holding an array of records.
     DocumentArray,
+    /// A Parquet table, one record per row.
+    Parquet,
 }
 
 /// A failure to read a record at all (not JSON, I/O error mid-file).
@@ -164,6 +193,7 @@ pub struct RecordReader {
     first: Option<Vec<u8>>,
     done: bool,
     bytes_read: u64,
+    parquet: Option<parquet::ParquetReader>,
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -181,8 +211,23 @@ fn is_session_array(value: &Value) -> bool {
 impl RecordReader {
     /// Opens `input` and decides its container: if its first non-blank line is
     /// a JSON value on its own it is JSONL, otherwise one JSON document.
-    pub fn open(input: &Input) -> Result<RecordReader, ReadError> {
+    pub fn open(input: &Input, options: &ReadOptions) -> Result<RecordReader, ReadError> {
         let display = input.display.clone();
+        if let Some(path) = input.path.as_deref().filter(|p| is_parquet(p)) {
+            let rows =
+                parquet::ParquetReader::open(path, &display, options.messages_column.as_deref())?;
+            return Ok(RecordReader {
+                display,
+                inner: Box::new(io::empty()),
+                container: Container::Parquet,
+                line: 0,
+                pending: Vec::new().into_iter(),
+                first: None,
+                done: false,
+                bytes_read: 0,
+                parquet: Some(rows),
+            });
+        }
         let whole = Source { path: display.clone(), line: None, index: None };
         let err = |message: String| ReadError { source: whole.clone(), message, raw: Vec::new() };
         let mut inner = open(input).map_err(|e| err(e.to_string()))?;
@@ -210,6 +255,7 @@ impl RecordReader {
             first: None,
             done: false,
             bytes_read,
+            parquet: None,
         };
         if first.is_empty() || is_blank(&first) {
             reader.done = true;
@@ -269,6 +315,9 @@ impl RecordReader {
 
     /// The next record, `None` at the end. A read failure ends the input.
     pub fn next_record(&mut self) -> Option<Result<RawRecord, ReadError>> {
+        if let Some(rows) = self.parquet.as_mut() {
+            return rows.next_record();
+        }
         if let Some(r) = self.pending.next() {
             return Some(Ok(r));
         }
@@ -345,7 +394,7 @@ mod tests {
     }
 
     fn records(path: &Path) -> (Container, Vec<Source>) {
-        let mut r = RecordReader::open(&input(path)).unwrap();
+        let mut r = RecordReader::open(&input(path), &ReadOptions::default()).unwrap();
         let mut out = Vec::new();
         while let Some(rec) = r.next_record() {
             out.push(rec.unwrap().source);
@@ -387,6 +436,17 @@ mod tests {
     }
 
     #[test]
+    fn zstd_is_detected_by_magic_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl.zst");
+        let bytes =
+            zstd::encode_all(&b"{\"messages\":[]}\n{\"messages\":[]}\n{\"messages\":[]}\n"[..], 3)
+                .unwrap();
+        std::fs::write(&p, bytes).unwrap();
+        assert_eq!(records(&p).1.len(), 3);
+    }
+
+    #[test]
     fn empty_input_has_no_records() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("e.jsonl");
@@ -400,14 +460,20 @@ mod tests {
         let root = dir.path();
         std::fs::create_dir_all(root.join("b/c")).unwrap();
         std::fs::create_dir_all(root.join(".hidden")).unwrap();
-        for f in
-            ["z.jsonl", "a.json", "b/c/d.jsonl.gz", "notes.txt", ".hidden/x.jsonl", "b/y.ndjson"]
-        {
+        for f in [
+            "z.jsonl",
+            "a.json",
+            "b/c/d.jsonl.gz",
+            "notes.txt",
+            ".hidden/x.jsonl",
+            "b/y.ndjson",
+            "b/r.jsonl.zst",
+        ] {
             std::fs::write(root.join(f), "").unwrap();
         }
         let got = expand_inputs(&[root.display().to_string()]).unwrap();
         let rel: Vec<String> = got.iter().map(|i| i.relative.display().to_string()).collect();
-        assert_eq!(rel, ["a.json", "b/c/d.jsonl.gz", "b/y.ndjson", "z.jsonl"]);
+        assert_eq!(rel, ["a.json", "b/c/d.jsonl.gz", "b/r.jsonl.zst", "b/y.ndjson", "z.jsonl"]);
     }
 
     #[test]

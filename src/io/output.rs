@@ -86,12 +86,16 @@ pub enum Layout {
     Document,
     /// One pretty-printed JSON array of sessions.
     Array,
+    /// A Parquet table, one row per (OpenAI-shaped) session.
+    Parquet,
 }
 
 enum Sink {
     Stdout(BufWriter<io::Stdout>),
     File(BufWriter<AtomicFile>),
     Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<AtomicFile>>),
+    Parquet(Box<super::parquet::ParquetWriter>),
 }
 
 impl Write for AtomicFile {
@@ -109,6 +113,7 @@ pub struct SessionWriter {
     layout: Layout,
     written: usize,
     pending_document: Option<Value>,
+    void: io::Sink,
 }
 
 impl SessionWriter {
@@ -120,19 +125,25 @@ impl SessionWriter {
         )
     }
 
-    /// A file at `path`, gzip-compressed when its name ends in `.gz`.
+    /// A file at `path`, gzip- or zstd-compressed when its name ends in `.gz` / `.zst`.
     pub fn file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
+        if layout == Layout::Parquet {
+            let w = super::parquet::ParquetWriter::create(path)?;
+            return Ok(SessionWriter::new(Sink::Parquet(Box::new(w)), layout));
+        }
         let atomic = BufWriter::with_capacity(1 << 16, AtomicFile::create(path)?);
-        let sink = if path.extension().is_some_and(|e| e == "gz") {
-            Sink::Gzip(flate2::write::GzEncoder::new(atomic, flate2::Compression::default()))
-        } else {
-            Sink::File(atomic)
+        let sink = match path.extension().and_then(|e| e.to_str()) {
+            Some("gz") => {
+                Sink::Gzip(flate2::write::GzEncoder::new(atomic, flate2::Compression::default()))
+            }
+            Some("zst") => Sink::Zstd(zstd::stream::write::Encoder::new(atomic, 3)?),
+            _ => Sink::File(atomic),
         };
         Ok(SessionWriter::new(sink, layout))
     }
 
     fn new(sink: Sink, layout: Layout) -> SessionWriter {
-        SessionWriter { sink, layout, written: 0, pending_document: None }
+        SessionWriter { sink, layout, written: 0, pending_document: None, void: io::sink() }
     }
 
     fn out(&mut self) -> &mut dyn Write {
@@ -140,11 +151,20 @@ impl SessionWriter {
             Sink::Stdout(w) => w,
             Sink::File(w) => w,
             Sink::Gzip(w) => w,
+            Sink::Zstd(w) => w,
+            // Parquet never writes bytes through here; see `write`.
+            Sink::Parquet(_) => &mut self.void,
         }
     }
 
     pub fn write(&mut self, value: &Value) -> io::Result<()> {
+        if let Sink::Parquet(w) = &mut self.sink {
+            w.write(value).map_err(io::Error::other)?;
+            self.written += 1;
+            return Ok(());
+        }
         match self.layout {
+            Layout::Parquet => {}
             Layout::Jsonl => {
                 let w = self.out();
                 serde_json::to_writer(&mut *w, value)?;
@@ -199,6 +219,8 @@ impl SessionWriter {
             Sink::Stdout(mut w) => w.flush()?,
             Sink::File(w) => w.into_inner().map_err(|e| e.into_error())?.commit()?,
             Sink::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
+            Sink::Zstd(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
+            Sink::Parquet(w) => w.finish()?,
         }
         Ok(())
     }

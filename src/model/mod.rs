@@ -66,6 +66,20 @@ pub struct Session {
     pub tools: Option<Value>,
     /// Every other top-level field, written back unchanged.
     pub extra: Map<String, Value>,
+    /// Records after the last message that are not chat (file dialects).
+    pub trailing: Vec<Value>,
+    /// Compactions the source recorded before we saw it (Claude Code
+    /// `compact_boundary`, Codex `compacted`), oldest first.
+    pub earlier_compactions: Vec<EarlierCompaction>,
+}
+
+/// A compaction the agent itself performed, as its log records it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EarlierCompaction {
+    /// The request size the agent reported before compacting, if it did.
+    pub pre_tokens: Option<u64>,
+    /// `auto` / `manual` or the like, as recorded.
+    pub trigger: Option<String>,
 }
 
 impl Session {
@@ -154,6 +168,11 @@ pub struct Message {
     pub meta: MessageMeta,
     /// Every other key of the message object, written back unchanged.
     pub extra: Map<String, Value>,
+    /// Records of the source that sit just before this message and carry no
+    /// chat content (Claude Code snapshots, Codex turn contexts, sidechains...).
+    /// They are written back in place; when the message is folded into a
+    /// summary, they move with the summary.
+    pub attached: Vec<Value>,
 }
 
 impl Message {
@@ -167,6 +186,7 @@ impl Message {
             reasoning: None,
             meta: MessageMeta::default(),
             extra: Map::new(),
+            attached: Vec::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! output invariants, on seeded synthetic sessions.
 
 use super::*;
-use crate::formats::{Adapter, openai::OpenAi};
+use crate::formats::openai::{decode_session, encode_session};
 use crate::model::{Role, Source};
 use crate::report::wire::CompactionObject;
 use crate::synth::{SynthConfig, session as synth};
@@ -14,7 +14,7 @@ fn meter() -> Meter {
 
 fn synth_session(seed: u64, tokens: u64) -> Session {
     let v = synth(SynthConfig { seed, target_tokens: tokens, ..SynthConfig::default() });
-    OpenAi.decode(v, Source::default()).expect("synthetic sessions decode")
+    decode_session(v, Source::default()).expect("synthetic sessions decode")
 }
 
 fn forced(mode: Mode, window: u64) -> Policy {
@@ -98,8 +98,8 @@ fn compacting_a_compacted_session_again_changes_nothing() {
         let object =
             serde_json::to_value(CompactionObject::new(&s.source, &first.compaction, "o200k"))
                 .unwrap();
-        let written = OpenAi.encode(&first.session, Some(&object));
-        let reread = OpenAi.decode(written, Source::default()).unwrap();
+        let written = encode_session(&first.session, Some(&object));
+        let reread = decode_session(written, Source::default()).unwrap();
         let second = compact(&reread, &policy, &m);
         assert!(!second.compaction.compacted, "{:?}", second.compaction.reason);
         assert_eq!(second.session, reread);

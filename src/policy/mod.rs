@@ -470,10 +470,20 @@ fn summarize(
         let built = summary::build_summary(&input, meter);
         let mut rest: Vec<Message> = pruned[cut..protected].to_vec();
         rest.extend_from_slice(&msgs[protected..]);
-        let (out, placement) = assemble::assemble(msgs[..head_end].to_vec(), &built.text, rest);
+        let (mut out, placement) = assemble::assemble(msgs[..head_end].to_vec(), &built.text, rest);
+        // Non-chat records of the folded messages stay in the file, with the summary.
+        let mut carried: Vec<serde_json::Value> =
+            middle.iter().flat_map(|m| m.attached.iter().cloned()).collect();
         let kept_from = match placement {
-            Placement::Standalone { index, .. } => index + 1,
-            Placement::Merged { index } => index,
+            Placement::Standalone { index, .. } => {
+                out[index].attached = carried;
+                index + 1
+            }
+            Placement::Merged { index } => {
+                carried.append(&mut out[index].attached);
+                out[index].attached = carried;
+                index
+            }
         };
         (out, Some(built), Some(placement), kept_from)
     } else {
@@ -488,11 +498,12 @@ fn summarize(
         assemble::add_system_note(&mut out_msgs);
     }
     let protected_from = kept_from + (protected - cut);
-    let s = sanitize::sanitize(&mut out_msgs, protected_from);
+    let mut trailing = session.trailing.clone();
+    let s = sanitize::sanitize(&mut out_msgs, protected_from, &mut trailing);
     effects.results_dropped = s.results_dropped;
     effects.calls_dropped = s.calls_dropped;
 
-    let out = Session { messages: out_msgs, ..session.clone() };
+    let out = Session { messages: out_msgs, trailing, ..session.clone() };
     let out_tokens = meter.messages(&out.messages);
     let after = fixed + out_tokens.iter().sum::<u64>();
     let summary_messages = usize::from(matches!(placement, Some(Placement::Standalone { .. })));

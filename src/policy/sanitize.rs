@@ -20,6 +20,7 @@
 //!   records after it) is the agent's last action and stays as it is.
 
 use crate::model::{Message, Role};
+use serde_json::Value;
 use std::collections::HashSet;
 
 /// Left in an assistant message whose every call was removed (H).
@@ -36,8 +37,14 @@ fn is_chat(m: &Message) -> bool {
     matches!(m.role, Role::User | Role::Assistant | Role::Tool)
 }
 
-/// Repairs call/result pairing in `messages[..protected_from]`.
-pub fn sanitize(messages: &mut Vec<Message>, protected_from: usize) -> Sanitized {
+/// Repairs call/result pairing in `messages[..protected_from]`. Non-chat
+/// records attached to a dropped message move to the next message (or to
+/// `trailing` when it was the last).
+pub fn sanitize(
+    messages: &mut Vec<Message>,
+    protected_from: usize,
+    trailing: &mut Vec<Value>,
+) -> Sanitized {
     let mut out = Sanitized::default();
     let protected_from = protected_from.min(messages.len());
     // Results: keep those answering a call made before them, once.
@@ -73,11 +80,24 @@ pub fn sanitize(messages: &mut Vec<Message>, protected_from: usize) -> Sanitized
             m.content.replace_with_text(CALL_REMOVED_TEXT);
         }
     }
+    let mut carried: Vec<Value> = Vec::new();
     let mut i = 0;
-    messages.retain(|_| {
+    messages.retain_mut(|m| {
         i += 1;
-        keep[i - 1]
+        if !keep[i - 1] {
+            carried.append(&mut m.attached);
+            return false;
+        }
+        if !carried.is_empty() {
+            carried.append(&mut m.attached);
+            m.attached = std::mem::take(&mut carried);
+        }
+        true
     });
+    if !carried.is_empty() {
+        carried.append(trailing);
+        *trailing = carried;
+    }
     out
 }
 
@@ -153,7 +173,7 @@ mod tests {
             Message::text(Role::User, "u"),
             Message::text(Role::Assistant, "ok"),
         ];
-        let s = sanitize(&mut ms, 3);
+        let s = sanitize(&mut ms, 3, &mut Vec::new());
         assert_eq!(s, Sanitized { results_dropped: 1, calls_dropped: 1 });
         assert_eq!(ms.len(), 4);
         assert_eq!(ms[0].tool_calls.len(), 1);
@@ -166,7 +186,7 @@ mod tests {
             Message::text(Role::User, "u"),
             Message::text(Role::Assistant, "ok"),
         ];
-        sanitize(&mut ms, 1);
+        sanitize(&mut ms, 1, &mut Vec::new());
         assert!(ms[0].tool_calls.is_empty());
         assert_eq!(ms[0].text_content(), CALL_REMOVED_TEXT);
     }
@@ -180,7 +200,7 @@ mod tests {
             result("a"),
             Message::text(Role::User, "u"),
         ];
-        let s = sanitize(&mut ms, 4);
+        let s = sanitize(&mut ms, 4, &mut Vec::new());
         assert_eq!(s.results_dropped, 2);
         assert_eq!(ms.len(), 3);
         assert!(ms[1].is_tool_result());
@@ -190,7 +210,7 @@ mod tests {
     fn the_tail_is_never_touched() {
         let mut ms = vec![Message::text(Role::User, "u"), result("orphan"), call(&["x"])];
         let before = ms.clone();
-        let s = sanitize(&mut ms, 1);
+        let s = sanitize(&mut ms, 1, &mut Vec::new());
         assert_eq!(s, Sanitized::default());
         assert_eq!(ms, before);
     }
@@ -217,13 +237,28 @@ mod tests {
     }
 
     #[test]
+    fn records_attached_to_dropped_messages_move_on() {
+        let mut orphan = result("zzz");
+        orphan.attached = vec![serde_json::json!({"type": "snapshot", "n": 1})];
+        let mut last = result("yyy");
+        last.attached = vec![serde_json::json!({"n": 2})];
+        let mut ms =
+            vec![Message::text(Role::User, "u"), orphan, Message::text(Role::Assistant, "a"), last];
+        let mut trailing = vec![serde_json::json!({"n": 3})];
+        sanitize(&mut ms, 4, &mut trailing);
+        assert_eq!(ms.len(), 2);
+        assert_eq!(ms[1].attached, [serde_json::json!({"type": "snapshot", "n": 1})]);
+        assert_eq!(trailing, [serde_json::json!({"n": 2}), serde_json::json!({"n": 3})]);
+    }
+
+    #[test]
     fn in_flight_call_at_the_end_stays() {
         let mut ms = vec![
             Message::text(Role::User, "u"),
             call(&["x"]),
             Message::text(Role::Other("exit".into()), ""),
         ];
-        let s = sanitize(&mut ms, 3);
+        let s = sanitize(&mut ms, 3, &mut Vec::new());
         assert_eq!(s, Sanitized::default());
         assert_eq!(ms[1].tool_calls.len(), 1);
     }

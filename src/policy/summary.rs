@@ -49,8 +49,12 @@ answer questions that appear inside it, they were handled when they were made. R
 the newest message that comes after this summary.";
 /// Every summary ends with this line.
 pub const SUMMARY_END_MARKER: &str = "[END OF COMPACTION SUMMARY — respond to the message after this summary, not to anything quoted in it]";
-/// Prefixes of summaries written by other tools that we also recognise and update.
-pub const FOREIGN_SUMMARY_PREFIXES: &[&str] = &["[CONTEXT SUMMARY]:"];
+/// Prefixes of summaries written by other tools that we also recognise and
+/// update: the reference's older prefix, and Claude Code's compact summary.
+pub const FOREIGN_SUMMARY_PREFIXES: &[&str] = &[
+    "[CONTEXT SUMMARY]:",
+    "This session is being continued from a previous conversation that ran out of context",
+];
 /// Appended once to the system prompt of a compacted session.
 pub const SYSTEM_NOTE: &str = "[Note: earlier turns of this conversation were compacted into a \
 reference summary to save context space. Files and other state may already reflect that earlier \

@@ -1,0 +1,30 @@
+//! The `codex` dialect (not implemented yet: detection never claims a file).
+
+use super::{Adapter, DecodeError, Record, Unit, not_yet};
+use crate::model::Session;
+use serde_json::Value;
+
+/// The codex dialect.
+pub struct Codex;
+
+impl Adapter for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn unit(&self) -> Unit {
+        Unit::File
+    }
+
+    fn detect(&self, _first: &[Value]) -> bool {
+        false
+    }
+
+    fn decode(&self, _records: Vec<Record>) -> Result<Session, DecodeError> {
+        Err(not_yet(self.name()))
+    }
+
+    fn encode(&self, _session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
+        Vec::new()
+    }
+}
