@@ -18,3 +18,11 @@ mod properties;
 mod scale;
 // The real corpus in ../shared/corpus; skipped, with a reason, when absent.
 mod corpus;
+// One module per dialect: corpus round trips, conversions, detection, bad input.
+mod format_anthropic;
+mod format_claude_code;
+mod format_codex;
+mod format_parquet;
+mod format_sharegpt;
+mod format_swe_agent;
+mod format_toolbench;

@@ -1,0 +1,1 @@
+//! Integration tests of the `parquet` format (see src/formats/parquet.rs or src/io/parquet.rs).
