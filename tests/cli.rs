@@ -323,3 +323,30 @@ fn report_to_stdout_with_dash() {
     assert_eq!(rows.len(), 1);
     assert!(rows[0]["images_stripped"].as_u64().unwrap() >= 1, "{}", rows[0]);
 }
+
+#[test]
+fn stats_describes_an_archive() {
+    let res = run_ok(
+        compactor()
+            .args(["stats", "--json"])
+            .arg(fixture("openai"))
+            .arg(fixture("edge/parallel_calls.jsonl")),
+    );
+    let doc: Value = serde_json::from_slice(&res.stdout).unwrap();
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 5);
+    let codex =
+        files.iter().find(|f| f["file"].as_str().unwrap().ends_with("codex_w1t9.jsonl")).unwrap();
+    assert_eq!(codex["format"], "openai");
+    assert_eq!(codex["stats"]["messages"], 45);
+    assert_eq!(codex["stats"]["tool_calls_by_name"]["shell_command"], 31);
+    let total = &doc["total"];
+    let sum: u64 = files.iter().map(|f| f["stats"]["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(total["tokens"].as_u64().unwrap(), sum);
+    assert_eq!(total["sessions"], 5);
+    // The same figures as text.
+    let text = run_ok(compactor().arg("stats").arg(fixture("openai/codex_w1t9.jsonl")));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("codex_w1t9.jsonl — openai, 1 session"), "{text}");
+    assert!(text.contains("shell_command 31"), "{text}");
+}

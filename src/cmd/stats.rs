@@ -1,0 +1,163 @@
+//! `compactor stats`: what is in an archive, per file and in total.
+
+use crate::cli::args::StatsArgs;
+use crate::cli::config;
+use crate::cmd::ExitStatus;
+use crate::messages::err_message;
+use compactor::io::{ReadOptions, expand_inputs};
+use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::stats::Stats;
+use compactor::tokens::Meter;
+use rayon::prelude::*;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
+    let inputs = expand_inputs(&args.inputs)?;
+    let meter = Meter::new(args.counter, args.image_tokens);
+    let pool = config::thread_pool(args.threads)?;
+    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let mut reader =
+        JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
+    let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
+    let mut rejected = 0usize;
+    loop {
+        let batch = reader.next_batch(256);
+        if batch.is_empty() {
+            break;
+        }
+        let results: Vec<_> = pool.install(|| {
+            batch
+                .into_par_iter()
+                .map(|item| match item {
+                    Item::Job(job) => {
+                        let (input, format) = (job.input, job.format);
+                        let (sessions, errors) = decode_job(job);
+                        let mut st = Stats::default();
+                        for s in &sessions {
+                            st.merge(&Stats::of_session(s, &meter));
+                        }
+                        (
+                            Some((input, format.name(), st)),
+                            errors.into_iter().map(|(s, e)| format!("{s}: {e}")).collect(),
+                        )
+                    }
+                    Item::Failed { error, .. } => {
+                        (None, vec![format!("{}: {}", error.source, error.message)])
+                    }
+                    Item::Start { .. } | Item::End { .. } => (None, Vec::new()),
+                })
+                .collect()
+        });
+        for (stats, errors) in results {
+            for e in errors {
+                err_message!("{e}");
+                rejected += 1;
+            }
+            if let Some((input, format, st)) = stats {
+                files
+                    .entry(input)
+                    .or_insert_with(|| (format.to_string(), Stats::default()))
+                    .1
+                    .merge(&st);
+            }
+        }
+    }
+    let mut total = Stats::default();
+    for (_, st) in files.values() {
+        total.merge(st);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let per_file: Vec<_> = files
+            .iter()
+            .map(|(i, (format, st))| json!({"file": inputs[*i].display, "format": format, "stats": st}))
+            .collect();
+        let doc = json!({"counter": args.counter.name(), "files": per_file, "total": total});
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+    } else {
+        for (i, (format, st)) in &files {
+            print_stats(&mut out, &inputs[*i].display, Some(format), st, false)?;
+        }
+        if files.len() != 1 {
+            print_stats(&mut out, &format!("TOTAL, {} files", files.len()), None, &total, true)?;
+        }
+    }
+    out.flush()?;
+    Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// `12,345`.
+fn n(v: u64) -> String {
+    compactor::policy::tool_families::thousands(v)
+}
+
+/// `a 3 · b 2` from a map, largest first, at most `k` entries.
+fn top(map: &BTreeMap<String, u64>, k: usize, suffix: &str) -> String {
+    let mut items: Vec<(&String, &u64)> = map.iter().collect();
+    items.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut parts: Vec<String> =
+        items.iter().take(k).map(|(name, v)| format!("{name} {}{suffix}", n(**v))).collect();
+    if items.len() > k {
+        parts.push(format!("+{} more", items.len() - k));
+    }
+    if parts.is_empty() { "-".into() } else { parts.join(" · ") }
+}
+
+fn print_stats(
+    out: &mut impl Write,
+    title: &str,
+    format: Option<&str>,
+    st: &Stats,
+    sources: bool,
+) -> std::io::Result<()> {
+    let format = format.map(|f| format!("{f}, ")).unwrap_or_default();
+    let plural = if st.sessions == 1 { "" } else { "s" };
+    writeln!(out, "{title} — {format}{} session{plural}", n(st.sessions))?;
+    writeln!(out, "  messages    {:>12}   {}", n(st.messages), top(&st.messages_by_role, 6, ""))?;
+    writeln!(out, "  tokens      {:>12}   {}", n(st.tokens), top(&st.tokens_by_role, 6, ""))?;
+    writeln!(
+        out,
+        "              {:>12}   images {} ({} tok) · reasoning {} tok · tool schemas {} tok",
+        "",
+        n(st.images),
+        n(st.image_tokens),
+        n(st.reasoning_tokens),
+        n(st.tool_schema_tokens)
+    )?;
+    writeln!(
+        out,
+        "  tool calls  {:>12}   {}",
+        n(st.tool_calls),
+        top(&st.tool_calls_by_name, 6, "")
+    )?;
+    writeln!(out, "  by tool     {:>12}   {}", "", top(&st.tokens_by_tool, 6, " tok"))?;
+    if st.earlier_compactions > 0 {
+        writeln!(
+            out,
+            "  compacted   {:>12}   earlier compactions recorded in the log",
+            n(st.earlier_compactions)
+        )?;
+    }
+    if st.usage.calls > 0 {
+        let u = &st.usage;
+        writeln!(
+            out,
+            "  usage       {:>12}   calls with provider usage: provider {} vs ours {} tok ({:+.1}%), median gap {} tok/call",
+            n(u.calls),
+            n(u.provider_tokens),
+            n(u.our_tokens),
+            u.diff_pct,
+            u.median_gap
+        )?;
+    }
+    for l in &st.largest {
+        let tool = l.tool.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
+        let at =
+            if sources { format!("{}#{}", l.source, l.index) } else { format!("#{}", l.index) };
+        writeln!(out, "  largest     {:>12}   {at} {}{tool}: {}", n(l.tokens), l.role, l.preview)?;
+    }
+    writeln!(out)
+}

@@ -1,0 +1,299 @@
+//! Archive statistics: what is in a set of sessions, measured the way
+//! compaction measures it (`compactor stats`).
+//!
+//! Per session, then merged per file and in total: messages by role, tool calls
+//! and tokens by tool, tokens in images and reasoning, the largest messages,
+//! and, where the log recorded the provider's usage, the provider's prompt size
+//! of each call beside our count of the same request.
+//!
+//! Pure computation: no I/O, deterministic (ordered maps, stable tie-breaks).
+
+use crate::model::{Part, Role, Session};
+use crate::tokens::Meter;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How many of the largest messages are kept.
+pub const LARGEST_KEPT: usize = 5;
+/// Chars of a largest message shown as its preview.
+const PREVIEW_CHARS: usize = 80;
+
+/// One of the largest messages.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Largest {
+    pub source: String,
+    pub index: usize,
+    pub role: String,
+    /// The tool a result answers or a call makes, when there is one.
+    pub tool: Option<String>,
+    pub tokens: u64,
+    pub preview: String,
+}
+
+/// Provider-recorded usage beside our count, over the calls that recorded it.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct UsageComparison {
+    /// API calls (assistant messages) with recorded input usage.
+    pub calls: u64,
+    /// Sum of input + cache read + cache write tokens the provider recorded.
+    pub provider_tokens: u64,
+    /// Sum of our count of the same requests (everything before each call).
+    pub our_tokens: u64,
+    /// `100 × (ours − provider) / provider`.
+    pub diff_pct: f64,
+    /// Median of (provider − ours) per call: what the log does not hold
+    /// (system prompt, tool schemas) when it is roughly constant.
+    pub median_gap: i64,
+    #[serde(skip)]
+    gaps: Vec<i64>,
+}
+
+/// Statistics of a set of sessions.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Stats {
+    pub sessions: u64,
+    pub messages: u64,
+    pub messages_by_role: BTreeMap<String, u64>,
+    pub tool_calls: u64,
+    pub tool_calls_by_name: BTreeMap<String, u64>,
+    /// Request tokens of every session (schemas + messages + framing).
+    pub tokens: u64,
+    pub tokens_by_role: BTreeMap<String, u64>,
+    /// Tokens of each tool's calls and results.
+    pub tokens_by_tool: BTreeMap<String, u64>,
+    pub tool_schema_tokens: u64,
+    pub images: u64,
+    pub image_tokens: u64,
+    pub reasoning_tokens: u64,
+    pub earlier_compactions: u64,
+    pub largest: Vec<Largest>,
+    pub usage: UsageComparison,
+}
+
+fn preview(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut s: String = one.chars().take(PREVIEW_CHARS).collect();
+    if one.chars().count() > PREVIEW_CHARS {
+        s.push('…');
+    }
+    s
+}
+
+impl Stats {
+    /// Statistics of one session.
+    pub fn of_session(s: &Session, meter: &Meter) -> Stats {
+        let mut st = Stats {
+            sessions: 1,
+            earlier_compactions: s.earlier_compactions.len() as u64,
+            ..Stats::default()
+        };
+        st.tool_schema_tokens = meter.tools(s.tools.as_ref());
+        let call_names: BTreeMap<&str, &str> = s
+            .messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        let mut prefix = st.tool_schema_tokens + meter.request_overhead();
+        let mut largest = Vec::new();
+        for (i, m) in s.messages.iter().enumerate() {
+            let tokens = meter.message(m);
+            let role = m.role.as_str().to_string();
+            // The request of the call that produced this assistant message is everything before it.
+            if m.role == Role::Assistant
+                && let Some(u) = m.meta.usage
+                && let Some(input) = u.input_tokens
+            {
+                let provider =
+                    input + u.cache_read_tokens.unwrap_or(0) + u.cache_write_tokens.unwrap_or(0);
+                st.usage.calls += 1;
+                st.usage.provider_tokens += provider;
+                st.usage.our_tokens += prefix;
+                st.usage.gaps.push(provider as i64 - prefix as i64);
+            }
+            prefix += tokens;
+            st.messages += 1;
+            *st.messages_by_role.entry(role.clone()).or_insert(0) += 1;
+            *st.tokens_by_role.entry(role.clone()).or_insert(0) += tokens;
+            for part in &m.content.parts {
+                match part {
+                    Part::Image { .. } => {
+                        st.images += 1;
+                        st.image_tokens += meter.part(part);
+                    }
+                    Part::Reasoning(_) => st.reasoning_tokens += meter.part(part),
+                    Part::Text(_) | Part::Other(_) => {}
+                }
+            }
+            if let Some(r) = &m.reasoning {
+                st.reasoning_tokens += meter.text(&r.text);
+            }
+            for c in &m.tool_calls {
+                st.tool_calls += 1;
+                *st.tool_calls_by_name.entry(c.name.clone()).or_insert(0) += 1;
+                let t = meter.text(&c.arguments) + meter.text(&c.name) + meter.text(&c.id);
+                *st.tokens_by_tool.entry(c.name.clone()).or_insert(0) += t;
+            }
+            let tool = if m.is_tool_result() {
+                let name = m
+                    .tool_call_id
+                    .as_deref()
+                    .and_then(|id| call_names.get(id).copied())
+                    .or_else(|| m.result_name())
+                    .unwrap_or("unknown");
+                *st.tokens_by_tool.entry(name.to_string()).or_insert(0) += tokens;
+                Some(name.to_string())
+            } else {
+                m.tool_calls.first().map(|c| c.name.clone())
+            };
+            largest.push(Largest {
+                source: s.source.to_string(),
+                index: i,
+                role,
+                tool,
+                tokens,
+                preview: preview(&m.text_content()),
+            });
+        }
+        st.tokens = prefix;
+        st.largest = top(largest);
+        st.usage.finish();
+        st
+    }
+
+    /// Adds `other` (a session, file or set) into `self`.
+    pub fn merge(&mut self, other: &Stats) {
+        self.sessions += other.sessions;
+        self.messages += other.messages;
+        self.tool_calls += other.tool_calls;
+        self.tokens += other.tokens;
+        self.tool_schema_tokens += other.tool_schema_tokens;
+        self.images += other.images;
+        self.image_tokens += other.image_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.earlier_compactions += other.earlier_compactions;
+        for (map, from) in [
+            (&mut self.messages_by_role, &other.messages_by_role),
+            (&mut self.tool_calls_by_name, &other.tool_calls_by_name),
+            (&mut self.tokens_by_role, &other.tokens_by_role),
+            (&mut self.tokens_by_tool, &other.tokens_by_tool),
+        ] {
+            for (k, v) in from {
+                *map.entry(k.clone()).or_insert(0) += v;
+            }
+        }
+        let mut largest = std::mem::take(&mut self.largest);
+        largest.extend(other.largest.iter().cloned());
+        self.largest = top(largest);
+        self.usage.calls += other.usage.calls;
+        self.usage.provider_tokens += other.usage.provider_tokens;
+        self.usage.our_tokens += other.usage.our_tokens;
+        self.usage.gaps.extend(other.usage.gaps.iter().copied());
+        self.usage.finish();
+    }
+}
+
+impl UsageComparison {
+    fn finish(&mut self) {
+        self.diff_pct = if self.provider_tokens == 0 {
+            0.0
+        } else {
+            let pct = (self.our_tokens as f64 - self.provider_tokens as f64) * 100.0
+                / self.provider_tokens as f64;
+            (pct * 100.0).round() / 100.0
+        };
+        let mut g = self.gaps.clone();
+        g.sort_unstable();
+        self.median_gap = g.get(g.len() / 2).copied().unwrap_or(0);
+    }
+}
+
+/// The largest messages, biggest first, ties by source then index.
+fn top(mut items: Vec<Largest>) -> Vec<Largest> {
+    items.sort_by(|a, b| {
+        b.tokens.cmp(&a.tokens).then(a.source.cmp(&b.source)).then(a.index.cmp(&b.index))
+    });
+    items.truncate(LARGEST_KEPT);
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, ToolCall, Usage};
+    use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
+
+    fn meter() -> Meter {
+        Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
+    }
+
+    fn session() -> Session {
+        let mut call = Message::text(Role::Assistant, "checking");
+        call.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: r#"{"command":"ls"}"#.into(),
+            ..Default::default()
+        });
+        call.meta.usage = Some(Usage {
+            input_tokens: Some(100),
+            cache_read_tokens: Some(900),
+            ..Default::default()
+        });
+        let mut result = Message::text(Role::Tool, "a.rs\nb.rs\n".repeat(50));
+        result.tool_call_id = Some("c1".into());
+        let mut answer = Message::text(Role::Assistant, "two files");
+        answer.meta.usage = Some(Usage { input_tokens: Some(2_000), ..Default::default() });
+        Session {
+            messages: vec![
+                Message::text(Role::System, "be brief"),
+                Message::text(Role::User, "list files"),
+                call,
+                result,
+                answer,
+            ],
+            ..Session::default()
+        }
+    }
+
+    #[test]
+    fn counts_and_tokens_add_up() {
+        let m = meter();
+        let s = session();
+        let st = Stats::of_session(&s, &m);
+        assert_eq!(st.messages, 5);
+        assert_eq!(st.messages_by_role["assistant"], 2);
+        assert_eq!(st.tool_calls_by_name["Bash"], 1);
+        assert_eq!(st.tokens, m.request(&s));
+        assert_eq!(st.tokens_by_role.values().sum::<u64>() + m.request_overhead(), st.tokens);
+        assert!(st.tokens_by_tool["Bash"] > m.message(&s.messages[3]) - 1);
+        assert_eq!(st.largest[0].index, 3);
+        assert_eq!(st.largest[0].tool.as_deref(), Some("Bash"));
+    }
+
+    #[test]
+    fn provider_usage_is_compared_with_the_request_before_each_call() {
+        let m = meter();
+        let s = session();
+        let st = Stats::of_session(&s, &m);
+        assert_eq!(st.usage.calls, 2);
+        assert_eq!(st.usage.provider_tokens, 1_000 + 2_000);
+        let before_call: u64 =
+            m.request_overhead() + s.messages[..2].iter().map(|x| m.message(x)).sum::<u64>();
+        let before_answer: u64 =
+            before_call + s.messages[2..4].iter().map(|x| m.message(x)).sum::<u64>();
+        assert_eq!(st.usage.our_tokens, before_call + before_answer);
+    }
+
+    #[test]
+    fn merge_is_order_independent_for_totals() {
+        let m = meter();
+        let a = Stats::of_session(&session(), &m);
+        let mut ab = a.clone();
+        ab.merge(&a);
+        assert_eq!(ab.sessions, 2);
+        assert_eq!(ab.tokens, 2 * a.tokens);
+        assert_eq!(ab.usage.calls, 4);
+        assert_eq!(ab.largest.len(), LARGEST_KEPT.min(2 * a.largest.len()));
+    }
+}
