@@ -9,7 +9,9 @@
 //! - [`window`]: context windows, triggers and budgets;
 //! - [`policy`]: the compaction stages and `compact`, a pure function;
 //! - [`pipeline`]: the parallel, order-preserving driver;
+//! - [`replay`]: call-by-call replay with compaction and a prompt-cache model;
 //! - [`report`]: report rows and their wire format;
+//! - [`stats`]: archive statistics;
 //! - [`synth`]: seeded synthetic sessions for tests and benchmarks.
 //!
 //! The core computes and never prints: printing is the binary's job.
@@ -20,7 +22,10 @@ pub mod io;
 pub mod model;
 pub mod pipeline;
 pub mod policy;
+pub mod prices;
+pub mod replay;
 pub mod report;
+pub mod stats;
 pub mod synth;
 pub mod tokens;
 pub mod window;

@@ -18,6 +18,8 @@ mod properties;
 mod scale;
 // The real corpus in ../shared/corpus; skipped, with a reason, when absent.
 mod corpus;
+// `replay`, `report` and `check` through the binary.
+mod report;
 // One module per dialect: corpus round trips, conversions, detection, bad input.
 mod format_anthropic;
 mod format_claude_code;

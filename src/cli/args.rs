@@ -24,6 +24,10 @@ pub enum Command {
     Compact(CompactArgs),
     Anchors(AnchorsArgs),
     Models(ModelsArgs),
+    Stats(StatsArgs),
+    Replay(ReplayArgs),
+    Report(ReportArgs),
+    Check(CheckArgs),
     #[command(hide = true)]
     Synth(SynthArgs),
 }
@@ -206,4 +210,212 @@ pub struct SynthArgs {
     /// Output file (`-` for standard output)
     #[arg(short, long, default_value = "-")]
     pub output: String,
+}
+
+/// Describe archives: sessions, messages, tool calls and tokens, per file and in total.
+///
+/// Counts messages by role and tool calls by tool; measures tokens by role, by
+/// tool, in images and in reasoning; lists the largest messages; and where the
+/// log recorded the provider's usage (Claude Code, Codex), sets the provider's
+/// prompt size of each call beside our count of the same request.
+///
+/// Examples:
+///
+///   compactor stats ~/.claude/projects/my-project/
+///
+///   compactor stats sessions.jsonl --json > stats.json
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Input files or directories; `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// One JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+
+    /// Token counter: o200k, cl100k or hermes
+    #[arg(long, default_value = "o200k", value_parser = clap::value_parser!(CounterKind))]
+    pub counter: CounterKind,
+
+    /// Tokens charged per image
+    #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
+    pub image_tokens: u64,
+
+    /// Input format: auto (default) or a format name
+    #[arg(long, default_value = "auto")]
+    pub from: String,
+
+    /// Parquet input: a string column holding each row's messages as JSON
+    #[arg(long, value_name = "NAME")]
+    pub messages_column: Option<String>,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Replay sessions call by call, compacting when the trigger fires.
+///
+/// Before every assistant message (an API call) the request is the tool schemas
+/// plus the history so far. When it reaches the trigger (the provider's recorded
+/// prompt size where the log has it, else our count), the history is compacted
+/// and the original messages keep being appended. Reports per session: calls,
+/// compactions, peak request, input tokens billed and cache reads with and
+/// without compaction, and with --prices the cost.
+///
+/// Examples:
+///
+///   compactor replay sessions/ --model claude-sonnet-4 --report replay.jsonl
+///
+///   compactor replay s.jsonl --window 128000 --calls calls.jsonl --write-final final/
+///
+///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Input files or directories; `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// lean (default), legacy, tiered or none
+    #[arg(long, default_value = "lean", value_parser = clap::value_parser!(Mode))]
+    pub mode: Mode,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+
+    /// One JSON line per session to FILE [default: one text line per session on stdout]
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// One JSON line per API call to FILE
+    #[arg(long, value_name = "FILE")]
+    pub calls: Option<PathBuf>,
+
+    /// Write the history the agent would hold at the end, one file per input, under DIR
+    #[arg(long, value_name = "DIR")]
+    pub write_final: Option<PathBuf>,
+
+    /// Format of --write-final files: same (default), openai, anthropic or sharegpt
+    #[arg(long, default_value = "same")]
+    pub to: String,
+
+    /// Price the calls ($/Mtok, built-in table by --model; `--prices=FILE` extends it)
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub prices: Option<String>,
+
+    /// Use the fallback trigger: 85% of the window or 5,000 messages
+    #[arg(long)]
+    pub gateway: bool,
+
+    /// Input format: auto (default) or a format name
+    #[arg(long, default_value = "auto")]
+    pub from: String,
+
+    /// Parquet input: a string column holding each row's messages as JSON
+    #[arg(long, value_name = "NAME")]
+    pub messages_column: Option<String>,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Compare policies: every session under none, legacy, lean and tiered, side by side.
+///
+/// Writes to DIR: sessions.jsonl and sessions.csv (one row per session and mode:
+/// compaction figures, anchors, replay figures, broken promises), summary.json
+/// (corpus totals and percentiles per mode and per format), report.md (the tables,
+/// legacy vs lean first) and report.html (the same with SVG charts: request size per
+/// call of the longest sessions against the trigger, and the distribution of
+/// savings). No timestamps: the same input gives the same bytes.
+///
+/// Examples:
+///
+///   compactor report fixtures/ -o target/report --window 32000
+///
+///   compactor report sessions/ -o report/ --model claude-sonnet-4 --parquet
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Input files or directories; `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Directory for the report files
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+
+    /// Compact every session, even under the trigger
+    #[arg(long)]
+    pub force: bool,
+
+    /// Compact sessions over this size; in tiered mode also the size to stop at
+    #[arg(long, value_name = "TOKENS")]
+    pub target_tokens: Option<u64>,
+
+    /// Also write sessions.parquet
+    #[arg(long)]
+    pub parquet: bool,
+
+    /// Input format: auto (default) or a format name
+    #[arg(long, default_value = "auto")]
+    pub from: String,
+
+    /// Parquet input: a string column holding each row's messages as JSON
+    #[arg(long, value_name = "NAME")]
+    pub messages_column: Option<String>,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No summary line on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Compare a report with a baseline; exit 1 when a figure regressed (for CI).
+///
+/// Compares, per mode, the corpus figures of two `summary.json` files (or report
+/// directories): tokens saved (%), anchor retention (%), API-validity failures,
+/// and user messages kept whole (%). Prints a table of what moved, and when both
+/// are report directories, the sessions whose savings moved most.
+///
+/// Examples:
+///
+///   compactor check --baseline .ci/baseline --current target/report
+///
+///   compactor check --baseline .ci/baseline --current target/report --update-baseline
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The baseline: a summary.json or a report directory
+    #[arg(long, value_name = "PATH")]
+    pub baseline: PathBuf,
+
+    /// The current report: a summary.json or a report directory
+    #[arg(long, value_name = "PATH")]
+    pub current: PathBuf,
+
+    /// Points of saved % that may be lost
+    #[arg(long, default_value_t = 1.0, value_name = "POINTS")]
+    pub saved_tolerance: f64,
+
+    /// Points of anchor retention % that may be lost
+    #[arg(long, default_value_t = 0.0, value_name = "POINTS")]
+    pub retention_tolerance: f64,
+
+    /// Sessions with broken promises allowed
+    #[arg(long, default_value_t = 0.0, value_name = "N")]
+    pub validity_tolerance: f64,
+
+    /// Points of user-messages-kept-whole % that may be lost
+    #[arg(long, default_value_t = 0.0, value_name = "POINTS")]
+    pub users_tolerance: f64,
+
+    /// Write the current figures over the baseline, on purpose
+    #[arg(long)]
+    pub update_baseline: bool,
 }

@@ -1,8 +1,12 @@
 //! One file per subcommand; each exposes `run(&Args) -> Result<ExitStatus>`.
 
 mod anchors;
+mod check;
 mod compact;
 mod models;
+mod replay;
+mod report;
+mod stats;
 mod synth;
 
 use crate::cli::Command;
@@ -14,7 +18,6 @@ pub enum ExitStatus {
     /// 0: everything was read and written.
     Success,
     /// 1: `check` found a regression.
-    #[allow(dead_code)]
     Failure,
     /// 2: usage or I/O error; nothing final was written for the failing output.
     Error,
@@ -38,6 +41,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Compact(args) => compact::run(&args),
         Command::Anchors(args) => anchors::run(&args),
         Command::Models(args) => models::run(&args),
+        Command::Stats(args) => stats::run(&args),
+        Command::Replay(args) => replay::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Check(args) => check::run(&args),
         Command::Synth(args) => synth::run(&args),
     }
 }

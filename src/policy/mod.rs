@@ -438,8 +438,11 @@ fn summarize(
             compaction: unchanged_record(session, mode, before, Reason::TooShort),
         };
     }
+    // Our own output compacted again: only the earlier summary (and the old head
+    // before it) lies between the head and the tail.
     if let Some(s) = summary_in(msgs, head_end..protected)
         && s + 1 == protected
+        && s - head_end <= policy.protect_first_n
         && !policy.force
     {
         return Outcome {

@@ -30,7 +30,7 @@
 use super::anchors::{AnchorSet, build_index, is_error_line};
 use super::micro_compact::index_calls;
 use super::tool_families::{
-    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, shell_command, thousands,
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::model::{Message, Role, ToolCall};
@@ -420,6 +420,16 @@ fn call_target(call: &ToolCall, families: &ToolFamilies) -> (Family, String) {
 fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
     let Some(result) = result else { return ("no result recorded".into(), false) };
     let text = result.text_content();
+    if is_description(&text) {
+        // Already a one-liner from an earlier compaction: keep what it says.
+        let said = match text.split_once(" -> ") {
+            Some((_, tail)) => tail.to_string(),
+            None => text
+                .rsplit_once(" (")
+                .map_or(text.clone(), |(_, t)| t.trim_end_matches(')').to_string()),
+        };
+        return (said, false);
+    }
     let failed = result_failed(result, &text);
     if failed {
         let why = first_error_line(&text)
@@ -512,9 +522,9 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
     let mut user_questions: Vec<(usize, String, Option<String>)> = Vec::new();
 
     for (i, m) in middle.iter().enumerate() {
-        if is_summary(m) && real_user_text(m).is_none() {
-            continue;
-        }
+        // An earlier summary's own text is carried through `previous`; a message
+        // it was merged into still has its own words and calls.
+        let summary_here = is_summary(m);
         match m.role {
             Role::User => {
                 let Some(text) = real_user_text(m) else { continue };
@@ -529,7 +539,7 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                 }
             }
             Role::Assistant => {
-                if m.has_visible_text() {
+                if m.has_visible_text() && !summary_here {
                     last_visible_assistant = Some(i);
                     for s in sentences(&m.text_content()) {
                         if matches(&DECISION_RE, &s) {

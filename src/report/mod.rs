@@ -3,6 +3,9 @@
 //! The serialized shapes are in [`wire`], separate from the internal types, so
 //! that the output schema is a deliberate contract.
 
+pub mod aggregate;
+pub mod render;
+pub mod table;
 pub mod wire;
 
 use crate::policy::Compaction;

@@ -155,3 +155,90 @@ impl SessionRow {
         }
     }
 }
+
+/// One `replay --report` line: a session replayed call by call.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReplayRow {
+    pub source: String,
+    pub id: String,
+    pub format: &'static str,
+    pub mode: &'static str,
+    pub trigger: &'static str,
+    pub counter: &'static str,
+    pub window: u64,
+    pub threshold: u64,
+    pub calls: usize,
+    /// Calls whose provider usage the log recorded.
+    pub provider_calls: usize,
+    pub compactions: usize,
+    pub compaction_points: Vec<crate::replay::CompactionPoint>,
+    pub thrash_stopped: bool,
+    pub peak_original: u64,
+    pub peak_live: u64,
+    pub billed_original: u64,
+    pub billed_live: u64,
+    pub billed_saved_pct: f64,
+    pub cache_read_original: u64,
+    pub cache_read_live: u64,
+    pub cache_write_original: u64,
+    pub cache_write_live: u64,
+    pub output_tokens: u64,
+    /// Dollars without / with compaction (`--prices`).
+    pub cost_original: Option<f64>,
+    pub cost_live: Option<f64>,
+}
+
+impl ReplayRow {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        source: &Source,
+        id: &str,
+        format: &'static str,
+        mode: &'static str,
+        trigger: &'static str,
+        counter: &'static str,
+        window: u64,
+        r: &crate::replay::Replay,
+        prices: Option<&crate::replay::Prices>,
+    ) -> ReplayRow {
+        let cost = prices.map(|p| r.cost(p));
+        let round = |x: f64| (x * 1e6).round() / 1e6;
+        ReplayRow {
+            source: source.to_string(),
+            id: id.to_string(),
+            format,
+            mode,
+            trigger,
+            counter,
+            window,
+            threshold: r.threshold,
+            calls: r.calls.len(),
+            provider_calls: r.calls.iter().filter(|c| c.provider_tokens.is_some()).count(),
+            compactions: r.compactions.len(),
+            compaction_points: r.compactions.clone(),
+            thrash_stopped: r.thrash_stopped,
+            peak_original: r.peak_original,
+            peak_live: r.peak_live,
+            billed_original: r.billed_original,
+            billed_live: r.billed_live,
+            billed_saved_pct: super::saved_pct(r.billed_original, r.billed_live),
+            cache_read_original: r.cache_read_original,
+            cache_read_live: r.cache_read_live,
+            cache_write_original: r.cache_write_original,
+            cache_write_live: r.cache_write_live,
+            output_tokens: r.output_tokens,
+            cost_original: cost.map(|c| round(c.0)),
+            cost_live: cost.map(|c| round(c.1)),
+        }
+    }
+}
+
+/// One `replay --calls` line: one API call of a replayed session.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CallRow<'a> {
+    pub source: String,
+    pub mode: &'static str,
+    pub call: usize,
+    #[serde(flatten)]
+    pub figures: &'a crate::replay::Call,
+}

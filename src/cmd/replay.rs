@@ -1,0 +1,174 @@
+//! `compactor replay`: walk each session call by call as the agent lived it,
+//! compacting when the trigger fires, and report what it saved.
+
+use crate::cli::args::ReplayArgs;
+use crate::cli::config;
+use crate::cmd::ExitStatus;
+use crate::messages::err_message;
+use anyhow::{Context, bail};
+use compactor::io::output::{Layout, SessionWriter};
+use compactor::io::{ReadOptions, expand_inputs};
+use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::prices::PriceTable;
+use compactor::replay::{Prices, Trigger, replay};
+use compactor::report::wire::{CallRow, ReplayRow};
+use rayon::prelude::*;
+use std::io::Write;
+
+pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
+    let inputs = expand_inputs(&args.inputs)?;
+    let policy = config::policy(args.mode, &args.budget, false, None)?;
+    let meter = config::meter(&args.budget);
+    let pool = config::thread_pool(args.threads)?;
+    let prices = prices(args)?;
+    let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
+    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let mut reader =
+        JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
+    let mut report =
+        args.report.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
+    let mut calls =
+        args.calls.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
+    let mut stdout = std::io::stdout().lock();
+    let mut rejected = 0usize;
+    let mut final_writer: Option<SessionWriter> = None;
+    loop {
+        let batch = reader.next_batch(64);
+        if batch.is_empty() {
+            break;
+        }
+        let results: Vec<_> = pool.install(|| {
+            batch
+                .into_par_iter()
+                .map(|item| match item {
+                    Item::Job(job) => {
+                        let format = job.format;
+                        let (sessions, errors) = decode_job(job);
+                        let done: Vec<_> = sessions
+                            .iter()
+                            .map(|s| (s.clone(), replay(s, &policy, &meter, trigger)))
+                            .collect();
+                        (
+                            Some((format, done)),
+                            errors.into_iter().map(|(s, e)| format!("{s}: {e}")).collect(),
+                            None,
+                        )
+                    }
+                    Item::Failed { error, .. } => {
+                        (None, vec![format!("{}: {}", error.source, error.message)], None)
+                    }
+                    Item::Start { input, .. } => (None, Vec::new(), Some((input, true))),
+                    Item::End { input } => (None, Vec::new(), Some((input, false))),
+                })
+                .collect()
+        });
+        for (done, errors, boundary) in results {
+            for e in errors {
+                err_message!("{e}");
+                rejected += 1;
+            }
+            match (boundary, args.write_final.as_ref()) {
+                (Some((input, true)), Some(dir)) => {
+                    final_writer = Some(SessionWriter::file(
+                        &dir.join(&inputs[input].relative),
+                        Layout::Jsonl,
+                    )?);
+                }
+                (Some((_, false)), _) => {
+                    if let Some(w) = final_writer.take() {
+                        w.finish()?;
+                    }
+                }
+                _ => {}
+            }
+            let Some((format, sessions)) = done else { continue };
+            for (session, r) in sessions {
+                let row = ReplayRow::new(
+                    &session.source,
+                    &session.id,
+                    format.name(),
+                    args.mode.name(),
+                    if args.gateway { "gateway" } else { "threshold" },
+                    meter.kind().name(),
+                    policy.window,
+                    &r,
+                    prices.as_ref(),
+                );
+                match report.as_mut() {
+                    Some(w) => w.write(&serde_json::to_value(&row)?)?,
+                    None => print_row(&mut stdout, &row)?,
+                }
+                if let Some(w) = calls.as_mut() {
+                    for (k, c) in r.calls.iter().enumerate() {
+                        let line = CallRow {
+                            source: row.source.clone(),
+                            mode: row.mode,
+                            call: k,
+                            figures: c,
+                        };
+                        w.write(&serde_json::to_value(&line)?)?;
+                    }
+                }
+                if let Some(w) = final_writer.as_mut() {
+                    let to = config::output_format(&args.to)?.0.unwrap_or(format);
+                    let to = if to.unit() == compactor::formats::Unit::File { format } else { to };
+                    for v in to.adapter().encode(&r.final_session, None) {
+                        w.write(&v)?;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(w) = report {
+        w.finish()?;
+    }
+    if let Some(w) = calls {
+        w.finish()?;
+    }
+    stdout.flush()?;
+    Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// The prices to use: `--prices [FILE]` with `--model`, or none.
+fn prices(args: &ReplayArgs) -> anyhow::Result<Option<Prices>> {
+    let Some(arg) = &args.prices else { return Ok(None) };
+    let mut table = PriceTable::default();
+    if !arg.is_empty() {
+        let text = std::fs::read_to_string(arg).with_context(|| format!("{arg}: cannot read"))?;
+        table
+            .extend_from_json(&text)
+            .map_err(|e| anyhow::anyhow!("{arg}: invalid prices file: {e}"))?;
+    }
+    let Some(model) = args.budget.model.as_deref() else {
+        bail!(
+            "--prices needs --model to choose the prices\nhint: compactor replay ... --model claude-sonnet-4 --prices"
+        );
+    };
+    table
+        .lookup(model)
+        .map(Some)
+        .with_context(|| format!("no prices for model `{model}`\nhint: add it with --prices FILE"))
+}
+
+fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
+    let cost = match (r.cost_original, r.cost_live) {
+        (Some(a), Some(b)) => format!(", ${a:.2} -> ${b:.2}"),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "{}: {} calls, {} compactions{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
+        r.source,
+        r.calls,
+        r.compactions,
+        if r.thrash_stopped { " (stopped: ineffective twice)" } else { "" },
+        r.peak_original,
+        r.peak_live,
+        r.billed_original,
+        r.billed_live,
+        r.billed_saved_pct,
+        r.cache_read_original,
+        r.cache_read_live,
+    )?;
+    Ok(())
+}

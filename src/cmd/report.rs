@@ -1,0 +1,161 @@
+//! `compactor report`: every session under none, legacy, lean and tiered,
+//! side by side: rows, corpus figures, Markdown tables and an HTML page.
+
+use crate::cli::args::ReportArgs;
+use crate::cli::config;
+use crate::cmd::ExitStatus;
+use crate::messages::err_message;
+use compactor::Mode;
+use compactor::io::output::write_atomic;
+use compactor::io::{ReadOptions, expand_inputs};
+use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::policy::{Policy, compact, verify::verify};
+use compactor::replay::{Trigger, replay};
+use compactor::report::aggregate::{ReportRow, summarize};
+use compactor::report::render::{Series, csv, html, markdown};
+use compactor::report::table::write_rows;
+use compactor::report::wire::{ReplayRow, SessionRow};
+use rayon::prelude::*;
+use serde_json::Value;
+
+/// Sessions whose per-call chart is drawn (the longest, by calls).
+const CHARTED_SESSIONS: usize = 3;
+
+const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
+
+pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
+    let inputs = expand_inputs(&args.inputs)?;
+    let meter = config::meter(&args.budget);
+    let pool = config::thread_pool(args.threads)?;
+    let policies: Vec<Policy> = MODES
+        .iter()
+        .map(|m| config::policy(*m, &args.budget, args.force, args.target_tokens))
+        .collect::<anyhow::Result<_>>()?;
+    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let mut reader =
+        JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
+    let mut rows: Vec<ReportRow> = Vec::new();
+    let mut charted: Vec<(usize, Vec<Series>)> = Vec::new();
+    let mut rejected = 0usize;
+    let counter = meter.kind().name();
+    loop {
+        let batch = reader.next_batch(64);
+        if batch.is_empty() {
+            break;
+        }
+        let results: Vec<_> = pool.install(|| {
+            batch
+                .into_par_iter()
+                .map(|item| match item {
+                    Item::Job(job) => {
+                        let format = job.format;
+                        let (sessions, errors) = decode_job(job);
+                        let mut out = Vec::new();
+                        for s in &sessions {
+                            let mut session_rows = Vec::new();
+                            let mut series = Vec::new();
+                            for p in &policies {
+                                let outcome = compact(s, p, &meter);
+                                let problems = verify(s, &outcome, &meter).len();
+                                let r = replay(s, p, &meter, Trigger::Threshold);
+                                let row = SessionRow::new(
+                                    &s.source,
+                                    &s.id,
+                                    format.name(),
+                                    &outcome.compaction,
+                                    counter,
+                                );
+                                let rr = ReplayRow::new(
+                                    &s.source,
+                                    &s.id,
+                                    format.name(),
+                                    p.mode.name(),
+                                    "threshold",
+                                    counter,
+                                    p.window,
+                                    &r,
+                                    None,
+                                );
+                                session_rows.push(ReportRow::new(row, problems, &rr));
+                                series.push(Series {
+                                    source: s.source.to_string(),
+                                    mode: p.mode.name().to_string(),
+                                    threshold: p.threshold,
+                                    tokens: r.calls.iter().map(|c| c.tokens_live).collect(),
+                                });
+                            }
+                            out.push((session_rows, series));
+                        }
+                        (
+                            out,
+                            errors
+                                .into_iter()
+                                .map(|(s, e)| format!("{s}: {e}"))
+                                .collect::<Vec<_>>(),
+                        )
+                    }
+                    Item::Failed { error, .. } => {
+                        (Vec::new(), vec![format!("{}: {}", error.source, error.message)])
+                    }
+                    Item::Start { .. } | Item::End { .. } => (Vec::new(), Vec::new()),
+                })
+                .collect()
+        });
+        for (sessions, errors) in results {
+            for e in errors {
+                err_message!("{e}");
+                rejected += 1;
+            }
+            for (session_rows, series) in sessions {
+                let calls = series.first().map_or(0, |s| s.tokens.len());
+                rows.extend(session_rows);
+                // Keep the longest sessions' series; ties go to the earlier input.
+                charted.push((calls, series));
+                charted.sort_by_key(|c| std::cmp::Reverse(c.0));
+                charted.truncate(CHARTED_SESSIONS);
+            }
+        }
+    }
+    let threshold = policies.first().map_or(0, |p| p.threshold);
+    let window = policies.first().map_or(0, |p| p.window);
+    let summary = summarize(&rows, counter, window, threshold);
+    let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+    let dir = &args.output;
+    std::fs::create_dir_all(dir)?;
+    let mut jsonl = String::new();
+    for v in &values {
+        jsonl.push_str(&serde_json::to_string(v)?);
+        jsonl.push('\n');
+    }
+    write_atomic(&dir.join("sessions.jsonl"), jsonl.as_bytes())?;
+    write_atomic(&dir.join("sessions.csv"), csv(&values).as_bytes())?;
+    let mut summary_json = serde_json::to_string_pretty(&summary)?;
+    summary_json.push('\n');
+    write_atomic(&dir.join("summary.json"), summary_json.as_bytes())?;
+    write_atomic(&dir.join("report.md"), markdown(&summary).as_bytes())?;
+    let series: Vec<Series> = charted.into_iter().flat_map(|(_, s)| s).collect();
+    let savings: Vec<(String, Vec<f64>)> = ["legacy", "lean", "tiered"]
+        .iter()
+        .map(|m| {
+            let v = rows
+                .iter()
+                .filter(|r| r.compaction.mode == *m && r.compaction.compacted)
+                .map(|r| r.compaction.saved_pct)
+                .collect();
+            (m.to_string(), v)
+        })
+        .collect();
+    write_atomic(&dir.join("report.html"), html(&summary, &series, &savings).as_bytes())?;
+    if args.parquet {
+        write_rows(&dir.join("sessions.parquet"), &values)?;
+    }
+    if !args.quiet {
+        eprintln!(
+            "compactor: {} sessions × {} modes -> {}",
+            summary.sessions,
+            MODES.len(),
+            dir.display()
+        );
+    }
+    Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}

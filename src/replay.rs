@@ -1,0 +1,306 @@
+//! Replay: walk a session call by call as the agent lived it, compacting when
+//! the trigger fires, and measure what compaction saves and what the prompt
+//! cache sees (SPEC 8).
+//!
+//! Before every assistant message (one API call) the request is tool schemas +
+//! the live history. Without compaction the live history is the original
+//! prefix; with it, the live history is the last compacted history plus the
+//! original messages appended since. When a request reaches the trigger, the
+//! live history is compacted (an earlier summary is updated, not nested).
+//!
+//! ## The trigger
+//! Where the log recorded the provider's prompt size for the call, the trigger
+//! uses it, as the reference agent does, corrected by what our compactions have
+//! removed since (the provider measured the uncompacted run): `provider +
+//! (ours_live − ours_original)`. Otherwise our own count. With `gateway`, the
+//! fallback trigger (85% of the window or 5,000 messages) applies instead.
+//!
+//! ## Anti-thrash (H)
+//! After two compactions in a row that leave the request at or above the
+//! threshold, compaction stops for the session, and the result says so.
+//!
+//! ## The cache model
+//! Anthropic's "system and last 3" breakpoints: a request may read from cache
+//! the longest prefix it shares with the previous request, up to that
+//! request's last breakpoint at or before the point where they diverge; the
+//! breakpoints are the end of the system prompt and the ends of the last three
+//! messages. What follows the read prefix is written (cache write). Minimum
+//! cacheable sizes and expiry are not modelled.
+//!
+//! ## Cost
+//! Linear in the session: message sizes are counted once, request sizes are
+//! kept as running sums, and the shared prefix is only recomputed after a
+//! compaction (between compactions a request extends the previous one).
+
+use crate::model::{Message, Role, Session};
+use crate::policy::{self, Policy};
+use crate::tokens::Meter;
+use crate::window;
+use serde::Serialize;
+
+/// How the trigger is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// The policy's threshold (the reference's main trigger).
+    Threshold,
+    /// The fallback ("gateway") trigger: 85% of the window or 5,000 messages.
+    Gateway,
+}
+
+/// Compactions in a row that leave the request over the threshold before
+/// compaction stops for the session (H).
+pub const THRASH_LIMIT: u32 = 2;
+
+/// One API call of the replay.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Call {
+    /// Index of the assistant message this call produced, in the original session.
+    pub message: usize,
+    /// Request tokens without compaction (our count of the original prefix).
+    pub tokens_original: u64,
+    /// Request tokens with compaction (our count of the live history).
+    pub tokens_live: u64,
+    /// The provider's recorded prompt size for this call, when the log has it.
+    pub provider_tokens: Option<u64>,
+    /// Compactions performed before this call.
+    pub compactions: u32,
+    /// Cache reads / writes of this request, without and with compaction.
+    pub cache_read_original: u64,
+    pub cache_write_original: u64,
+    pub cache_read_live: u64,
+    pub cache_write_live: u64,
+    /// Output tokens of the call (recorded, else our count of the reply).
+    pub output_tokens: u64,
+}
+
+/// One compaction during the replay.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CompactionPoint {
+    /// The call before which it happened (index into `calls`).
+    pub before_call: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Still at or over the threshold after compacting.
+    pub ineffective: bool,
+}
+
+/// A replay's figures and final history.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Replay {
+    pub threshold: u64,
+    pub calls: Vec<Call>,
+    pub compactions: Vec<CompactionPoint>,
+    /// Compaction stopped after [`THRASH_LIMIT`] ineffective compactions in a row.
+    pub thrash_stopped: bool,
+    pub peak_original: u64,
+    pub peak_live: u64,
+    /// Input tokens billed over all calls (sum of request sizes).
+    pub billed_original: u64,
+    pub billed_live: u64,
+    pub cache_read_original: u64,
+    pub cache_read_live: u64,
+    pub cache_write_original: u64,
+    pub cache_write_live: u64,
+    pub output_tokens: u64,
+    /// The history the agent would hold at the end (live history + the rest).
+    #[serde(skip)]
+    pub final_session: Session,
+}
+
+/// A message's identity for the shared-prefix test: equal messages, equal keys.
+fn key(m: &Message) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(m.role.as_str().as_bytes());
+    for p in &m.content.parts {
+        h.update(&[0xff]);
+        if let Some(t) = p.text_str() {
+            h.update(t.as_bytes());
+        } else if let crate::model::Part::Image { info, .. } = p {
+            h.update(&info.byte_len.to_le_bytes());
+        }
+    }
+    for c in &m.tool_calls {
+        h.update(c.id.as_bytes());
+        h.update(c.arguments.as_bytes());
+    }
+    if let Some(id) = &m.tool_call_id {
+        h.update(id.as_bytes());
+    }
+    h.digest128()
+}
+
+/// A request as the cache sees it: per-message keys and cumulative sizes.
+#[derive(Clone, Debug, Default)]
+struct Request {
+    keys: Vec<u128>,
+    /// `ends[i]`: tokens up to and including message `i` (schemas and framing included).
+    ends: Vec<u64>,
+    /// Tokens before the first message (schemas, framing).
+    base: u64,
+    /// Number of leading system messages (the system-prompt breakpoint).
+    system: usize,
+}
+
+impl Request {
+    fn total(&self) -> u64 {
+        self.ends.last().copied().unwrap_or(self.base)
+    }
+
+    fn push(&mut self, key: u128, tokens: u64, is_system: bool) {
+        let total = self.total();
+        if is_system && self.keys.len() == self.system {
+            self.system += 1;
+        }
+        self.keys.push(key);
+        self.ends.push(total + tokens);
+    }
+
+    /// Tokens this request can read from the cache written by `prev`, given
+    /// that they share their first `shared` messages.
+    fn cache_read(&self, prev: &Request, shared: usize) -> u64 {
+        if prev.keys.is_empty() || self.base != prev.base {
+            return 0;
+        }
+        // Breakpoints of the previous request: end of the system prompt, ends of its last 3 messages.
+        let n = prev.keys.len();
+        let mut breakpoints: Vec<usize> = (n.saturating_sub(3)..n).map(|i| i + 1).collect();
+        if prev.system > 0 {
+            breakpoints.push(prev.system);
+        }
+        breakpoints.into_iter().filter(|&b| b <= shared).max().map_or(0, |b| prev.ends[b - 1])
+    }
+}
+
+/// Messages the two requests share from the start.
+fn shared_prefix(a: &Request, b: &Request) -> usize {
+    a.keys.iter().zip(&b.keys).take_while(|(x, y)| x == y).count()
+}
+
+/// Replays `session` under `policy`.
+pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigger) -> Replay {
+    let msgs = &session.messages;
+    let tokens = meter.messages(msgs);
+    let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
+    let mut out = Replay { threshold: policy.threshold, ..Replay::default() };
+    let mut forced = policy.clone();
+    forced.force = true;
+
+    let mut original = Request { base, ..Request::default() };
+    let mut prev_original = Request { base, ..Request::default() };
+    // The live history as messages, and as the cache sees it.
+    let mut live: Vec<Message> = Vec::new();
+    let mut live_req = Request { base, ..Request::default() };
+    let mut prev_live = Request { base, ..Request::default() };
+    let mut live_changed = false;
+    let mut ineffective_in_a_row = 0u32;
+
+    for (i, m) in msgs.iter().enumerate() {
+        if m.role == Role::Assistant {
+            let provider = m.meta.usage.and_then(|u| {
+                u.input_tokens.map(|x| {
+                    x + u.cache_read_tokens.unwrap_or(0) + u.cache_write_tokens.unwrap_or(0)
+                })
+            });
+            // The trigger, measured before the call.
+            let measured = |live_total: u64| match provider {
+                Some(p) => (p + live_total).saturating_sub(original.total()),
+                None => live_total,
+            };
+            let fires = |size: u64, n: usize| match trigger {
+                Trigger::Threshold => size >= policy.threshold,
+                Trigger::Gateway => window::gateway_triggered(size, n, policy.window),
+            };
+            let compacts = policy.mode != crate::policy::Mode::None && !out.thrash_stopped;
+            if compacts && fires(measured(live_req.total()), live.len()) {
+                let before = measured(live_req.total());
+                let current = Session { messages: std::mem::take(&mut live), ..session.clone() };
+                let result = policy::compact(&current, &forced, meter);
+                live = result.session.messages;
+                live_req = Request { base, ..Request::default() };
+                for lm in &live {
+                    live_req.push(key(lm), meter.message(lm), lm.role.is_system());
+                }
+                live_changed = true;
+                let after = measured(live_req.total());
+                let ineffective = after >= policy.threshold;
+                out.compactions.push(CompactionPoint {
+                    before_call: out.calls.len(),
+                    tokens_before: before,
+                    tokens_after: after,
+                    ineffective,
+                });
+                ineffective_in_a_row = if ineffective { ineffective_in_a_row + 1 } else { 0 };
+                if ineffective_in_a_row >= THRASH_LIMIT {
+                    out.thrash_stopped = true;
+                }
+            }
+            let shared_live = if live_changed {
+                shared_prefix(&live_req, &prev_live)
+            } else {
+                prev_live.keys.len()
+            };
+            live_changed = false;
+            let read_live = live_req.cache_read(&prev_live, shared_live);
+            let read_original = original.cache_read(&prev_original, prev_original.keys.len());
+            let output = m.meta.usage.and_then(|u| u.output_tokens).unwrap_or(tokens[i]);
+            let call = Call {
+                message: i,
+                tokens_original: original.total(),
+                tokens_live: live_req.total(),
+                provider_tokens: provider,
+                compactions: out.compactions.len() as u32,
+                cache_read_original: read_original,
+                cache_write_original: original.total() - read_original,
+                cache_read_live: read_live,
+                cache_write_live: live_req.total() - read_live,
+                output_tokens: output,
+            };
+            out.peak_original = out.peak_original.max(call.tokens_original);
+            out.peak_live = out.peak_live.max(call.tokens_live);
+            out.billed_original += call.tokens_original;
+            out.billed_live += call.tokens_live;
+            out.cache_read_original += call.cache_read_original;
+            out.cache_read_live += call.cache_read_live;
+            out.cache_write_original += call.cache_write_original;
+            out.cache_write_live += call.cache_write_live;
+            out.output_tokens += output;
+            out.calls.push(call);
+            prev_original = original.clone();
+            prev_live = live_req.clone();
+        }
+        let k = key(m);
+        original.push(k, tokens[i], m.role.is_system());
+        live_req.push(k, tokens[i], m.role.is_system());
+        live.push(m.clone());
+    }
+    out.final_session = Session { messages: live, ..session.clone() };
+    out
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Prices {
+    pub input: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
+
+impl Replay {
+    /// Dollars for all calls without and with compaction.
+    pub fn cost(&self, p: &Prices) -> (f64, f64) {
+        let per = |uncached: u64, read: u64, write: u64| {
+            (uncached as f64 * p.input + read as f64 * p.cache_read + write as f64 * p.cache_write)
+                / 1e6
+        };
+        let out = self.output_tokens as f64 * p.output / 1e6;
+        // Cache writes are the uncached part of each request; reads the cached part.
+        let original = per(0, self.cache_read_original, self.cache_write_original) + out;
+        let live = per(0, self.cache_read_live, self.cache_write_live) + out;
+        (original, live)
+    }
+}
+
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod tests;

@@ -1,0 +1,255 @@
+//! Tests of the replay: trigger points, carried-forward summaries, anti-thrash,
+//! the cache model on hand-computed figures, and the provider-usage trigger.
+
+use super::*;
+use crate::model::{ToolCall, Usage};
+use crate::policy::Mode;
+use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
+
+fn hermes() -> Meter {
+    Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS)
+}
+
+fn text(role: Role, chars: usize, fill: char) -> Message {
+    Message::text(role, fill.to_string().repeat(chars))
+}
+
+/// A coding session: system, a first ask, then `rounds` of (call, result),
+/// with a user message every 10 rounds. Results are ~1,000 tokens each.
+fn work_session(rounds: usize) -> Session {
+    let mut msgs = vec![
+        Message::text(Role::System, "You are a coding agent."),
+        Message::text(Role::User, "Please fix the failing build in src/app/main.rs."),
+        Message::text(Role::Assistant, "I will start by running the tests."),
+        Message::text(Role::User, "Go ahead."),
+    ];
+    for r in 0..rounds {
+        if r > 0 && r % 10 == 0 {
+            msgs.push(Message::text(Role::User, format!("Status check {r}: keep going.")));
+        }
+        let mut call = Message::text(Role::Assistant, format!("Step {r}."));
+        call.tool_calls.push(ToolCall {
+            id: format!("c{r}"),
+            name: "Bash".into(),
+            arguments: format!(r#"{{"command":"make step-{r}"}}"#),
+            ..Default::default()
+        });
+        let mut result = Message::text(Role::Tool, format!("line {r}\n").repeat(500));
+        result.tool_call_id = Some(format!("c{r}"));
+        msgs.extend([call, result]);
+    }
+    msgs.push(Message::text(Role::Assistant, "All done."));
+    Session { messages: msgs, ..Session::default() }
+}
+
+fn policy(mode: Mode, window: u64) -> Policy {
+    Policy::new(mode, window)
+}
+
+#[test]
+fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
+    let m = hermes();
+    // Compactions land before calls 54 and 91; a third would come at 125.
+    let s = work_session(110);
+    let p = policy(Mode::Lean, 64_000);
+    let r = replay(&s, &p, &m, Trigger::Threshold);
+    assert_eq!(r.compactions.len(), 2, "{:?}", r.compactions);
+    assert_eq!(r.compactions.iter().map(|c| c.before_call).collect::<Vec<_>>(), [54, 91]);
+    assert!(!r.thrash_stopped);
+    for c in &r.compactions {
+        let at = c.before_call;
+        assert!(at > 0);
+        // The call before did not reach the trigger; this one would have.
+        assert!(r.calls[at - 1].tokens_live < p.threshold, "{:?}", r.calls[at - 1]);
+        assert!(c.tokens_before >= p.threshold);
+        assert!(c.tokens_after < p.threshold / 2, "{c:?}");
+        assert_eq!(r.calls[at].tokens_live, c.tokens_after);
+        assert_eq!(
+            r.calls[at].compactions as usize,
+            1 + r.compactions.iter().position(|x| x == c).unwrap()
+        );
+    }
+    // Without compaction the request only grows.
+    assert!(r.calls.windows(2).all(|w| w[1].tokens_original > w[0].tokens_original));
+    assert_eq!(r.peak_original, r.calls.last().unwrap().tokens_original);
+    assert!(r.peak_live < p.threshold + 2_000);
+    assert!(
+        r.billed_live * 10 < r.billed_original * 7,
+        "{} vs {}",
+        r.billed_live,
+        r.billed_original
+    );
+
+    // The second summary updated the first: the actions of both folds, numbered 1..N.
+    let summaries: Vec<&Message> =
+        r.final_session.messages.iter().filter(|x| policy::summary::is_summary(x)).collect();
+    assert_eq!(summaries.len(), 1, "updated, not nested");
+    let text = summaries[0].text_content();
+    assert!(text.contains("1. Ran `make step-0`"), "{text}");
+    let kept: std::collections::HashSet<&str> = r
+        .final_session
+        .messages
+        .iter()
+        .flat_map(|x| &x.tool_calls)
+        .map(|c| c.id.as_str())
+        .collect();
+    let folded = s
+        .messages
+        .iter()
+        .flat_map(|x| &x.tool_calls)
+        .filter(|c| !kept.contains(c.id.as_str()))
+        .count();
+    assert!(
+        text.contains(&format!("\n{folded}. Ran `make step-{}`", folded - 1)),
+        "{folded}\n{text}"
+    );
+    assert!(!text.contains(&format!("\n{}. ", folded + 1)));
+}
+
+#[test]
+fn one_huge_message_stops_compaction_after_two_tries() {
+    let m = hermes();
+    let mut s = work_session(20);
+    // The newest user message is always kept, and alone it is over the threshold.
+    s.messages.push(text(Role::User, 4 * 60_000, 'h'));
+    for k in 0..6 {
+        s.messages.push(Message::text(Role::Assistant, format!("reply {k}")));
+        s.messages.push(Message::text(Role::User, format!("more {k}")));
+    }
+    let p = policy(Mode::Lean, 64_000);
+    let r = replay(&s, &p, &m, Trigger::Threshold);
+    assert_eq!(r.compactions.len(), 2, "{:?}", r.compactions);
+    assert!(r.compactions.iter().all(|c| c.ineffective));
+    assert!(r.thrash_stopped);
+    // Later calls are over the threshold and no longer compacted.
+    let last = r.calls.last().unwrap();
+    assert!(last.tokens_live >= p.threshold);
+    assert_eq!(last.compactions, 2);
+}
+
+#[test]
+fn cache_reads_on_a_hand_computed_example() {
+    // Hermes counter: ASCII costs chars/4 tokens + 10 per message; no schemas, no framing.
+    let m = hermes();
+    let s = Session {
+        messages: vec![
+            text(Role::System, 40, 's'),    // 20 tokens
+            text(Role::User, 400, 'u'),     // 110
+            text(Role::Assistant, 80, 'a'), // 30   call 1: request [s, u] = 130
+            text(Role::User, 200, 'v'),     // 60
+            text(Role::Assistant, 40, 'b'), // 20   call 2: request 130 + 30 + 60 = 220
+            text(Role::User, 40, 'w'),      // 20
+            text(Role::Assistant, 40, 'c'), // 20   call 3: 220 + 20 + 20 = 260
+            text(Role::User, 40, 'x'),      // 20
+            text(Role::Assistant, 40, 'd'), // 20   call 4: 260 + 20 + 20 = 300
+        ],
+        ..Session::default()
+    };
+    let r = replay(&s, &policy(Mode::Lean, 200_000), &m, Trigger::Threshold);
+    let sizes: Vec<u64> = r.calls.iter().map(|c| c.tokens_original).collect();
+    assert_eq!(sizes, [130, 220, 260, 300]);
+    // Each request extends the previous one: it reads all of it, writes the rest.
+    let reads: Vec<u64> = r.calls.iter().map(|c| c.cache_read_original).collect();
+    let writes: Vec<u64> = r.calls.iter().map(|c| c.cache_write_original).collect();
+    assert_eq!(reads, [0, 130, 220, 260]);
+    assert_eq!(writes, [130, 90, 40, 40]);
+    assert_eq!(r.cache_read_original, 610);
+    assert_eq!(r.billed_original, 910);
+    // Nothing was compacted: the live run is the same.
+    assert_eq!(r.cache_read_live, 610);
+}
+
+#[test]
+fn breakpoints_limit_what_a_diverging_request_reads() {
+    // Previous request: system + 5 messages, ends after each message below.
+    let prev = Request {
+        keys: vec![1, 2, 3, 4, 5, 6],
+        ends: vec![100, 150, 200, 260, 330, 400],
+        base: 0,
+        system: 1,
+    };
+    let mut next = prev.clone();
+    next.keys[3] = 99; // diverges at message 3: shares 3 messages
+    // Breakpoints: end of system (1) and ends of the last three (4, 5, 6): the best at or before 3 is 1.
+    assert_eq!(next.cache_read(&prev, 3), 100);
+    // Sharing 5 messages reaches the breakpoint after message 5.
+    assert_eq!(next.cache_read(&prev, 5), 330);
+    // Without a system prompt nothing before the last three can be read.
+    let no_sys = Request { system: 0, ..prev.clone() };
+    assert_eq!(next.cache_read(&no_sys, 3), 0);
+    assert_eq!(shared_prefix(&next, &prev), 3);
+}
+
+#[test]
+fn a_compaction_invalidates_the_cache_once() {
+    let m = hermes();
+    let s = work_session(60);
+    let r = replay(&s, &policy(Mode::Lean, 64_000), &m, Trigger::Threshold);
+    let at = r.compactions[0].before_call;
+    // The system prompt gains a note when compacting, so the first compacted request reads nothing.
+    assert_eq!(r.calls[at].cache_read_live, 0);
+    assert_eq!(r.calls[at].cache_write_live, r.calls[at].tokens_live);
+    // The next one reads all of it again.
+    assert_eq!(r.calls[at + 1].cache_read_live, r.calls[at].tokens_live);
+}
+
+#[test]
+fn recorded_provider_usage_drives_the_trigger() {
+    let m = hermes();
+    let mut s = work_session(8);
+    // Our count stays far under the threshold, but the provider saw a large prompt
+    // (a system prompt and schemas the log does not hold).
+    let calls: Vec<usize> =
+        (0..s.messages.len()).filter(|&i| s.messages[i].role == Role::Assistant).collect();
+    for &i in &calls {
+        s.messages[i].meta.usage = Some(Usage { input_tokens: Some(60_000), ..Default::default() });
+    }
+    let p = policy(Mode::Lean, 64_000);
+    let ours = replay(
+        &Session {
+            messages: s
+                .messages
+                .iter()
+                .cloned()
+                .map(|mut x| {
+                    x.meta.usage = None;
+                    x
+                })
+                .collect(),
+            ..s.clone()
+        },
+        &p,
+        &m,
+        Trigger::Threshold,
+    );
+    assert!(ours.compactions.is_empty());
+    let r = replay(&s, &p, &m, Trigger::Threshold);
+    assert!(!r.compactions.is_empty());
+    assert_eq!(r.calls[0].provider_tokens, Some(60_000));
+}
+
+#[test]
+fn the_gateway_trigger_waits_for_85_percent() {
+    let m = hermes();
+    let s = work_session(150);
+    let p = policy(Mode::Lean, 64_000);
+    let main = replay(&s, &p, &m, Trigger::Threshold);
+    let gateway = replay(&s, &p, &m, Trigger::Gateway);
+    assert!(!gateway.compactions.is_empty());
+    assert!(gateway.compactions[0].tokens_before >= (64_000.0 * 0.85) as u64);
+    assert!(gateway.compactions[0].before_call >= main.compactions[0].before_call);
+}
+
+#[test]
+fn costs_follow_the_prices() {
+    let m = hermes();
+    let r = replay(&work_session(60), &policy(Mode::Lean, 64_000), &m, Trigger::Threshold);
+    let prices = Prices { input: 3.0, cache_read: 0.3, cache_write: 3.75, output: 15.0 };
+    let (without, with) = r.cost(&prices);
+    let expect = |read: u64, write: u64| {
+        (read as f64 * 0.3 + write as f64 * 3.75 + r.output_tokens as f64 * 15.0) / 1e6
+    };
+    assert!((without - expect(r.cache_read_original, r.cache_write_original)).abs() < 1e-9);
+    assert!((with - expect(r.cache_read_live, r.cache_write_live)).abs() < 1e-9);
+    assert!(with < without);
+}

@@ -1,0 +1,235 @@
+//! Corpus figures: one row per (session, mode), and their totals and
+//! percentiles per mode and per format (`summary.json`).
+//!
+//! Everything serialized here is ordered (`BTreeMap`, fixed field order) and
+//! rounded to fixed decimals, so a committed baseline diffs cleanly.
+
+use super::saved_pct;
+use super::wire::{ReplayRow, SessionRow};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The modes a report runs, in report order.
+pub const REPORT_MODES: [&str; 4] = ["none", "legacy", "lean", "tiered"];
+
+/// One row of `sessions.jsonl`: a session under one mode.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReportRow {
+    #[serde(flatten)]
+    pub compaction: SessionRow,
+    /// Broken promises found by `verify` (API validity, verbatim head/tail, ...).
+    pub problems: usize,
+    pub replay_calls: usize,
+    pub replay_compactions: usize,
+    pub replay_thrash_stopped: bool,
+    pub replay_peak_original: u64,
+    pub replay_peak_live: u64,
+    pub replay_billed_original: u64,
+    pub replay_billed_live: u64,
+    pub replay_cache_read_original: u64,
+    pub replay_cache_read_live: u64,
+}
+
+impl ReportRow {
+    pub fn new(compaction: SessionRow, problems: usize, r: &ReplayRow) -> ReportRow {
+        ReportRow {
+            compaction,
+            problems,
+            replay_calls: r.calls,
+            replay_compactions: r.compactions,
+            replay_thrash_stopped: r.thrash_stopped,
+            replay_peak_original: r.peak_original,
+            replay_peak_live: r.peak_live,
+            replay_billed_original: r.billed_original,
+            replay_billed_live: r.billed_live,
+            replay_cache_read_original: r.cache_read_original,
+            replay_cache_read_live: r.cache_read_live,
+        }
+    }
+}
+
+/// Found / retained anchors.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Found {
+    pub found: u64,
+    pub retained: u64,
+}
+
+/// Replay totals of a mode.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReplayTotals {
+    pub calls: u64,
+    pub compactions: u64,
+    pub thrash_stopped: u64,
+    pub peak_original_max: u64,
+    pub peak_live_max: u64,
+    pub billed_original: u64,
+    pub billed_live: u64,
+    pub billed_saved_pct: f64,
+    pub cache_read_original: u64,
+    pub cache_read_live: u64,
+}
+
+/// Totals and percentiles of one mode over a set of sessions.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ModeSummary {
+    pub sessions: u64,
+    pub compacted: u64,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Of all tokens: `100 × (before − after) / before`.
+    pub saved_pct: f64,
+    /// Median and 90th percentile of per-session savings, over compacted sessions.
+    pub saved_pct_p50: f64,
+    pub saved_pct_p90: f64,
+    pub head_tokens: u64,
+    pub summary_tokens: u64,
+    pub tail_tokens: u64,
+    pub anchors: BTreeMap<String, Found>,
+    pub anchors_found: u64,
+    pub anchors_retained: u64,
+    /// Share of the input's distinct anchors still verbatim in the output (compacted sessions).
+    pub anchor_retention_pct: f64,
+    pub user_messages_summarized: u64,
+    pub user_messages_kept_whole: u64,
+    /// Share of summarized user messages quoted whole (100 when there were none).
+    pub user_messages_kept_whole_pct: f64,
+    pub tool_results_cleared: u64,
+    pub images_stripped: u64,
+    pub chars_truncated: u64,
+    /// Sessions whose output broke a promise (should be 0).
+    pub api_validity_failures: u64,
+    pub tiers: BTreeMap<String, u64>,
+    pub replay: ReplayTotals,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CorpusSummary {
+    pub counter: String,
+    pub window: u64,
+    pub threshold: u64,
+    pub sessions: u64,
+    pub modes: BTreeMap<String, ModeSummary>,
+    pub by_format: BTreeMap<String, BTreeMap<String, ModeSummary>>,
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        return 100.0;
+    }
+    ((part as f64 * 10_000.0 / whole as f64).round()) / 100.0
+}
+
+/// The `p`-th percentile (nearest rank) of sorted values.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Aggregates rows of one mode.
+pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSummary {
+    let mut m = ModeSummary::default();
+    let mut savings = Vec::new();
+    for r in rows {
+        let c = &r.compaction;
+        m.sessions += 1;
+        m.tokens_before += c.tokens_before;
+        m.tokens_after += c.tokens_after;
+        if c.compacted {
+            m.compacted += 1;
+            savings.push(c.saved_pct);
+            for (cat, a) in &c.anchors {
+                let e = m.anchors.entry(cat.to_string()).or_default();
+                e.found += a.found as u64;
+                e.retained += a.retained as u64;
+            }
+            m.anchors_found += c.anchors_found as u64;
+            m.anchors_retained += c.anchors_retained as u64;
+        }
+        m.head_tokens += c.head_tokens;
+        m.summary_tokens += c.summary_tokens;
+        m.tail_tokens += c.tail_tokens;
+        m.user_messages_summarized += c.user_messages_summarized as u64;
+        m.user_messages_kept_whole += c.user_messages_kept_whole as u64;
+        m.tool_results_cleared += c.tool_results_cleared as u64;
+        m.images_stripped += c.images_stripped as u64;
+        m.chars_truncated += c.chars_truncated;
+        m.api_validity_failures += u64::from(r.problems > 0);
+        if c.compacted {
+            *m.tiers.entry(c.tier.to_string()).or_insert(0) += 1;
+        }
+        let rp = &mut m.replay;
+        rp.calls += r.replay_calls as u64;
+        rp.compactions += r.replay_compactions as u64;
+        rp.thrash_stopped += u64::from(r.replay_thrash_stopped);
+        rp.peak_original_max = rp.peak_original_max.max(r.replay_peak_original);
+        rp.peak_live_max = rp.peak_live_max.max(r.replay_peak_live);
+        rp.billed_original += r.replay_billed_original;
+        rp.billed_live += r.replay_billed_live;
+        rp.cache_read_original += r.replay_cache_read_original;
+        rp.cache_read_live += r.replay_cache_read_live;
+    }
+    savings.sort_by(f64::total_cmp);
+    m.saved_pct = saved_pct(m.tokens_before, m.tokens_after);
+    m.saved_pct_p50 = percentile(&savings, 50.0);
+    m.saved_pct_p90 = percentile(&savings, 90.0);
+    m.anchor_retention_pct = pct(m.anchors_retained, m.anchors_found);
+    m.user_messages_kept_whole_pct = pct(m.user_messages_kept_whole, m.user_messages_summarized);
+    m.replay.billed_saved_pct = saved_pct(m.replay.billed_original, m.replay.billed_live);
+    m
+}
+
+/// Builds `summary.json` from every row.
+pub fn summarize(rows: &[ReportRow], counter: &str, window: u64, threshold: u64) -> CorpusSummary {
+    let mut s = CorpusSummary {
+        counter: counter.to_string(),
+        window,
+        threshold,
+        ..CorpusSummary::default()
+    };
+    s.sessions = rows.iter().filter(|r| r.compaction.mode == "none").count() as u64;
+    for mode in REPORT_MODES {
+        s.modes.insert(
+            mode.to_string(),
+            summarize_mode(rows.iter().filter(|r| r.compaction.mode == mode)),
+        );
+    }
+    let mut formats: Vec<&str> = rows.iter().map(|r| r.compaction.format).collect();
+    formats.sort_unstable();
+    formats.dedup();
+    for f in formats {
+        let per: BTreeMap<String, ModeSummary> = REPORT_MODES
+            .iter()
+            .map(|mode| {
+                let it =
+                    rows.iter().filter(|r| r.compaction.mode == *mode && r.compaction.format == f);
+                (mode.to_string(), summarize_mode(it))
+            })
+            .collect();
+        s.by_format.insert(f.to_string(), per);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v = [10.0, 20.0, 30.0, 40.0];
+        assert_eq!(percentile(&v, 50.0), 20.0);
+        assert_eq!(percentile(&v, 90.0), 40.0);
+        assert_eq!(percentile(&[], 50.0), 0.0);
+    }
+
+    #[test]
+    fn pct_of_nothing_is_complete() {
+        assert_eq!(pct(0, 0), 100.0);
+        assert_eq!(pct(1, 3), 33.33);
+    }
+}
