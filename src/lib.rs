@@ -23,6 +23,7 @@ pub mod model;
 pub mod pipeline;
 pub mod policy;
 pub mod prices;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod stats;

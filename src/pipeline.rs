@@ -250,6 +250,8 @@ pub struct Engine<'a> {
     pub meter: &'a Meter,
     /// Output dialect; `None` writes each input's own.
     pub to: Option<Format>,
+    /// Mask secrets in everything written (`--redact`).
+    pub redact: bool,
 }
 
 /// A processed item, in input order.
@@ -412,7 +414,14 @@ impl Engine<'_> {
                 Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
             }
         };
-        let row = SessionRow::new(&source, &session.id, format.name(), &compaction, counter);
+        let mut row = SessionRow::new(&source, &session.id, format.name(), &compaction, counter);
+        let output = if self.redact {
+            let (out, masked) = redact_output(output);
+            row.secrets_redacted = masked.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            out
+        } else {
+            output
+        };
         Ok(Processed::Session(Box::new(Done {
             input,
             id: session.id,
@@ -438,6 +447,25 @@ impl Engine<'_> {
             .flatten()
             .collect()
     }
+}
+
+/// Masks secrets in an output, serializing encoded records to lines first.
+fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
+    let mut masked = crate::redact::Masked::new();
+    let lines: Vec<Vec<u8>> = match output {
+        Output::Raw(lines) => lines,
+        Output::Values(values) => {
+            values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
+        }
+    };
+    let out = lines
+        .into_iter()
+        .map(|l| match String::from_utf8(l) {
+            Ok(s) => crate::redact::redact(&s, &mut masked).into_owned().into_bytes(),
+            Err(e) => e.into_bytes(),
+        })
+        .collect();
+    (Output::Raw(out), masked)
 }
 
 /// Decodes the sessions of a job without compacting them. Returns the sessions

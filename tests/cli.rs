@@ -350,3 +350,40 @@ fn stats_describes_an_archive() {
     assert!(text.contains("codex_w1t9.jsonl — openai, 1 session"), "{text}");
     assert!(text.contains("shell_command 31"), "{text}");
 }
+
+#[test]
+fn redact_masks_secrets_in_everything_written() {
+    let dir = TestDir::new();
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let line = serde_json::json!({
+        "messages": [{"role": "user", "content": format!("my key is {key}")}, {"role": "assistant", "content": "ok"}],
+        "meta": {"env": format!("OPENAI_API_KEY={key}")}
+    })
+    .to_string();
+    let input = dir.write("s.jsonl", format!("{line}\n{{\"broken\": \"{key}\"\n"));
+    let (out, rejects, report) =
+        (dir.join("o.jsonl"), dir.join("rej.jsonl"), dir.join("rep.jsonl"));
+    run_code(
+        compactor()
+            .args(["compact", "--redact", "-q", "-o"])
+            .arg(&out)
+            .arg("--rejects")
+            .arg(&rejects)
+            .arg("--report")
+            .arg(&report)
+            .arg(&input),
+        3,
+    );
+    for f in [&out, &rejects, &report] {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(!text.contains(key), "{}: {text}", f.display());
+    }
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(written.matches("[REDACTED:openai_key]").count(), 2, "{written}");
+    let row = &json_lines(&std::fs::read_to_string(&report).unwrap())[0];
+    assert_eq!(row["secrets_redacted"]["openai_key"], 2);
+    // Without --redact an uncompacted session is written as it was read.
+    let plain = dir.join("p.jsonl");
+    run_code(compactor().args(["compact", "-q", "-o"]).arg(&plain).arg(&input), 3);
+    assert!(std::fs::read_to_string(&plain).unwrap().contains(key));
+}

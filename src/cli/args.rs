@@ -139,6 +139,10 @@ pub struct CompactArgs {
     #[arg(long)]
     pub strict: bool,
 
+    /// Mask credentials (API keys, tokens, JWTs, private keys, passwords) in everything written
+    #[arg(long)]
+    pub redact: bool,
+
     /// No progress bar and no summary on stderr
     #[arg(short, long)]
     pub quiet: bool,

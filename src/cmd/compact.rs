@@ -43,7 +43,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         }
         (to, parquet_out) = (Some(Format::OpenAi), true);
     }
-    let engine = Engine { policy: &policy, meter: &meter, to };
+    let engine = Engine { policy: &policy, meter: &meter, to, redact: args.redact };
     let options = ReadOptions { messages_column: args.messages_column.clone() };
     let mut jobs = JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
 
@@ -102,7 +102,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                         &error.raw,
                         &mut rejects,
                         &mut summary,
-                        args.strict,
+                        args,
                     )?;
                     if per_file.is_none() {
                         progress.inc(input_size(&inputs[input]));
@@ -124,14 +124,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                     summary.add(&done.compaction);
                 }
                 Processed::Rejected { source, reason, raw, .. } => {
-                    reject(
-                        &source.to_string(),
-                        &reason,
-                        &raw,
-                        &mut rejects,
-                        &mut summary,
-                        args.strict,
-                    )?;
+                    reject(&source.to_string(), &reason, &raw, &mut rejects, &mut summary, args)?;
                 }
             }
         }
@@ -163,14 +156,20 @@ fn reject(
     raw: &[u8],
     rejects: &mut Option<RejectsFile>,
     summary: &mut RunSummary,
-    strict: bool,
+    args: &CompactArgs,
 ) -> anyhow::Result<()> {
     err_message!("{source}: {reason}");
     summary.rejected += 1;
     if let Some(r) = rejects.as_mut() {
-        r.write(raw)?;
+        if args.redact {
+            let mut masked = compactor::redact::Masked::new();
+            let text = String::from_utf8_lossy(raw);
+            r.write(compactor::redact::redact(&text, &mut masked).as_bytes())?;
+        } else {
+            r.write(raw)?;
+        }
     }
-    if strict {
+    if args.strict {
         bail!("stopped at the first rejected record (--strict); no output was written");
     }
     Ok(())

@@ -102,6 +102,8 @@ pub struct Anchor {
 #[derive(Clone, Debug, Default)]
 pub struct AnchorSet {
     map: BTreeMap<(Category, String), (u32, u64)>,
+    /// Candidates dropped because they look like secrets.
+    secrets_dropped: u64,
 }
 
 /// How budget is set for the anchor index.
@@ -237,6 +239,11 @@ impl AnchorSet {
         if value.is_empty() {
             return;
         }
+        // An anchor index must never quote a credential (a URL with a token, an error line with a key).
+        if crate::redact::contains_secret(value) {
+            self.secrets_dropped += 1;
+            return;
+        }
         let e = self.map.entry((category, value.to_string())).or_insert((0, ordinal));
         e.0 += 1;
         e.1 = e.1.max(ordinal);
@@ -324,6 +331,11 @@ impl AnchorSet {
             }
             self.add(Category::Handles, &text[at..name.end()], ordinal);
         }
+    }
+
+    /// Candidates dropped because they look like secrets.
+    pub fn secrets_dropped(&self) -> u64 {
+        self.secrets_dropped
     }
 
     /// Number of distinct anchors.
@@ -619,6 +631,16 @@ mod tests {
         let r = s.retention("kept src/a.rs only");
         assert_eq!(r[&Category::Paths], (2, 1));
         assert_eq!(r[&Category::Commits], (1, 0));
+    }
+
+    #[test]
+    fn anchors_that_look_like_secrets_are_dropped() {
+        let mut s = AnchorSet::new();
+        s.extract("see https://api.example.com/v1?access_token=abcdef123456 and src/a.rs\nError: bad key sk-proj-abcdefghijklmnopqrstuvwxyz012345", 0, true);
+        assert_eq!(s.ranked(Category::Urls), Vec::<Anchor>::new());
+        assert!(s.ranked(Category::Errors).is_empty());
+        assert_eq!(s.ranked(Category::Paths).len(), 1);
+        assert_eq!(s.secrets_dropped(), 2);
     }
 
     #[test]

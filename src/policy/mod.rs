@@ -241,6 +241,8 @@ pub struct Compaction {
     pub anchors: AnchorFigures,
     pub user_messages_summarized: usize,
     pub user_messages_kept_whole: usize,
+    /// Secrets the summary did not quote (masked, or dropped from its anchor index).
+    pub secrets_masked: u64,
 }
 
 /// A compacted session and its record.
@@ -328,6 +330,7 @@ fn unchanged_record(session: &Session, mode: Mode, tokens: u64, reason: Reason) 
         anchors: AnchorFigures::default(),
         user_messages_summarized: 0,
         user_messages_kept_whole: 0,
+        secrets_masked: 0,
     }
 }
 
@@ -531,6 +534,7 @@ fn summarize(
     if let Some(s) = &summary_out {
         record.user_messages_summarized = s.user_messages;
         record.user_messages_kept_whole = s.user_messages_whole;
+        record.secrets_masked = s.secrets_masked;
     }
     record.anchors = anchor_figures(session, &out, policy, summary_out.as_ref());
     Outcome { session: out, compaction: record }

@@ -184,6 +184,8 @@ pub struct Summary {
     pub user_messages_whole: usize,
     /// Actions listed (carried and new).
     pub actions: usize,
+    /// Secrets masked in the summary text or dropped from its anchors.
+    pub secrets_masked: u64,
 }
 
 /// Sections of an earlier summary, by heading.
@@ -802,6 +804,7 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
             );
         }
         let index = build_index(&anchors, input.anchor_budget_chars);
+        out.secrets_masked += anchors.secrets_dropped();
         out.anchors_found = anchors.len();
         out.anchors_indexed = index.included;
         out.anchors_dropped =
@@ -823,7 +826,10 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
         out.user_messages = input.middle.iter().filter(|m| real_user_text(m).is_some()).count();
     }
     text.push_str(SUMMARY_END_MARKER);
-    out.text = text;
+    // A summary never quotes a secret, with or without --redact.
+    let mut masked = crate::redact::Masked::new();
+    out.text = crate::redact::redact(&text, &mut masked).into_owned();
+    out.secrets_masked += masked.values().sum::<u64>();
     out
 }
 

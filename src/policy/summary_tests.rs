@@ -221,6 +221,26 @@ fn reasoning_never_enters_the_summary() {
 }
 
 #[test]
+fn summaries_never_quote_a_secret() {
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let msgs = [
+        user(&format!("use OPENAI_API_KEY={key} for the client")),
+        call(
+            "c1",
+            "Bash",
+            &format!(
+                r#"{{"command":"curl -H 'Authorization: Bearer {key}' https://api.example.com"}}"#
+            ),
+        ),
+        result("c1", "ok"),
+    ];
+    let s = build(&msgs, true, 2_000);
+    assert!(!s.text.contains(key), "{}", s.text);
+    assert!(s.text.contains("[REDACTED:openai_key]"));
+    assert!(s.secrets_masked >= 2);
+}
+
+#[test]
 fn synthetic_user_messages_are_not_real() {
     assert!(real_user_text(&user("<turn_aborted>\nx\n</turn_aborted>")).is_none());
     assert!(real_user_text(&user("   ")).is_none());

@@ -329,7 +329,7 @@ fn line_chart(title: &str, series: &[&Series]) -> String {
             s.tokens.iter().enumerate().map(|(i, v)| format!("{:.1},{:.1}", x(i), y(*v))).collect();
         let _ = write!(
             svg,
-            r#"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>"#,
+            r#"<polyline fill="none" stroke="{}" stroke-width="1.5" stroke-opacity="0.85" points="{}"/>"#,
             color(&s.mode),
             pts.join(" ")
         );
@@ -415,7 +415,7 @@ fn histogram(savings: &[(String, Vec<f64>)]) -> String {
 /// `report.html`: the tables and the charts, self-contained.
 pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]) -> String {
     let mut out = String::from(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>compactor report</title>\n<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0;border:1px solid #eee}</style></head><body>\n<h1>compactor report</h1>\n",
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>compactor report</title>\n<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0;border:1px solid #eee}</style></head><body>\n<h1>compactor report</h1>\n",
     );
     let _ = writeln!(out, "<p>{}</p>", esc(&intro(s)));
     for (title, header, rows) in tables(s) {

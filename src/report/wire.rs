@@ -96,6 +96,10 @@ pub struct SessionRow {
     pub anchors_dropped_for_budget: BTreeMap<String, usize>,
     pub user_messages_summarized: usize,
     pub user_messages_kept_whole: usize,
+    /// Secrets the summary did not quote (masked, or dropped from its anchors).
+    pub secrets_kept_out_of_summary: u64,
+    /// With `--redact`: secrets masked in the written output, by kind.
+    pub secrets_redacted: BTreeMap<String, u64>,
 }
 
 impl SessionRow {
@@ -152,6 +156,8 @@ impl SessionRow {
             anchors_dropped_for_budget: c.anchors.dropped_for_budget.clone(),
             user_messages_summarized: c.user_messages_summarized,
             user_messages_kept_whole: c.user_messages_kept_whole,
+            secrets_kept_out_of_summary: c.secrets_masked,
+            secrets_redacted: BTreeMap::new(),
         }
     }
 }

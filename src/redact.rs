@@ -1,0 +1,163 @@
+//! Secrets: find credentials in text and mask them.
+//!
+//! Compacted transcripts become training data and shared reports; a key that
+//! an agent printed once must not be copied into every summary after it. Two
+//! uses: `--redact` masks every secret in everything written (applied to the
+//! serialized output, so unknown fields are covered too), and summaries and
+//! anchor indexes never quote a secret even without it.
+//!
+//! Kinds: provider API keys (`sk-`, `sk-ant-`, GitHub `gh[pousr]_` and
+//! `github_pat_`, AWS `AKIA`/`ASIA`, Slack `xox[abprs]-`, Google `AIza`),
+//! bearer tokens, JWTs, private-key blocks, and `password=` style
+//! assignments (the value only). A match becomes `[REDACTED:kind]`, which
+//! contains no quote or backslash, so redacting serialized JSON keeps it valid.
+
+use regex::{Regex, RegexSet};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// (kind, pattern, capture group to mask: 0 = the whole match).
+const PATTERNS: &[(&str, &str, usize)] = &[
+    (
+        "private_key",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        0,
+    ),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", 0),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})", 0),
+    ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
+    ("slack_token", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", 0),
+    ("google_key", r"\bAIza[0-9A-Za-z_\-]{35}", 0),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
+    ("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)", 1),
+    (
+        "password",
+        r#"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\b["']?\s*[:=]\s*["']?([^\s"',;`\\]{4,})"#,
+        1,
+    ),
+];
+
+struct Compiled {
+    set: RegexSet,
+    each: Vec<(&'static str, Regex, usize)>,
+}
+
+static COMPILED: LazyLock<Option<Compiled>> = LazyLock::new(|| {
+    let set = RegexSet::new(PATTERNS.iter().map(|p| p.1)).ok()?;
+    let each = PATTERNS
+        .iter()
+        .map(|(k, p, g)| Regex::new(p).ok().map(|r| (*k, r, *g)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Compiled { set, each })
+});
+
+/// Counts of what was masked, by kind.
+pub type Masked = BTreeMap<&'static str, u64>;
+
+/// Returns true if and only if `text` holds something that looks like a secret.
+pub fn contains_secret(text: &str) -> bool {
+    COMPILED.as_ref().is_some_and(|c| c.set.is_match(text))
+}
+
+/// Masks every secret in `text`, adding to `masked`. Borrows when there is none.
+pub fn redact<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
+    let Some(c) = COMPILED.as_ref() else { return Cow::Borrowed(text) };
+    let hits = c.set.matches(text);
+    if !hits.matched_any() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.to_string();
+    for i in hits.iter() {
+        let (kind, re, group) = &c.each[i];
+        let mut n = 0u64;
+        let replaced = re.replace_all(&out, |caps: &regex::Captures<'_>| {
+            let Some(whole) = caps.get(0) else { return String::new() };
+            n += 1;
+            let mask = format!("[REDACTED:{kind}]");
+            match caps.get(*group).filter(|_| *group > 0) {
+                Some(g) => {
+                    let (s, e) = (g.start() - whole.start(), g.end() - whole.start());
+                    format!("{}{mask}{}", &whole.as_str()[..s], &whole.as_str()[e..])
+                }
+                None => mask,
+            }
+        });
+        if n > 0 {
+            out = replaced.into_owned();
+            *masked.entry(kind).or_insert(0) += n;
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn red(t: &str) -> (String, Masked) {
+        let mut m = Masked::new();
+        let out = redact(t, &mut m).into_owned();
+        (out, m)
+    }
+
+    #[test]
+    fn provider_keys() {
+        let cases = [
+            ("key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "anthropic_key"),
+            ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "openai_key"),
+            ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", "github_token"),
+            ("aws AKIAIOSFODNN7EXAMPLE here", "aws_key"),
+            ("slack xoxb-1234567890-abcdefghij", "slack_token"),
+            ("google AIzaSyA-abcdefghijklmnopqrstuvwxyz012345", "google_key"),
+        ];
+        for (text, kind) in cases {
+            let (out, m) = red(text);
+            assert!(out.contains(&format!("[REDACTED:{kind}]")), "{text} -> {out}");
+            assert_eq!(m.get(kind), Some(&1), "{text}: {m:?}");
+        }
+    }
+
+    #[test]
+    fn bearer_jwt_private_key_and_passwords() {
+        let (out, m) = red("Authorization: Bearer abcdefghijklmnop1234567890");
+        assert_eq!(out, "Authorization: Bearer [REDACTED:bearer_token]");
+        assert_eq!(m["bearer_token"], 1);
+        let (out, _) = red(
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        );
+        assert_eq!(out, "jwt [REDACTED:jwt]");
+        let (out, _) = red(
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+        );
+        assert_eq!(out, "[REDACTED:private_key]\nafter");
+        let (out, m) =
+            red("db password=hunter2x and api_key: 'abcd1234' and \"secret\": \"s3cr3t!\"");
+        assert_eq!(
+            out,
+            "db password=[REDACTED:password] and api_key: '[REDACTED:password]' and \"secret\": \"[REDACTED:password]\""
+        );
+        assert_eq!(m["password"], 3);
+    }
+
+    #[test]
+    fn plain_text_is_borrowed_and_untouched() {
+        let mut m = Masked::new();
+        let t = "cargo test -p auth; the password field is validated in src/auth.rs (sk is short)";
+        assert!(matches!(redact(t, &mut m), Cow::Borrowed(_)));
+        assert!(m.is_empty());
+        assert!(!contains_secret(t));
+    }
+
+    #[test]
+    fn redacted_json_stays_valid() {
+        let v = serde_json::json!({"cmd": "export TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", "password": "hunter2x"});
+        let text = v.to_string();
+        let mut m = Masked::new();
+        let out = redact(&text, &mut m);
+        let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back["password"], "[REDACTED:password]");
+        assert!(back["cmd"].as_str().unwrap().ends_with("[REDACTED:github_token]"));
+    }
+}
