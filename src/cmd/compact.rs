@@ -65,7 +65,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         Target::Dir(_) => None,
     };
     let progress = progress_bar(&inputs, args.quiet);
-    let mut summary = RunSummary::default();
+    let mut summary = RunSummary { inputs: inputs.len(), ..RunSummary::default() };
     let mut per_file: Option<SessionWriter> = None;
 
     loop {
@@ -76,7 +76,6 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         for item in pool.install(|| engine.process_batch(batch)) {
             match item {
                 Processed::Item(Item::Start { input, container, format }) => {
-                    summary.inputs += 1;
                     if args.verbose {
                         eprintln!("compactor: {}: {format}", inputs[input].display);
                     }
@@ -84,7 +83,9 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                         let layout = layout_for(container, format, to, parquet_out);
                         let mut name = dir.join(&inputs[input].relative);
                         if layout == Layout::Parquet && container != Container::Parquet {
-                            name = parquet_name(&name);
+                            name = with_extension(&name, "parquet");
+                        } else if layout != Layout::Parquet && container == Container::Parquet {
+                            name = with_extension(&name, "jsonl");
                         }
                         per_file = Some(SessionWriter::file(&name, layout)?);
                     }
@@ -227,11 +228,11 @@ fn layout_for(container: Container, from: Format, to: Option<Format>, parquet_ou
     }
 }
 
-/// `dir/a.jsonl.gz` → `dir/a.parquet`.
-fn parquet_name(path: &Path) -> PathBuf {
+/// `dir/a.jsonl.gz` → `dir/a.parquet`: the name with every extension replaced by `ext`.
+fn with_extension(path: &Path, ext: &str) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let stem = name.split('.').next().unwrap_or("out");
-    path.with_file_name(format!("{stem}.parquet"))
+    let stem = name.split('.').next().filter(|s| !s.is_empty()).unwrap_or("out");
+    path.with_file_name(format!("{stem}.{ext}"))
 }
 
 /// Refuses any output (sessions, report, rejects) that is an input, and two

@@ -177,8 +177,3 @@ pub(crate) fn single(records: Vec<Record>) -> Result<Record, DecodeError> {
         _ => Err(DecodeError::new(format!("expected one record, got {n}"))),
     }
 }
-
-/// Placeholder for a dialect that is not implemented yet.
-pub(crate) fn not_yet(name: &str) -> DecodeError {
-    DecodeError::new(format!("the {name} format is not supported yet"))
-}

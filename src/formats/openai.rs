@@ -32,18 +32,46 @@ const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning"];
 /// Marks the key slot of a field that was taken out into a typed field. It is a
 /// Unicode noncharacter, so no real input holds this exact string; encoding
 /// either fills the slot or removes it.
-const SLOT: &str = "\u{fdd0}compactor:slot";
+pub(crate) const SLOT: &str = "\u{fdd0}compactor:slot";
 
-fn slot() -> Value {
+pub(crate) fn slot() -> Value {
     Value::String(SLOT.to_string())
 }
 
-fn is_slot(v: &Value) -> bool {
+pub(crate) fn is_slot(v: &Value) -> bool {
     v.as_str() == Some(SLOT)
 }
 
+/// Message key carrying [`Message::attached`] records when a dialect with
+/// non-chat records is converted to a record dialect (conversions are total).
+pub(crate) const ATTACHED: &str = "compactor_attached";
+/// Session key carrying [`Session::trailing`] records, likewise.
+pub(crate) const TRAILING: &str = "compactor_trailing";
+
+/// A non-chat record as carried into another dialect: a dialect's private
+/// layout marker (a key starting with a noncharacter) gets a plain key, and an
+/// unfilled slot inside it becomes `null`, so the output holds no private text.
+pub(crate) fn carry(record: &Value) -> Value {
+    match record {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let key = match k.strip_prefix("\u{fdd0}compactor:") {
+                        Some(rest) => format!("compactor_{rest}"),
+                        None => k.clone(),
+                    };
+                    (key, carry(v))
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(carry).collect()),
+        v if is_slot(v) => Value::Null,
+        v => v.clone(),
+    }
+}
+
 /// Fills `key` in place (or appends it), or removes an unfilled slot.
-fn fill(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+pub(crate) fn fill(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     match value {
         Some(v) => {
             map.insert(key.to_string(), v);
@@ -112,8 +140,31 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     let messages = raw_messages
         .into_iter()
         .enumerate()
-        .map(|(i, m)| decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}"))))
+        .map(|(i, mut m)| {
+            let attached = match m.as_object_mut().and_then(|o| o.shift_remove(ATTACHED)) {
+                Some(Value::Array(items)) => items,
+                Some(other) => {
+                    return Err(DecodeError::new(format!(
+                        "message {i}: `{ATTACHED}` is {}, expected an array",
+                        kind_of(&other)
+                    )));
+                }
+                None => Vec::new(),
+            };
+            let mut msg =
+                decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}")))?;
+            msg.attached = attached;
+            Ok(msg)
+        })
         .collect::<Result<Vec<_>, _>>()?;
+    let trailing = match extra.shift_remove(TRAILING) {
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            extra.insert(TRAILING.into(), other);
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
     let tools = match extra.get("tools") {
         Some(v) if !v.is_null() => extra.insert("tools".into(), slot()),
         _ => None,
@@ -122,18 +173,35 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     if layout == Layout::BareArray {
         extra.clear();
     }
-    Ok(Session { id, source, layout, messages, tools, extra, ..Session::default() })
+    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
 }
 
-/// Writes one OpenAI session record.
+/// Writes one OpenAI session record. Non-chat records of file dialects are
+/// carried in `compactor_attached` (per message) and `compactor_trailing`, so
+/// a conversion loses nothing; a bare array has no room for the trailing ones.
 pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
-    let messages: Vec<Value> = session.messages.iter().map(encode_message).collect();
+    let messages: Vec<Value> = session
+        .messages
+        .iter()
+        .map(|m| {
+            let mut v = encode_message(m);
+            if !m.attached.is_empty()
+                && let Some(o) = v.as_object_mut()
+            {
+                o.insert(ATTACHED.into(), Value::Array(m.attached.iter().map(carry).collect()));
+            }
+            v
+        })
+        .collect();
     if session.layout == Layout::BareArray {
         return Value::Array(messages);
     }
     let mut map = session.extra.clone();
     map.insert("messages".into(), Value::Array(messages));
     fill(&mut map, "tools", session.tools.clone());
+    if !session.trailing.is_empty() {
+        map.insert(TRAILING.into(), Value::Array(session.trailing.iter().map(carry).collect()));
+    }
     if let Some(c) = compaction {
         map.insert("compaction".into(), c.clone());
     }
@@ -498,6 +566,20 @@ mod tests {
         let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": null, "reasoning": null,
             "tool_call_id": null}], "tools": null});
         assert_eq!(roundtrip(v.clone()), v);
+    }
+
+    #[test]
+    fn non_chat_records_are_carried_and_read_back() {
+        let mut s = decode(json!({"messages": [{"role": "user", "content": "a"}]})).unwrap();
+        s.messages[0].attached = vec![json!({"type": "snapshot"})];
+        s.trailing = vec![json!({"type": "summary"})];
+        let v = encode(&s, None);
+        assert_eq!(v["messages"][0]["compactor_attached"], json!([{"type": "snapshot"}]));
+        assert_eq!(v["compactor_trailing"], json!([{"type": "summary"}]));
+        let back = decode(v.clone()).unwrap();
+        assert_eq!(back.messages[0].attached, s.messages[0].attached);
+        assert_eq!(back.trailing, s.trailing);
+        assert_eq!(encode(&back, None), v);
     }
 
     #[test]

@@ -66,6 +66,13 @@ impl AtomicFile {
 
     /// Flushes to disk and moves the file to its final name.
     pub fn commit(self) -> anyhow::Result<()> {
+        // Temporary files are created private (0600); a finished output is an
+        // ordinary file, readable like any other the user writes.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = self.temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+        }
         self.temp
             .as_file()
             .sync_all()
@@ -257,6 +264,11 @@ mod tests {
         assert!(!p.exists());
         w.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o644);
+        }
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left");
     }
