@@ -196,11 +196,7 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
 
     for (i, m) in msgs.iter().enumerate() {
         if m.role == Role::Assistant {
-            let provider = m.meta.usage.and_then(|u| {
-                u.input_tokens.map(|x| {
-                    x + u.cache_read_tokens.unwrap_or(0) + u.cache_write_tokens.unwrap_or(0)
-                })
-            });
+            let provider = m.meta.usage.and_then(|u| u.prompt_tokens());
             // The trigger, measured before the call.
             let measured = |live_total: u64| match provider {
                 Some(p) => (p + live_total).saturating_sub(original.total()),

@@ -101,11 +101,8 @@ impl Stats {
             let role = m.role.as_str().to_string();
             // The request of the call that produced this assistant message is everything before it.
             if m.role == Role::Assistant
-                && let Some(u) = m.meta.usage
-                && let Some(input) = u.input_tokens
+                && let Some(provider) = m.meta.usage.and_then(|u| u.prompt_tokens())
             {
-                let provider =
-                    input + u.cache_read_tokens.unwrap_or(0) + u.cache_write_tokens.unwrap_or(0);
                 st.usage.calls += 1;
                 st.usage.provider_tokens += provider;
                 st.usage.our_tokens += prefix;

@@ -81,3 +81,50 @@ fn openai_shaped_corpus_sessions_compact_and_keep_their_promises() {
     }
     assert!(compacted >= 9, "{compacted}");
 }
+
+#[test]
+fn every_corpus_file_reads_in_its_format_and_compacts_validly() {
+    let Some(dir) = corpus() else { return };
+    let all = sessions(&dir);
+    let mut per_format = std::collections::BTreeMap::new();
+    for (f, _) in &all {
+        *per_format.entry(f.as_str()).or_insert(0) += 1;
+    }
+    let expected: std::collections::BTreeMap<&str, usize> =
+        [("claude-code", 4), ("codex", 3), ("openai", 5), ("swe-agent", 22), ("toolbench", 15)].into_iter().collect();
+    assert_eq!(per_format, expected);
+    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let mut p = Policy::new(Mode::Lean, 200_000);
+    p.force = true;
+    for (format, session) in &all {
+        let out = compact(session, &p, &meter);
+        let problems = verify(session, &out, &meter);
+        assert!(problems.is_empty(), "{format} {}: {problems:?}", session.source);
+        // What we write reads back in the same format, with the same size.
+        let adapter = compactor::formats::Format::ALL.iter().find(|f| f.name() == format).unwrap().adapter();
+        let records: Vec<compactor::formats::Record> = adapter
+            .encode(&out.session, None)
+            .into_iter()
+            .map(|value| compactor::formats::Record { source: session.source.clone(), value })
+            .collect();
+        let back = adapter.decode(records).unwrap();
+        assert_eq!(meter.request(&back), out.compaction.tokens_after, "{format} {}", session.source);
+    }
+}
+
+#[test]
+fn the_cli_reports_every_corpus_session() {
+    let Some(dir) = corpus() else { return };
+    let tmp = crate::util::TestDir::new();
+    let report = tmp.join("r.jsonl");
+    crate::util::run_ok(
+        crate::util::compactor().args(["compact", "-q", "--force", "-o"]).arg(tmp.join("out/")).arg("--report").arg(&report).arg(&dir),
+    );
+    let rows = crate::util::json_lines(&std::fs::read_to_string(&report).unwrap());
+    assert_eq!(rows.len(), 49);
+    for row in &rows {
+        assert!(row["tokens_after"].as_u64() <= row["tokens_before"].as_u64(), "{row}");
+    }
+    let formats: std::collections::BTreeSet<&str> = rows.iter().map(|r| r["format"].as_str().unwrap()).collect();
+    assert_eq!(formats.len(), 5);
+}

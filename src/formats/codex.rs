@@ -699,9 +699,11 @@ impl Decoder {
             return;
         }
         let get = |k: &str| last.get(k).and_then(Value::as_u64);
+        // Codex's input_tokens include the cached ones (OpenAI's convention).
+        let cached = get("cached_input_tokens");
         let usage = Usage {
-            input_tokens: get("input_tokens"),
-            cache_read_tokens: get("cached_input_tokens"),
+            input_tokens: get("input_tokens").map(|i| i.saturating_sub(cached.unwrap_or(0))),
+            cache_read_tokens: cached,
             cache_write_tokens: None,
             output_tokens: get("output_tokens"),
         };

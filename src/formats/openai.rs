@@ -307,10 +307,14 @@ fn timestamp_of(map: &Map<String, Value>) -> Option<String> {
 fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
     let u = map.get("usage")?.as_object()?;
     let get = |keys: &[&str]| keys.iter().find_map(|k| u.get(*k).and_then(Value::as_u64));
+    // OpenAI's prompt_tokens include the cached ones; Anthropic's input_tokens do not.
+    let openai_cached = u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64);
     let usage = Usage {
-        input_tokens: get(&["prompt_tokens", "input_tokens"]),
-        cache_read_tokens: get(&["cache_read_input_tokens", "cached_tokens"])
-            .or_else(|| u.get("prompt_tokens_details")?.get("cached_tokens")?.as_u64()),
+        input_tokens: match get(&["prompt_tokens"]) {
+            Some(p) => Some(p.saturating_sub(openai_cached.unwrap_or(0))),
+            None => get(&["input_tokens"]),
+        },
+        cache_read_tokens: get(&["cache_read_input_tokens"]).or(openai_cached),
         cache_write_tokens: get(&["cache_creation_input_tokens"]),
         output_tokens: get(&["completion_tokens", "output_tokens"]),
     };
@@ -580,6 +584,19 @@ mod tests {
         assert_eq!(back.messages[0].attached, s.messages[0].attached);
         assert_eq!(back.trailing, s.trailing);
         assert_eq!(encode(&back, None), v);
+    }
+
+    #[test]
+    fn usage_counts_cached_tokens_once() {
+        let m = json!({"role": "assistant", "content": "x",
+            "usage": {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 60}, "completion_tokens": 5}});
+        let u = decode(json!({"messages": [m]})).unwrap().messages[0].meta.usage.unwrap();
+        assert_eq!((u.input_tokens, u.cache_read_tokens, u.prompt_tokens()), (Some(40), Some(60), Some(100)));
+        // Anthropic's convention: input excludes what the cache served or stored.
+        let m = json!({"role": "assistant", "content": "x",
+            "usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 5}});
+        let u = decode(json!({"messages": [m]})).unwrap().messages[0].meta.usage.unwrap();
+        assert_eq!(u.prompt_tokens(), Some(105));
     }
 
     #[test]

@@ -129,13 +129,25 @@ impl Role {
     }
 }
 
-/// Provider-recorded usage for the API call that produced a message.
+/// Provider-recorded usage for the API call that produced a message, in
+/// Anthropic's terms: `input_tokens` excludes the tokens read from or written
+/// to the cache. Adapters of providers that count cached tokens inside the
+/// input (OpenAI `prompt_tokens`, Codex `input_tokens`) subtract them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     pub input_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
     pub cache_write_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// The size of the request as the provider measured it: uncached input,
+    /// cache reads and cache writes; `None` when the input was not recorded.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        self.input_tokens
+            .map(|i| i + self.cache_read_tokens.unwrap_or(0) + self.cache_write_tokens.unwrap_or(0))
+    }
 }
 
 /// Facts an adapter derived from a message's own fields. They are read-only: the
