@@ -91,7 +91,9 @@ fn every_corpus_file_reads_in_its_format_and_compacts_validly() {
         *per_format.entry(f.as_str()).or_insert(0) += 1;
     }
     let expected: std::collections::BTreeMap<&str, usize> =
-        [("claude-code", 4), ("codex", 3), ("openai", 5), ("swe-agent", 22), ("toolbench", 15)].into_iter().collect();
+        [("claude-code", 4), ("codex", 3), ("openai", 5), ("swe-agent", 22), ("toolbench", 15)]
+            .into_iter()
+            .collect();
     assert_eq!(per_format, expected);
     let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
     let mut p = Policy::new(Mode::Lean, 200_000);
@@ -101,14 +103,20 @@ fn every_corpus_file_reads_in_its_format_and_compacts_validly() {
         let problems = verify(session, &out, &meter);
         assert!(problems.is_empty(), "{format} {}: {problems:?}", session.source);
         // What we write reads back in the same format, with the same size.
-        let adapter = compactor::formats::Format::ALL.iter().find(|f| f.name() == format).unwrap().adapter();
+        let adapter =
+            compactor::formats::Format::ALL.iter().find(|f| f.name() == format).unwrap().adapter();
         let records: Vec<compactor::formats::Record> = adapter
             .encode(&out.session, None)
             .into_iter()
             .map(|value| compactor::formats::Record { source: session.source.clone(), value })
             .collect();
         let back = adapter.decode(records).unwrap();
-        assert_eq!(meter.request(&back), out.compaction.tokens_after, "{format} {}", session.source);
+        assert_eq!(
+            meter.request(&back),
+            out.compaction.tokens_after,
+            "{format} {}",
+            session.source
+        );
     }
 }
 
@@ -118,13 +126,19 @@ fn the_cli_reports_every_corpus_session() {
     let tmp = crate::util::TestDir::new();
     let report = tmp.join("r.jsonl");
     crate::util::run_ok(
-        crate::util::compactor().args(["compact", "-q", "--force", "-o"]).arg(tmp.join("out/")).arg("--report").arg(&report).arg(&dir),
+        crate::util::compactor()
+            .args(["compact", "-q", "--force", "-o"])
+            .arg(tmp.join("out/"))
+            .arg("--report")
+            .arg(&report)
+            .arg(&dir),
     );
     let rows = crate::util::json_lines(&std::fs::read_to_string(&report).unwrap());
     assert_eq!(rows.len(), 49);
     for row in &rows {
         assert!(row["tokens_after"].as_u64() <= row["tokens_before"].as_u64(), "{row}");
     }
-    let formats: std::collections::BTreeSet<&str> = rows.iter().map(|r| r["format"].as_str().unwrap()).collect();
+    let formats: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["format"].as_str().unwrap()).collect();
     assert_eq!(formats.len(), 5);
 }

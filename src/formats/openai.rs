@@ -308,7 +308,8 @@ fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
     let u = map.get("usage")?.as_object()?;
     let get = |keys: &[&str]| keys.iter().find_map(|k| u.get(*k).and_then(Value::as_u64));
     // OpenAI's prompt_tokens include the cached ones; Anthropic's input_tokens do not.
-    let openai_cached = u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64);
+    let openai_cached =
+        u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64);
     let usage = Usage {
         input_tokens: match get(&["prompt_tokens"]) {
             Some(p) => Some(p.saturating_sub(openai_cached.unwrap_or(0))),
@@ -591,7 +592,10 @@ mod tests {
         let m = json!({"role": "assistant", "content": "x",
             "usage": {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 60}, "completion_tokens": 5}});
         let u = decode(json!({"messages": [m]})).unwrap().messages[0].meta.usage.unwrap();
-        assert_eq!((u.input_tokens, u.cache_read_tokens, u.prompt_tokens()), (Some(40), Some(60), Some(100)));
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.prompt_tokens()),
+            (Some(40), Some(60), Some(100))
+        );
         // Anthropic's convention: input excludes what the cache served or stored.
         let m = json!({"role": "assistant", "content": "x",
             "usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 5}});
