@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --check
-cargo clippy --all-targets -- -D warnings
 cargo test --release
+cargo clippy --all-targets -- -D warnings
