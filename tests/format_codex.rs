@@ -420,13 +420,15 @@ fn odd_items_pass_through_and_usage_is_read() {
     let names: Vec<&str> = group.tool_calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["shell_command", "apply_patch", "local_shell"]);
     assert!(group.tool_calls[1].arguments.starts_with(r#"{"input":"*** Begin Patch"#));
+    // Codex counts cached tokens inside input_tokens (1,200 with 600 cached):
+    // the model holds them apart, as Anthropic does.
     let usage = group.meta.usage.unwrap();
     assert_eq!(
-        (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens),
-        (Some(1200), Some(600), Some(50))
+        (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens, usage.prompt_tokens()),
+        (Some(600), Some(600), Some(50), Some(1200))
     );
     // The repeated count (same total) gave nothing to the next message.
-    assert_eq!(s.messages[9].meta.usage.unwrap().input_tokens, Some(1400));
+    assert_eq!(s.messages[9].meta.usage.unwrap().prompt_tokens(), Some(1400));
     // Encrypted reasoning costs nothing.
     let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
     let mut bare = group.clone();
