@@ -38,13 +38,36 @@ impl Target {
 }
 
 /// A file written under a temporary name and renamed into place by [`AtomicFile::commit`].
+///
+/// A target that already exists and is not a regular file (`/dev/null`, a FIFO,
+/// `/dev/stdout`) is written straight through instead: renaming over it would
+/// replace the device with a plain file, which for `/dev/null` breaks every
+/// other program on the machine.
 pub struct AtomicFile {
     target: PathBuf,
-    temp: tempfile::NamedTempFile,
+    inner: Inner,
+}
+
+enum Inner {
+    Temp(tempfile::NamedTempFile),
+    Special(File),
+}
+
+/// Whether `path` exists and is something other than a regular file or a
+/// directory (a character device, a FIFO, a socket), following symlinks.
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).map(|m| !m.is_file() && !m.is_dir()).unwrap_or(false)
 }
 
 impl AtomicFile {
     pub fn create(target: &Path) -> anyhow::Result<AtomicFile> {
+        if is_special(target) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(target)
+                .with_context(|| format!("{}: cannot open for writing", target.display()))?;
+            return Ok(AtomicFile { target: target.to_path_buf(), inner: Inner::Special(file) });
+        }
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -57,27 +80,37 @@ impl AtomicFile {
             .suffix(".tmp")
             .tempfile_in(&dir)
             .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
-        Ok(AtomicFile { target: target.to_path_buf(), temp })
+        Ok(AtomicFile { target: target.to_path_buf(), inner: Inner::Temp(temp) })
     }
 
     pub fn file(&mut self) -> &mut File {
-        self.temp.as_file_mut()
+        match &mut self.inner {
+            Inner::Temp(t) => t.as_file_mut(),
+            Inner::Special(f) => f,
+        }
     }
 
     /// Flushes to disk and moves the file to its final name.
     pub fn commit(self) -> anyhow::Result<()> {
+        let temp = match self.inner {
+            Inner::Temp(t) => t,
+            Inner::Special(mut f) => {
+                return f
+                    .flush()
+                    .with_context(|| format!("{}: write failed", self.target.display()));
+            }
+        };
         // Temporary files are created private (0600); a finished output is an
         // ordinary file, readable like any other the user writes.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let _ = self.temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+            let _ = temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
         }
-        self.temp
-            .as_file()
+        temp.as_file()
             .sync_all()
             .with_context(|| format!("{}: fsync failed", self.target.display()))?;
-        self.temp.persist(&self.target).map_err(|e| {
+        temp.persist(&self.target).map_err(|e| {
             anyhow::anyhow!("{}: cannot rename into place: {}", self.target.display(), e.error)
         })?;
         Ok(())
@@ -271,6 +304,37 @@ mod tests {
         }
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left");
+    }
+
+    /// `-o /dev/null` (or a FIFO) is written through, never renamed over:
+    /// the special file must still be one afterwards.
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_written_through_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !matches!(made, Ok(s) if s.success()) {
+            eprintln!("skipped: mkfifo is not available");
+            return;
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        let mut w = SessionWriter::file(&fifo, Layout::Jsonl).unwrap();
+        w.write(&json!({"a": 1})).unwrap();
+        w.finish().unwrap();
+        assert_eq!(reader.join().unwrap(), "{\"a\":1}\n");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file");
+
+        let null = Path::new("/dev/null");
+        if std::fs::metadata(null).map(|m| m.file_type().is_char_device()).unwrap_or(false) {
+            write_atomic(null, b"discarded").unwrap();
+            assert!(std::fs::metadata(null).unwrap().file_type().is_char_device());
+        }
     }
 
     #[test]
