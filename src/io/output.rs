@@ -310,6 +310,7 @@ mod tests {
     /// the special file must still be one afterwards.
     #[cfg(unix)]
     #[test]
+    #[allow(clippy::print_stderr)] // a skipped test says why
     fn special_files_are_written_through_not_replaced() {
         use std::os::unix::fs::FileTypeExt;
         let dir = tempfile::tempdir().unwrap();
