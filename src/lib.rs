@@ -17,6 +17,7 @@
 //! The core computes and never prints: printing is the binary's job.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod exec;
 pub mod formats;
 pub mod io;
 pub mod model;

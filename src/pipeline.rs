@@ -164,7 +164,7 @@ impl<'a> JobReader<'a> {
     }
 
     /// The next item, `None` when every input is done.
-    fn next_item(&mut self) -> Option<Item> {
+    pub fn next_item(&mut self) -> Option<Item> {
         loop {
             if let Some(item) = self.queue.pop_front() {
                 return Some(item);
@@ -252,6 +252,9 @@ pub struct Engine<'a> {
     pub to: Option<Format>,
     /// Mask secrets in everything written (`--redact`).
     pub redact: bool,
+    /// Serialize encoded records to JSON lines on the worker (set when the
+    /// output is JSON Lines), so that the single writer thread only copies bytes.
+    pub lines: bool,
 }
 
 /// A processed item, in input order.
@@ -415,6 +418,12 @@ impl Engine<'_> {
             }
         };
         let mut row = SessionRow::new(&source, &session.id, format.name(), &compaction, counter);
+        let output = match output {
+            Output::Values(values) if self.lines && !self.redact => Output::Raw(
+                values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect(),
+            ),
+            other => other,
+        };
         let output = if self.redact {
             let (out, masked) = redact_output(output);
             row.secrets_redacted = masked.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -432,6 +441,15 @@ impl Engine<'_> {
             row,
             session: None,
         })))
+    }
+
+    /// Processes one item: a job becomes its sessions and rejects; a file
+    /// boundary passes through.
+    pub fn process_item(&self, item: Item) -> Vec<Processed> {
+        match item {
+            Item::Job(job) => self.process(job),
+            other => vec![Processed::Item(other)],
+        }
     }
 
     /// Processes a batch of items in parallel (on the current rayon pool), in order.

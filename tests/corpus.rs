@@ -142,3 +142,67 @@ fn the_cli_reports_every_corpus_session() {
         rows.iter().map(|r| r["format"].as_str().unwrap()).collect();
     assert_eq!(formats.len(), 5);
 }
+
+/// The fast tokenizer (`bpe-openai`) gives exactly the reference's
+/// (`tiktoken-rs`) counts on every message and tool schema of the fixtures
+/// (both vocabularies) and of the corpus (`o200k_base`).
+#[test]
+fn fast_tokenizer_counts_equal_tiktoken_on_fixtures_and_corpus() {
+    use compactor::tokens::Tokenizer;
+    let mut sets = vec![(crate::util::root().join("fixtures"), true)];
+    if let Some(dir) = corpus() {
+        sets.push((dir, false));
+    }
+    let mut compared = 0usize;
+    for (dir, both_vocabularies) in sets {
+        let kinds: &[CounterKind] = if both_vocabularies {
+            &[CounterKind::O200k, CounterKind::Cl100k]
+        } else {
+            &[CounterKind::O200k]
+        };
+        let all = sessions_lenient(&dir);
+        assert!(!all.is_empty(), "{}: no sessions", dir.display());
+        for &kind in kinds {
+            let fast = Meter::with_tokenizer(kind, Tokenizer::BpeOpenai, DEFAULT_IMAGE_TOKENS);
+            let reference = Meter::with_tokenizer(kind, Tokenizer::Tiktoken, DEFAULT_IMAGE_TOKENS);
+            for s in &all {
+                assert_eq!(
+                    fast.tools(s.tools.as_ref()),
+                    reference.tools(s.tools.as_ref()),
+                    "{kind:?} {}: tool schemas",
+                    s.source
+                );
+                for (i, m) in s.messages.iter().enumerate() {
+                    assert_eq!(
+                        fast.message(m),
+                        reference.message(m),
+                        "{kind:?} {} message {i}",
+                        s.source
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 1_000, "only {compared} messages compared");
+}
+
+/// Every session that decodes under `dir` (fixtures include deliberately bad
+/// records, which are skipped here).
+fn sessions_lenient(dir: &std::path::Path) -> Vec<Session> {
+    let inputs = expand_inputs(&[dir.display().to_string()]).unwrap();
+    let mut reader = JobReader::new(&inputs, None);
+    let mut out = Vec::new();
+    loop {
+        let batch = reader.next_batch(64);
+        if batch.is_empty() {
+            break;
+        }
+        for item in batch {
+            if let Item::Job(job) = item {
+                out.extend(decode_job(job).0);
+            }
+        }
+    }
+    out
+}

@@ -51,6 +51,11 @@ pub struct BudgetArgs {
     #[arg(long, default_value = "o200k", value_parser = clap::value_parser!(CounterKind))]
     pub counter: CounterKind,
 
+    /// BPE implementation for o200k/cl100k: bpe-openai (fast) or tiktoken (the reference); counts are identical
+    #[arg(long, default_value = "bpe-openai", value_name = "NAME",
+          value_parser = clap::value_parser!(compactor::tokens::Tokenizer))]
+    pub tokenizer: compactor::tokens::Tokenizer,
+
     /// Tokens charged per image, however large
     #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
     pub image_tokens: u64,

@@ -75,7 +75,7 @@ pub fn policy(
 
 /// The token meter (one tokenizer per process).
 pub fn meter(args: &BudgetArgs) -> Meter {
-    Meter::new(args.counter, args.image_tokens)
+    Meter::with_tokenizer(args.counter, args.tokenizer, args.image_tokens)
 }
 
 /// `--from`: `None` for auto-detection.
@@ -105,6 +105,13 @@ pub fn output_format(arg: &str) -> anyhow::Result<(Option<Format>, bool)> {
 }
 
 /// A rayon pool of `threads` workers (all cores by default).
+/// Items allowed between reading and writing: enough to keep every worker busy
+/// while one slow session holds the head of the output order, few enough that
+/// memory is a handful of sessions per thread.
+pub fn in_flight(pool: &rayon::ThreadPool) -> usize {
+    4 * pool.current_num_threads() + 4
+}
+
 pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     let mut b = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {

@@ -1,9 +1,9 @@
 //! `compactor compact`: read sessions, compact them in parallel, write them in
 //! input order, with an optional per-session report and rejects file.
 //!
-//! Memory is bounded by the batch in flight: records are read in batches of
-//! about [`BATCH_RECORDS`] records, each batch is processed on the worker pool
-//! and written before the next is read.
+//! Reading, compacting and writing overlap through [`compactor::exec::run_ordered`]:
+//! one thread reads, the pool compacts, this thread writes in input order, and
+//! memory is bounded by the few sessions in flight (`config::in_flight`).
 
 use crate::cli::args::CompactArgs;
 use crate::cli::config;
@@ -19,9 +19,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-
-/// Records read before a batch is processed (a file dialect's file counts whole).
-pub const BATCH_RECORDS: usize = 512;
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     let inputs = expand_inputs(&args.inputs)?;
@@ -43,7 +40,14 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         }
         (to, parquet_out) = (Some(Format::OpenAi), true);
     }
-    let engine = Engine { policy: &policy, meter: &meter, to, redact: args.redact };
+    // JSON Lines out (stdout, a .jsonl file, or a directory of them): workers
+    // serialize, the writer copies. Other layouts re-read what they are given.
+    let lines = !parquet_out
+        && match &target {
+            Target::Stdout | Target::Dir(_) => true,
+            Target::File(p) => layout_for_name(p) == Layout::Jsonl,
+        };
+    let engine = Engine { policy: &policy, meter: &meter, to, redact: args.redact, lines };
     let options = ReadOptions { messages_column: args.messages_column.clone() };
     let mut jobs = JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
 
@@ -67,68 +71,99 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     let progress = progress_bar(&inputs, args.quiet);
     let mut summary = RunSummary { inputs: inputs.len(), ..RunSummary::default() };
     let mut per_file: Option<SessionWriter> = None;
+    let mut finished_files = 0usize;
 
-    loop {
-        let batch = jobs.next_batch(BATCH_RECORDS);
-        if batch.is_empty() {
-            break;
-        }
-        for item in pool.install(|| engine.process_batch(batch)) {
-            match item {
-                Processed::Item(Item::Start { input, container, format }) => {
-                    if args.verbose {
-                        eprintln!("compactor: {}: {format}", inputs[input].display);
-                    }
-                    if let Target::Dir(dir) = &target {
-                        let layout = layout_for(container, format, to, parquet_out);
-                        let mut name = dir.join(&inputs[input].relative);
-                        if layout == Layout::Parquet && container != Container::Parquet {
-                            name = with_extension(&name, "parquet");
-                        } else if layout != Layout::Parquet && container == Container::Parquet {
-                            name = with_extension(&name, "jsonl");
+    let stop = crate::cmd::interrupt_flag();
+    compactor::exec::run_ordered(
+        &pool,
+        config::in_flight(&pool),
+        stop,
+        || jobs.next_item(),
+        |item| engine.process_item(item),
+        |processed| {
+            for item in processed {
+                match item {
+                    Processed::Item(Item::Start { input, container, format }) => {
+                        if args.verbose {
+                            eprintln!("compactor: {}: {format}", inputs[input].display);
                         }
-                        per_file = Some(SessionWriter::file(&name, layout)?);
+                        if let Target::Dir(dir) = &target {
+                            let layout = layout_for(container, format, to, parquet_out);
+                            let mut name = dir.join(&inputs[input].relative);
+                            if layout == Layout::Parquet && container != Container::Parquet {
+                                name = with_extension(&name, "parquet");
+                            } else if layout != Layout::Parquet && container == Container::Parquet {
+                                name = with_extension(&name, "jsonl");
+                            }
+                            per_file = Some(SessionWriter::file(&name, layout)?);
+                        }
                     }
-                }
-                Processed::Item(Item::End { input }) => {
-                    if let Some(w) = per_file.take() {
-                        w.finish()?;
-                    }
-                    progress.inc(input_size(&inputs[input]));
-                }
-                Processed::Item(Item::Failed { input, error }) => {
-                    reject(
-                        &error.source.to_string(),
-                        &error.message,
-                        &error.raw,
-                        &mut rejects,
-                        &mut summary,
-                        args,
-                    )?;
-                    if per_file.is_none() {
+                    Processed::Item(Item::End { input }) => {
+                        if let Some(w) = per_file.take() {
+                            w.finish()?;
+                            finished_files += 1;
+                        }
                         progress.inc(input_size(&inputs[input]));
                     }
-                }
-                Processed::Item(Item::Job(_)) => {}
-                Processed::Session(done) => {
-                    let writer =
-                        per_file.as_mut().or(shared.as_mut()).context("no output writer")?;
-                    match &done.output {
-                        Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
-                        Output::Values(values) => {
-                            values.iter().try_for_each(|v| writer.write(v))?
+                    Processed::Item(Item::Failed { input, error }) => {
+                        reject(
+                            &error.source.to_string(),
+                            &error.message,
+                            &error.raw,
+                            &mut rejects,
+                            &mut summary,
+                            args,
+                        )?;
+                        if per_file.is_none() {
+                            progress.inc(input_size(&inputs[input]));
                         }
                     }
-                    if let Some(r) = report.as_mut() {
-                        r.write(&serde_json::to_value(&done.row)?)?;
+                    Processed::Item(Item::Job(_)) => {}
+                    Processed::Session(done) => {
+                        let writer =
+                            per_file.as_mut().or(shared.as_mut()).context("no output writer")?;
+                        match &done.output {
+                            Output::Raw(lines) => {
+                                lines.iter().try_for_each(|l| writer.write_raw(l))?
+                            }
+                            Output::Values(values) => {
+                                values.iter().try_for_each(|v| writer.write(v))?
+                            }
+                        }
+                        if let Some(r) = report.as_mut() {
+                            r.write(&serde_json::to_value(&done.row)?)?;
+                        }
+                        summary.add(&done.compaction);
                     }
-                    summary.add(&done.compaction);
-                }
-                Processed::Rejected { source, reason, raw, .. } => {
-                    reject(&source.to_string(), &reason, &raw, &mut rejects, &mut summary, args)?;
+                    Processed::Rejected { source, reason, raw, .. } => {
+                        reject(
+                            &source.to_string(),
+                            &reason,
+                            &raw,
+                            &mut rejects,
+                            &mut summary,
+                            args,
+                        )?;
+                    }
                 }
             }
-        }
+            Ok(())
+        },
+    )?;
+    if crate::cmd::interrupted() {
+        // Outputs not finished are dropped: their temporary files are deleted.
+        drop(shared);
+        drop(per_file);
+        drop(report);
+        drop(rejects);
+        progress.finish_and_clear();
+        let kept = if matches!(target, Target::Dir(_)) {
+            format!("{finished_files} of {} output files are complete and kept", inputs.len())
+        } else {
+            "no output was written".to_string()
+        };
+        eprintln!("compactor: interrupted after {} sessions; {kept}", summary.sessions);
+        return Ok(ExitStatus::Interrupted);
     }
     if let Some(w) = shared {
         w.finish()?;

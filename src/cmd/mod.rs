@@ -11,6 +11,8 @@ mod synth;
 
 use crate::cli::Command;
 use std::process::ExitCode;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a run ended. The numbers are part of the interface (README: Exit codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +25,8 @@ pub enum ExitStatus {
     Error,
     /// 3: finished, but some records were rejected.
     Rejected,
+    /// 130: stopped by Ctrl-C / SIGTERM; only complete outputs were kept.
+    Interrupted,
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -32,6 +36,7 @@ impl From<ExitStatus> for ExitCode {
             ExitStatus::Failure => 1,
             ExitStatus::Error => 2,
             ExitStatus::Rejected => 3,
+            ExitStatus::Interrupted => 130,
         })
     }
 }
@@ -47,4 +52,27 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Check(args) => check::run(&args),
         Command::Synth(args) => synth::run(&args),
     }
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static HANDLER: Once = Once::new();
+
+/// The flag raised by Ctrl-C (SIGINT) or SIGTERM, with the handler installed
+/// on first use. The first signal asks the run to stop reading and finish the
+/// sessions in flight; a second one exits at once (temporary files are never
+/// renamed into place, so even then no partial output appears under a final name).
+pub fn interrupt_flag() -> &'static AtomicBool {
+    HANDLER.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            if INTERRUPTED.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    });
+    &INTERRUPTED
+}
+
+/// Returns true if and only if a stop was requested.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
 }

@@ -133,7 +133,9 @@ fn min_tail(available: usize) -> usize {
 pub fn tail_start(msgs: &[Message], tokens: &[u64], head_end: usize, budget: u64) -> usize {
     let n = msgs.len();
     if n <= head_end + 1 {
-        return n.max(head_end);
+        // At most one message after the head: it is the newest, and the newest
+        // message is never folded into a summary of itself.
+        return head_end.min(n);
     }
     let min_tail = min_tail(n - head_end - 1);
     let soft = tail_soft_ceiling(budget);
@@ -205,6 +207,23 @@ pub fn last_visible_assistant(msgs: &[Message], from: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::model::ToolCall;
+
+    /// Found by the property test: a session whose only message after the
+    /// head was the newest user message (an image, over the tail budget) had
+    /// that message summarized. One message after the head is all tail.
+    #[test]
+    fn a_single_message_after_the_head_is_never_summarized() {
+        let msgs = vec![
+            Message::text(Role::System, "s"),
+            user("a"),
+            user("b"),
+            user("c"),
+            user("look at this"),
+        ];
+        let tokens = [5, 5, 5, 5, 1_500];
+        assert_eq!(tail_start(&msgs, &tokens, 4, 100), 4);
+        assert_eq!(tail_start(&msgs[..4], &tokens[..4], 4, 100), 4);
+    }
 
     fn user(t: &str) -> Message {
         Message::text(Role::User, t)

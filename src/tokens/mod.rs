@@ -17,7 +17,6 @@ use crate::model::{Message, Part, Session};
 use cache::TokenCache;
 use serde_json::Value;
 use std::str::FromStr;
-use tiktoken_rs::CoreBPE;
 
 /// Tokens charged for one image, however large its payload (SPEC 4, reference value).
 pub const DEFAULT_IMAGE_TOKENS: u64 = 1_500;
@@ -73,10 +72,47 @@ impl FromStr for CounterKind {
     }
 }
 
+/// Which implementation counts BPE tokens. Both give identical counts (a test
+/// proves it on the fixtures and the corpus); they differ only in speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// `bpe-openai`: about twice as fast as `tiktoken-rs` (see `benches/RESULTS.md`).
+    BpeOpenai,
+    /// `tiktoken-rs`, the port of OpenAI's own `tiktoken`: the reference.
+    Tiktoken,
+}
+
+impl FromStr for Tokenizer {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "bpe-openai" => Ok(Tokenizer::BpeOpenai),
+            "tiktoken" | "tiktoken-rs" => Ok(Tokenizer::Tiktoken),
+            other => Err(format!("unknown tokenizer `{other}` (expected bpe-openai or tiktoken)")),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Bpe {
+    Fast(&'static bpe_openai::Tokenizer),
+    Reference(&'static tiktoken_rs::CoreBPE),
+}
+
+impl Bpe {
+    fn count(self, text: &str) -> u64 {
+        match self {
+            Bpe::Fast(t) => t.count(text) as u64,
+            Bpe::Reference(t) => t.count_ordinary(text) as u64,
+        }
+    }
+}
+
 /// Measures texts, messages and whole requests. One per process; cheap to share.
 pub struct Meter {
     kind: CounterKind,
-    bpe: Option<&'static CoreBPE>,
+    bpe: Option<Bpe>,
     cache: TokenCache,
     image_tokens: u64,
 }
@@ -88,15 +124,37 @@ impl std::fmt::Debug for Meter {
 }
 
 impl Meter {
-    /// Builds a meter. The BPE vocabularies are embedded in the binary, so this
-    /// never touches the network; building `o200k_base` takes ~150 ms once.
+    /// Builds a meter on the fast tokenizer. The BPE vocabularies are embedded
+    /// in the binary, so this never touches the network; building a vocabulary
+    /// takes ~100-200 ms, once per process.
     pub fn new(kind: CounterKind, image_tokens: u64) -> Meter {
-        let bpe = match kind {
-            CounterKind::O200k => Some(tiktoken_rs::o200k_base_singleton()),
-            CounterKind::Cl100k => Some(tiktoken_rs::cl100k_base_singleton()),
-            CounterKind::Hermes => None,
+        Meter::with_tokenizer(kind, Tokenizer::BpeOpenai, image_tokens)
+    }
+
+    /// Builds a meter on a chosen BPE implementation (ignored by `hermes`).
+    pub fn with_tokenizer(kind: CounterKind, tokenizer: Tokenizer, image_tokens: u64) -> Meter {
+        let bpe = match (kind, tokenizer) {
+            (CounterKind::O200k, Tokenizer::BpeOpenai) => Some(Bpe::Fast(bpe_openai::o200k_base())),
+            (CounterKind::Cl100k, Tokenizer::BpeOpenai) => {
+                Some(Bpe::Fast(bpe_openai::cl100k_base()))
+            }
+            (CounterKind::O200k, Tokenizer::Tiktoken) => {
+                Some(Bpe::Reference(tiktoken_rs::o200k_base_singleton()))
+            }
+            (CounterKind::Cl100k, Tokenizer::Tiktoken) => {
+                Some(Bpe::Reference(tiktoken_rs::cl100k_base_singleton()))
+            }
+            (CounterKind::Hermes, _) => None,
         };
         Meter { kind, bpe, cache: TokenCache::new(), image_tokens }
+    }
+
+    /// Tokens of one text, counted now, without the cache.
+    pub fn count_uncached(&self, text: &str) -> u64 {
+        match self.bpe {
+            None => hermes::estimate(text),
+            Some(bpe) => bpe.count(text),
+        }
     }
 
     pub fn kind(&self) -> CounterKind {
@@ -113,9 +171,9 @@ impl Meter {
             None => hermes::estimate(text),
             Some(bpe) => {
                 if text.len() < cache::MIN_CACHED_BYTES {
-                    return bpe.count_ordinary(text) as u64;
+                    return bpe.count(text);
                 }
-                self.cache.get_or_insert(text, || bpe.count_ordinary(text) as u64)
+                self.cache.get_or_insert(text, || bpe.count(text))
             }
         }
     }
@@ -212,6 +270,27 @@ mod tests {
         assert_eq!(meter.text(""), 0);
         // Special-token text is counted as ordinary text, never rejected.
         assert!(meter.text("<|endoftext|>") > 1);
+    }
+
+    /// The fast tokenizer counts exactly what the reference counts. (The
+    /// integration tests repeat this on every fixture and corpus text.)
+    #[test]
+    fn fast_and_reference_tokenizers_agree() {
+        let texts = [
+            "hello world".to_string(),
+            "fn main() { println!(\"héllo, 世界\"); }\n".repeat(20),
+            "   leading and trailing   \n\n\t".to_string(),
+            "<|endoftext|> and <|im_start|>".to_string(),
+            "Ünïcödé ÀÉÎ 😀👍🏽 ".repeat(30),
+            "{\"a\":[1,2,3],\"b\":\"x y\"}\r\n".repeat(40),
+        ];
+        for kind in [CounterKind::O200k, CounterKind::Cl100k] {
+            let fast = Meter::with_tokenizer(kind, Tokenizer::BpeOpenai, DEFAULT_IMAGE_TOKENS);
+            let reference = Meter::with_tokenizer(kind, Tokenizer::Tiktoken, DEFAULT_IMAGE_TOKENS);
+            for t in &texts {
+                assert_eq!(fast.count_uncached(t), reference.count_uncached(t), "{kind:?}: {t:?}");
+            }
+        }
     }
 
     #[test]
