@@ -19,11 +19,20 @@ pub struct SynthConfig {
     pub images: bool,
     /// Add `reasoning_content` to some assistant messages.
     pub reasoning: bool,
+    /// Stop at about this many messages instead of at `target_tokens`
+    /// (whole turns only, so the count can run over by one turn).
+    pub target_messages: Option<usize>,
 }
 
 impl Default for SynthConfig {
     fn default() -> Self {
-        SynthConfig { seed: 1, target_tokens: 20_000, images: true, reasoning: true }
+        SynthConfig {
+            seed: 1,
+            target_tokens: 20_000,
+            images: true,
+            reasoning: true,
+            target_messages: None,
+        }
     }
 }
 
@@ -304,7 +313,11 @@ pub fn session(cfg: SynthConfig) -> Value {
         .repeat(8);
     g.push(json!({"role": "system", "content": system}));
     let target_chars = cfg.target_tokens.saturating_mul(4);
-    while g.chars < target_chars {
+    let more = |g: &Gen| match cfg.target_messages {
+        Some(n) => g.messages.len() < n,
+        None => g.chars < target_chars,
+    };
+    while more(&g) {
         g.user_turn();
         g.work_rounds();
     }

@@ -30,6 +30,8 @@ pub enum Command {
     Check(CheckArgs),
     #[command(hide = true)]
     Synth(SynthArgs),
+    #[command(hide = true)]
+    Tokenize(TokenizeArgs),
 }
 
 /// Window, counter and policy options shared by every command that compacts.
@@ -201,6 +203,23 @@ pub struct ModelsArgs {
     pub models_file: Option<PathBuf>,
 }
 
+/// The benchmark floor: read and decode every session and tokenize each of its
+/// texts once, without the count cache; print the total. `scripts/bench.sh`
+/// sets `compact`'s time against this one.
+#[derive(Debug, Args)]
+pub struct TokenizeArgs {
+    /// Input files or directories; `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+
+    /// Worker threads [default: one per core]
+    #[arg(short = 'j', long)]
+    pub threads: Option<usize>,
+}
+
 /// Write seeded synthetic sessions (OpenAI JSONL) for tests and benchmarks.
 #[derive(Debug, Args)]
 pub struct SynthArgs {
@@ -211,6 +230,10 @@ pub struct SynthArgs {
     /// Approximate tokens per session
     #[arg(long, default_value_t = 50_000)]
     pub tokens: u64,
+
+    /// Stop each session at about this many messages (instead of --tokens)
+    #[arg(long)]
+    pub messages: Option<usize>,
 
     /// Seed of the first session (session k uses seed + k)
     #[arg(long, default_value_t = 1)]

@@ -8,6 +8,7 @@ mod replay;
 mod report;
 mod stats;
 mod synth;
+mod tokenize;
 
 use crate::cli::Command;
 use std::process::ExitCode;
@@ -51,6 +52,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Report(args) => report::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Synth(args) => synth::run(&args),
+        Command::Tokenize(args) => tokenize::run(&args),
     }
 }
 

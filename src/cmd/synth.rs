@@ -14,6 +14,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<ExitStatus> {
         let cfg = SynthConfig {
             seed: args.seed + k,
             target_tokens: args.tokens,
+            target_messages: args.messages,
             ..SynthConfig::default()
         };
         w.write(&session(cfg))?;

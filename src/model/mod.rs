@@ -83,6 +83,21 @@ pub struct EarlierCompaction {
 }
 
 impl Session {
+    /// A copy of this session holding `messages` instead of its own (which are
+    /// not cloned: a compaction builds new messages and keeps everything else).
+    pub fn with_messages(&self, messages: Vec<Message>) -> Session {
+        Session {
+            id: self.id.clone(),
+            source: self.source.clone(),
+            layout: self.layout,
+            messages,
+            tools: self.tools.clone(),
+            extra: self.extra.clone(),
+            trailing: self.trailing.clone(),
+            earlier_compactions: self.earlier_compactions.clone(),
+        }
+    }
+
     /// Returns the index of the system prompt when the session opens with one.
     pub fn system_index(&self) -> Option<usize> {
         self.messages.first().filter(|m| m.role.is_system()).map(|_| 0)

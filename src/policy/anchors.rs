@@ -32,8 +32,9 @@
 
 use aho_corasick::AhoCorasick;
 use regex::Regex;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 use std::sync::LazyLock;
 
 /// The reference's fixed anchor-index budget in chars (H).
@@ -124,6 +125,9 @@ impl AnchorBudget {
     }
 }
 
+/// The patterns. Word boundaries are ASCII (`(?-u:\b)`): a Unicode `\b`
+/// makes the regex engine leave its DFA for a much slower one on any text that
+/// is not pure ASCII, and every anchor these boundaries delimit is ASCII.
 struct Patterns {
     url: Regex,
     pr: Regex,
@@ -138,12 +142,12 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
     Some(Patterns {
         url: Regex::new(r#"https?://[^\s<>"'`)\]}]+"#).ok()?,
         pr: Regex::new(
-            r"(?:\bPR ?#?\d{1,6}\b)|(?:\b(?:pull|issues)/\d{1,6}\b)|(?:(?:^|[\s(\[{,;:'\x22])(#\d{1,6})\b)",
+            r"(?:(?-u:\b)PR ?#?\d{1,6}(?-u:\b))|(?:(?-u:\b)(?:pull|issues)/\d{1,6}(?-u:\b))|(?:(?:^|[\s(\[{,;:'\x22])(#\d{1,6})(?-u:\b))",
         )
         .ok()?,
-        commit: Regex::new(r"\b[0-9a-f]{7,40}\b").ok()?,
+        commit: Regex::new(r"(?-u:\b)[0-9a-f]{7,40}(?-u:\b)").ok()?,
         branch: Regex::new(
-            r"\b(?:feat|feature|fix|bugfix|hotfix|release|docs|refactor|chore|perf|test|ci|build|wip)/[A-Za-z0-9._/\-]{2,80}",
+            r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|docs|refactor|chore|perf|test|ci|build|wip)/[A-Za-z0-9._/\-]{2,80}",
         )
         .ok()?,
         path: Regex::new(
@@ -159,19 +163,19 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
               | Traceback\ \(most\ recent\ call\ last\)
               | panic:\s
               | fatal(?:\ error)?:
-              | FAIL(?:ED)?\b
+              | FAIL(?:ED)?(?-u:\b)
               | ---\ FAIL:
               | npm\ ERR!
               | Uncaught\ 
               | E[A-Z]{3,}:\ )
             | panicked\ at
-            | \bFAILED\b
-            | \b(?:ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV)\b
+            | (?-u:\b)FAILED(?-u:\b)
+            | (?-u:\b)(?:ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV)(?-u:\b)
             | command\ not\ found | No\ such\ file\ or\ directory | Permission\ denied | Segmentation\ fault
-            | \bERROR\b",
+            | (?-u:\b)ERROR(?-u:\b)",
         )
         .ok()?,
-        handle: Regex::new(r"(?:^|[^\w.@/\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})\b").ok()?,
+        handle: Regex::new(r"(?:^|[^\w.@/\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})(?-u:\b)").ok()?,
     })
 });
 
@@ -235,101 +239,15 @@ impl AnchorSet {
         AnchorSet::default()
     }
 
-    fn add(&mut self, category: Category, value: &str, ordinal: u64) {
-        if value.is_empty() {
-            return;
-        }
-        // An anchor index must never quote a credential (a URL with a token, an error line with a key).
-        if crate::redact::contains_secret(value) {
-            self.secrets_dropped += 1;
-            return;
-        }
-        let e = self.map.entry((category, value.to_string())).or_insert((0, ordinal));
-        e.0 += 1;
-        e.1 = e.1.max(ordinal);
-    }
-
     /// Extracts the anchors of `text`, seen at position `ordinal`. Error lines
     /// are taken only when `errors` is true.
     pub fn extract(&mut self, text: &str, ordinal: u64, errors: bool) {
-        let Some(p) = PATTERNS.as_ref() else { return };
-        let mut url_spans = Vec::new();
-        for m in p.url.find_iter(text) {
-            url_spans.push(m.range());
-            let url = trim_punct(m.as_str());
-            if url.len() <= MAX_URL_CHARS {
-                self.add(Category::Urls, url, ordinal);
-            }
-        }
-        let in_url = |start: usize| url_spans.iter().any(|r| r.contains(&start));
-        for c in p.pr.captures_iter(text) {
-            let (value, start) = match c.get(1) {
-                Some(short) => (short.as_str(), short.start()),
-                None => (c.get(0).map_or("", |m| m.as_str()), c.get(0).map_or(0, |m| m.start())),
-            };
-            if c.get(1).is_some() && is_css_color(text, start, value) {
-                continue;
-            }
-            if !in_url(start) {
-                self.add(Category::Prs, value, ordinal);
-            }
-        }
-        for m in p.commit.find_iter(text) {
-            let v = m.as_str();
-            let glued = text[..m.start()].ends_with('-') || text[m.end()..].starts_with('-');
-            if !glued
-                && v.bytes().any(|b| b.is_ascii_digit())
-                && v.bytes().any(|b| b.is_ascii_lowercase())
-                && !in_url(m.start())
-            {
-                self.add(Category::Commits, v, ordinal);
-            }
-        }
-        for m in p.branch.find_iter(text) {
-            let before = text[..m.start()].chars().next_back();
-            let v = trim_punct(m.as_str()).trim_end_matches('/');
-            let last = v.rsplit('/').next().unwrap_or(v);
-            if !matches!(before, Some('/' | '.' | '\\'))
-                && !has_extension(last)
-                && !in_url(m.start())
-            {
-                self.add(Category::Branches, v, ordinal);
-            }
-        }
-        for m in p.path.find_iter(text) {
-            let v = trim_punct(m.as_str());
-            let last = v.rsplit(['/', '\\']).next().unwrap_or(v);
-            let sep = v.contains('/') || v.contains('\\');
-            if sep && has_extension(last) && !in_url(m.start()) && !text[..m.start()].ends_with(':')
-            {
-                self.add(Category::Paths, v, ordinal);
-            }
-        }
-        if errors {
-            for line in text.lines() {
-                let line = line.trim();
-                if !line.is_empty() && line.len() < 4_000 && p.error.is_match(line) {
-                    let cut = line
-                        .char_indices()
-                        .nth(MAX_ERROR_LINE_CHARS)
-                        .map_or(line.len(), |(i, _)| i);
-                    self.add(Category::Errors, &line[..cut], ordinal);
-                }
-            }
-        }
-        for c in p.handle.captures_iter(text) {
-            let Some(name) = c.get(1) else { continue };
-            let at = name.start() - 1;
-            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-            let lead = text[line_start..at].trim();
-            let next = text[name.end()..].chars().next();
-            if lead.is_empty() || lead == "*" || lead == "//" || matches!(next, Some('/' | '(')) {
-                continue;
-            }
-            if NOT_HANDLES.contains(&name.as_str().to_ascii_lowercase().as_str()) {
-                continue;
-            }
-            self.add(Category::Handles, &text[at..name.end()], ordinal);
+        let scan = scan_cached(text, errors);
+        self.secrets_dropped += scan.secrets;
+        for (category, value) in &scan.hits {
+            let e = self.map.entry((*category, value.to_string())).or_insert((0, ordinal));
+            e.0 += 1;
+            e.1 = e.1.max(ordinal);
         }
     }
 
@@ -402,6 +320,160 @@ impl AnchorSet {
         }
         out
     }
+}
+
+/// The anchors found in one text: what [`AnchorSet::extract`] adds.
+#[derive(Debug, Default)]
+struct Scan {
+    hits: Vec<(Category, Box<str>)>,
+    /// Candidates dropped because they look like secrets.
+    secrets: u64,
+}
+
+impl Scan {
+    fn add(&mut self, category: Category, value: &str) {
+        if value.is_empty() {
+            return;
+        }
+        // An anchor index must never quote a credential (a URL with a token, an error line with a key).
+        if crate::redact::contains_secret(value) {
+            self.secrets += 1;
+            return;
+        }
+        self.hits.push((category, value.into()));
+    }
+
+    fn bytes(&self) -> usize {
+        64 + self.hits.iter().map(|(_, v)| v.len() + 24).sum::<usize>()
+    }
+}
+
+/// Texts shorter than this are scanned every time (cheaper than a lookup).
+const MIN_CACHED_SCAN_BYTES: usize = 64;
+const SCAN_SHARDS: usize = 16;
+/// Bytes of scans a shard holds before it is cleared (16 MB in all).
+const SCAN_SHARD_BYTES: usize = 1 << 20;
+
+type ScanKey = (u128, usize, bool);
+/// One shard: scans by key, and the bytes they hold.
+type ScanShard = std::sync::Mutex<(HashMap<ScanKey, Arc<Scan>>, usize)>;
+
+/// Scans by text hash. A compaction scans its region for the summary and the
+/// whole session for the retention figures, and `replay` / `report` compact
+/// the same growing history again and again: each text is scanned once. Like
+/// the token cache it can change no result (a scan is a pure function of the
+/// text), only its cost; shards are cleared when full, so memory is bounded.
+struct ScanCache {
+    shards: Vec<ScanShard>,
+}
+
+static SCAN_CACHE: LazyLock<ScanCache> = LazyLock::new(|| ScanCache {
+    shards: (0..SCAN_SHARDS).map(|_| std::sync::Mutex::new((HashMap::new(), 0))).collect(),
+});
+
+fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {
+    if text.len() < MIN_CACHED_SCAN_BYTES {
+        return Arc::new(scan(text, errors));
+    }
+    let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
+    let key = (hash, text.len(), errors);
+    let shard = &SCAN_CACHE.shards[(hash as usize) % SCAN_SHARDS];
+    if let Ok(guard) = shard.lock()
+        && let Some(hit) = guard.0.get(&key)
+    {
+        return Arc::clone(hit);
+    }
+    let found = Arc::new(scan(text, errors));
+    if let Ok(mut guard) = shard.lock() {
+        let size = found.bytes();
+        if guard.1 + size > SCAN_SHARD_BYTES {
+            guard.0.clear();
+            guard.1 = 0;
+        }
+        guard.1 += size;
+        guard.0.insert(key, Arc::clone(&found));
+    }
+    found
+}
+
+/// Every anchor occurrence of `text`, in the order found. Error lines are
+/// taken only when `errors` is true.
+fn scan(text: &str, errors: bool) -> Scan {
+    let mut out = Scan::default();
+    let Some(p) = PATTERNS.as_ref() else { return out };
+    let mut url_spans = Vec::new();
+    for m in p.url.find_iter(text) {
+        url_spans.push(m.range());
+        let url = trim_punct(m.as_str());
+        if url.len() <= MAX_URL_CHARS {
+            out.add(Category::Urls, url);
+        }
+    }
+    let in_url = |start: usize| url_spans.iter().any(|r| r.contains(&start));
+    for c in p.pr.captures_iter(text) {
+        let (value, start) = match c.get(1) {
+            Some(short) => (short.as_str(), short.start()),
+            None => (c.get(0).map_or("", |m| m.as_str()), c.get(0).map_or(0, |m| m.start())),
+        };
+        if c.get(1).is_some() && is_css_color(text, start, value) {
+            continue;
+        }
+        if !in_url(start) {
+            out.add(Category::Prs, value);
+        }
+    }
+    for m in p.commit.find_iter(text) {
+        let v = m.as_str();
+        let glued = text[..m.start()].ends_with('-') || text[m.end()..].starts_with('-');
+        if !glued
+            && v.bytes().any(|b| b.is_ascii_digit())
+            && v.bytes().any(|b| b.is_ascii_lowercase())
+            && !in_url(m.start())
+        {
+            out.add(Category::Commits, v);
+        }
+    }
+    for m in p.branch.find_iter(text) {
+        let before = text[..m.start()].chars().next_back();
+        let v = trim_punct(m.as_str()).trim_end_matches('/');
+        let last = v.rsplit('/').next().unwrap_or(v);
+        if !matches!(before, Some('/' | '.' | '\\')) && !has_extension(last) && !in_url(m.start()) {
+            out.add(Category::Branches, v);
+        }
+    }
+    for m in p.path.find_iter(text) {
+        let v = trim_punct(m.as_str());
+        let last = v.rsplit(['/', '\\']).next().unwrap_or(v);
+        let sep = v.contains('/') || v.contains('\\');
+        if sep && has_extension(last) && !in_url(m.start()) && !text[..m.start()].ends_with(':') {
+            out.add(Category::Paths, v);
+        }
+    }
+    if errors {
+        for line in text.lines() {
+            let line = line.trim();
+            if !line.is_empty() && line.len() < 4_000 && p.error.is_match(line) {
+                let cut =
+                    line.char_indices().nth(MAX_ERROR_LINE_CHARS).map_or(line.len(), |(i, _)| i);
+                out.add(Category::Errors, &line[..cut]);
+            }
+        }
+    }
+    for c in p.handle.captures_iter(text) {
+        let Some(name) = c.get(1) else { continue };
+        let at = name.start() - 1;
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let lead = text[line_start..at].trim();
+        let next = text[name.end()..].chars().next();
+        if lead.is_empty() || lead == "*" || lead == "//" || matches!(next, Some('/' | '(')) {
+            continue;
+        }
+        if NOT_HANDLES.contains(&name.as_str().to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        out.add(Category::Handles, &text[at..name.end()]);
+    }
+    out
 }
 
 /// Returns true if and only if `line` (trimmed) reads like an error report:

@@ -400,7 +400,7 @@ fn compact_tiered(
         }
         let after = fixed + meter.messages(&pruned).iter().sum::<u64>();
         if after <= target {
-            let out = Session { messages: pruned, ..session.clone() };
+            let out = session.with_messages(pruned);
             let mut record = unchanged_record(session, Mode::Tiered, before, Reason::Compacted);
             record.tier = tier;
             record.compacted = out.messages != session.messages;
@@ -509,7 +509,7 @@ fn summarize(
     effects.results_dropped = s.results_dropped;
     effects.calls_dropped = s.calls_dropped;
 
-    let out = Session { messages: out_msgs, trailing, ..session.clone() };
+    let out = Session { trailing, ..session.with_messages(out_msgs) };
     let out_tokens = meter.messages(&out.messages);
     let after = fixed + out_tokens.iter().sum::<u64>();
     let summary_messages = usize::from(matches!(placement, Some(Placement::Standalone { .. })));

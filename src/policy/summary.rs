@@ -277,13 +277,13 @@ struct Draft {
 
 static CONSTRAINT_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(must|mustn't|never|always|don't|do not|should not|shouldn't|avoid|prefer|make sure|ensure|only use|please use|required|no need to|without)\b",
+        r"(?i)(?-u:\b)(must|mustn't|never|always|don't|do not|should not|shouldn't|avoid|prefer|make sure|ensure|only use|please use|required|no need to|without)(?-u:\b)",
     )
     .ok()
 });
 static DECISION_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(decided|decision|instead of|rather than|chose|chosen|opted|switch(?:ed|ing)? to|going with|the fix is|root cause|trade-?off)\b",
+        r"(?i)(?-u:\b)(decided|decision|instead of|rather than|chose|chosen|opted|switch(?:ed|ing)? to|going with|the fix is|root cause|trade-?off)(?-u:\b)",
     )
     .ok()
 });

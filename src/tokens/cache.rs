@@ -8,8 +8,11 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Texts shorter than this are tokenized directly: hashing them costs about as much.
-pub(crate) const MIN_CACHED_BYTES: usize = 256;
+/// Texts shorter than this are tokenized directly. Hashing and a lookup cost
+/// tens of nanoseconds, tokenizing even 50 bytes a few microseconds, so all but
+/// the tiniest texts are worth remembering: a compaction measures the same
+/// short assistant turns and call arguments before, while and after it prunes.
+pub(crate) const MIN_CACHED_BYTES: usize = 24;
 
 const SHARDS: usize = 32;
 /// Entries per shard before it is cleared (~32 B each: 1M entries ≈ 32 MB in all).

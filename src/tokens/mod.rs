@@ -114,6 +114,8 @@ pub struct Meter {
     kind: CounterKind,
     bpe: Option<Bpe>,
     cache: TokenCache,
+    /// `false` counts every text afresh (the benchmark floor, `compactor tokenize`).
+    use_cache: bool,
     image_tokens: u64,
 }
 
@@ -146,7 +148,14 @@ impl Meter {
             }
             (CounterKind::Hermes, _) => None,
         };
-        Meter { kind, bpe, cache: TokenCache::new(), image_tokens }
+        Meter { kind, bpe, cache: TokenCache::new(), use_cache: true, image_tokens }
+    }
+
+    /// The same meter without its count cache: every text is tokenized each
+    /// time it is measured. Only for measuring the tokenizer floor.
+    pub fn without_cache(mut self) -> Meter {
+        self.use_cache = false;
+        self
     }
 
     /// Tokens of one text, counted now, without the cache.
@@ -170,7 +179,7 @@ impl Meter {
         match self.bpe {
             None => hermes::estimate(text),
             Some(bpe) => {
-                if text.len() < cache::MIN_CACHED_BYTES {
+                if text.len() < cache::MIN_CACHED_BYTES || !self.use_cache {
                     return bpe.count(text);
                 }
                 self.cache.get_or_insert(text, || bpe.count(text))

@@ -1,0 +1,47 @@
+//! `compactor tokenize` (hidden): the floor every other command is measured
+//! against. Reads and decodes like `compact`, then tokenizes every text of
+//! every session once, with no count cache, and prints the total.
+
+use crate::cli::args::TokenizeArgs;
+use crate::cli::config;
+use crate::cmd::ExitStatus;
+use crate::messages::err_message;
+use compactor::io::expand_inputs;
+use compactor::pipeline::{Item, JobReader, decode_job};
+
+pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {
+    let inputs = expand_inputs(&args.inputs)?;
+    let meter = config::meter(&args.budget).without_cache();
+    let pool = config::thread_pool(args.threads)?;
+    let mut reader = JobReader::new(&inputs, None);
+    let (mut sessions, mut tokens, mut rejected) = (0u64, 0u64, 0u64);
+    compactor::exec::run_ordered(
+        &pool,
+        config::in_flight(&pool),
+        crate::cmd::interrupt_flag(),
+        || reader.next_item(),
+        |item| match item {
+            Item::Job(job) => {
+                let (decoded, errors) = decode_job(job);
+                for (source, reason) in &errors {
+                    err_message!("{source}: {reason}");
+                }
+                let total: u64 = decoded.iter().map(|s| meter.request(s)).sum();
+                (decoded.len() as u64, total, errors.len() as u64)
+            }
+            Item::Failed { error, .. } => {
+                err_message!("{}: {}", error.source, error.message);
+                (0, 0, 1)
+            }
+            Item::Start { .. } | Item::End { .. } => (0, 0, 0),
+        },
+        |(s, t, r)| {
+            sessions += s;
+            tokens += t;
+            rejected += r;
+            Ok(())
+        },
+    )?;
+    println!("{sessions} sessions, {tokens} tokens ({})", meter.kind().name());
+    Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
