@@ -155,25 +155,46 @@ impl Request {
         self.ends.push(total + tokens);
     }
 
+    /// What the next request's cache test needs of this one: O(1) to take,
+    /// where a clone of the request would make replay quadratic.
+    fn snapshot(&self) -> Snapshot {
+        let n = self.keys.len();
+        // Breakpoints: end of the system prompt, ends of the last 3 messages.
+        let mut breakpoints: Vec<(usize, u64)> =
+            (n.saturating_sub(3)..n).map(|i| (i + 1, self.ends[i])).collect();
+        if self.system > 0 {
+            breakpoints.push((self.system, self.ends[self.system - 1]));
+        }
+        Snapshot { len: n, base: self.base, breakpoints }
+    }
+
     /// Tokens this request can read from the cache written by `prev`, given
     /// that they share their first `shared` messages.
-    fn cache_read(&self, prev: &Request, shared: usize) -> u64 {
-        if prev.keys.is_empty() || self.base != prev.base {
+    fn cache_read(&self, prev: &Snapshot, shared: usize) -> u64 {
+        if prev.len == 0 || self.base != prev.base {
             return 0;
         }
-        // Breakpoints of the previous request: end of the system prompt, ends of its last 3 messages.
-        let n = prev.keys.len();
-        let mut breakpoints: Vec<usize> = (n.saturating_sub(3)..n).map(|i| i + 1).collect();
-        if prev.system > 0 {
-            breakpoints.push(prev.system);
-        }
-        breakpoints.into_iter().filter(|&b| b <= shared).max().map_or(0, |b| prev.ends[b - 1])
+        prev.breakpoints
+            .iter()
+            .filter(|(b, _)| *b <= shared)
+            .max_by_key(|(b, _)| *b)
+            .map_or(0, |(_, tokens)| *tokens)
     }
 }
 
+/// The cache breakpoints of a request already sent.
+#[derive(Clone, Debug, Default)]
+struct Snapshot {
+    /// Messages in it.
+    len: usize,
+    base: u64,
+    /// (breakpoint after this many messages, tokens up to it).
+    breakpoints: Vec<(usize, u64)>,
+}
+
 /// Messages the two requests share from the start.
-fn shared_prefix(a: &Request, b: &Request) -> usize {
-    a.keys.iter().zip(&b.keys).take_while(|(x, y)| x == y).count()
+fn shared_prefix(a: &[u128], b: &[u128]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// Replays `session` under `policy`.
@@ -186,12 +207,14 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
     forced.force = true;
 
     let mut original = Request { base, ..Request::default() };
-    let mut prev_original = Request { base, ..Request::default() };
+    let mut prev_original = Snapshot { base, ..Snapshot::default() };
     // The live history as messages, and as the cache sees it.
     let mut live: Vec<Message> = Vec::new();
     let mut live_req = Request { base, ..Request::default() };
-    let mut prev_live = Request { base, ..Request::default() };
-    let mut live_changed = false;
+    let mut prev_live = Snapshot { base, ..Snapshot::default() };
+    // After a compaction: how many leading messages the new live request
+    // shares with the one sent at the previous call.
+    let mut live_shared: Option<usize> = None;
     let mut ineffective_in_a_row = 0u32;
 
     for (i, m) in msgs.iter().enumerate() {
@@ -209,14 +232,15 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
             let compacts = policy.mode != crate::policy::Mode::None && !out.thrash_stopped;
             if compacts && fires(measured(live_req.total()), live.len()) {
                 let before = measured(live_req.total());
-                let current = Session { messages: std::mem::take(&mut live), ..session.clone() };
+                let current = session.with_messages(std::mem::take(&mut live));
                 let result = policy::compact(&current, &forced, meter);
                 live = result.session.messages;
-                live_req = Request { base, ..Request::default() };
+                let old = std::mem::replace(&mut live_req, Request { base, ..Request::default() });
                 for lm in &live {
                     live_req.push(key(lm), meter.message(lm), lm.role.is_system());
                 }
-                live_changed = true;
+                let sent = &old.keys[..prev_live.len.min(old.keys.len())];
+                live_shared = Some(shared_prefix(&live_req.keys, sent));
                 let after = measured(live_req.total());
                 let ineffective = after >= policy.threshold;
                 out.compactions.push(CompactionPoint {
@@ -230,14 +254,9 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
                     out.thrash_stopped = true;
                 }
             }
-            let shared_live = if live_changed {
-                shared_prefix(&live_req, &prev_live)
-            } else {
-                prev_live.keys.len()
-            };
-            live_changed = false;
+            let shared_live = live_shared.take().unwrap_or(prev_live.len);
             let read_live = live_req.cache_read(&prev_live, shared_live);
-            let read_original = original.cache_read(&prev_original, prev_original.keys.len());
+            let read_original = original.cache_read(&prev_original, prev_original.len);
             let output = m.meta.usage.and_then(|u| u.output_tokens).unwrap_or(tokens[i]);
             let call = Call {
                 message: i,
@@ -261,15 +280,15 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
             out.cache_write_live += call.cache_write_live;
             out.output_tokens += output;
             out.calls.push(call);
-            prev_original = original.clone();
-            prev_live = live_req.clone();
+            prev_original = original.snapshot();
+            prev_live = live_req.snapshot();
         }
         let k = key(m);
         original.push(k, tokens[i], m.role.is_system());
         live_req.push(k, tokens[i], m.role.is_system());
         live.push(m.clone());
     }
-    out.final_session = Session { messages: live, ..session.clone() };
+    out.final_session = session.with_messages(live);
     out
 }
 

@@ -18,7 +18,7 @@ const SHARDS: usize = 32;
 /// Entries per shard before it is cleared (~32 B each: 1M entries ≈ 32 MB in all).
 const SHARD_CAPACITY: usize = 1 << 15;
 
-type Key = (u128, usize);
+pub(crate) type Key = (u128, usize);
 
 pub(crate) struct TokenCache {
     shards: Vec<Mutex<HashMap<Key, u64>>>,
@@ -31,7 +31,13 @@ impl TokenCache {
 
     pub(crate) fn get_or_insert(&self, text: &str, count: impl FnOnce() -> u64) -> u64 {
         let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
-        let key = (hash, text.len());
+        self.get_or_insert_key((hash, text.len()), count)
+    }
+
+    /// Same, for a key the caller computed (e.g. a hash of a JSON tree, so
+    /// that a schema need not be serialized to be found).
+    pub(crate) fn get_or_insert_key(&self, key: Key, count: impl FnOnce() -> u64) -> u64 {
+        let hash = key.0;
         let shard = &self.shards[(hash as usize) % SHARDS];
         if let Ok(map) = shard.lock()
             && let Some(&n) = map.get(&key)

@@ -246,7 +246,19 @@ impl Meter {
         match value {
             Value::Null => 0,
             Value::String(s) => self.text(s),
-            other => self.text(&other.to_string()),
+            other => match self.bpe {
+                Some(_) if self.use_cache => {
+                    // Tool schemas are measured at every compaction of every
+                    // replay: find them by a hash of the tree, serializing
+                    // only the first time.
+                    let mut h = xxhash_rust::xxh3::Xxh3::new();
+                    let mut len = 0usize;
+                    hash_json(other, &mut h, &mut len);
+                    let key = (h.digest128(), len);
+                    self.cache.get_or_insert_key(key, || self.count_uncached(&other.to_string()))
+                }
+                _ => self.text(&other.to_string()),
+            },
         }
     }
 
@@ -264,6 +276,43 @@ impl Meter {
         self.tools(session.tools.as_ref())
             + session.messages.iter().map(|m| self.message(m)).sum::<u64>()
             + self.request_overhead()
+    }
+}
+
+/// Feeds a JSON tree to `h`, with a tag per node so that different trees
+/// (`["ab"]` and `["a","b"]`) hash differently; `len` counts the bytes fed.
+fn hash_json(v: &Value, h: &mut xxhash_rust::xxh3::Xxh3, len: &mut usize) {
+    fn feed(bytes: &[u8], h: &mut xxhash_rust::xxh3::Xxh3, len: &mut usize) {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+        *len += bytes.len() + 8;
+    }
+    match v {
+        Value::Null => feed(b"n", h, len),
+        Value::Bool(b) => feed(if *b { b"t" } else { b"f" }, h, len),
+        Value::Number(n) => {
+            feed(b"#", h, len);
+            feed(n.to_string().as_bytes(), h, len);
+        }
+        Value::String(s) => {
+            feed(b"s", h, len);
+            feed(s.as_bytes(), h, len);
+        }
+        Value::Array(items) => {
+            feed(b"[", h, len);
+            for x in items {
+                hash_json(x, h, len);
+            }
+            feed(b"]", h, len);
+        }
+        Value::Object(map) => {
+            feed(b"{", h, len);
+            for (k, x) in map {
+                feed(k.as_bytes(), h, len);
+                hash_json(x, h, len);
+            }
+            feed(b"}", h, len);
+        }
     }
 }
 
@@ -317,6 +366,20 @@ mod tests {
         let direct = tiktoken_rs::o200k_base_singleton().count_ordinary(&long) as u64;
         assert_eq!(meter.text(&long), direct);
         assert_eq!(meter.text(&long), direct, "second lookup comes from the cache");
+    }
+
+    #[test]
+    fn schemas_found_by_tree_hash_count_like_their_text() {
+        let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+        let a = serde_json::json!([{"type": "function", "function": {"name": "read", "parameters": {"a": 1}}}]);
+        let b = serde_json::json!([{"type": "function", "function": {"name": "read", "parameters": {"a": 2}}}]);
+        for v in [&a, &b, &a] {
+            assert_eq!(meter.tools(Some(v)), meter.count_uncached(&v.to_string()));
+        }
+        let split = serde_json::json!(["a", "b"]);
+        let joined = serde_json::json!(["ab"]);
+        assert_eq!(meter.tools(Some(&split)), meter.count_uncached(&split.to_string()));
+        assert_eq!(meter.tools(Some(&joined)), meter.count_uncached(&joined.to_string()));
     }
 
     #[test]
