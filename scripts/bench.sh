@@ -119,7 +119,8 @@ sps() { awk -v s="$sessions" -v w="$1" 'BEGIN { printf "%.1f", s / w }'; }
 {
   echo "# Benchmark results"
   echo
-  echo "From one run of \`scripts/bench.sh $SIZE_MB\`${BIG_MB:+ (BIG_MB=$BIG_MB)} on $(date -u +%Y-%m-%d): commit \`$commit\`$dirty,"
+  big_note=""; [ "$BIG_MB" -gt 0 ] && big_note=" (BIG_MB=$BIG_MB)"
+  echo "From one run of \`scripts/bench.sh $SIZE_MB\`$big_note on $(date -u +%Y-%m-%d): commit \`$commit\`$dirty,"
   echo "$(nproc) cores ($cpu), $(free -g | awk '/Mem:/ { print $2 }') GiB RAM, $(rustc --version)."
   echo "Machines like this are noisy: read ratios, not absolute seconds. Wall time and"
   echo "peak RSS from \`/usr/bin/time -v\`; every run includes process start (~${startup} s:"
@@ -155,6 +156,11 @@ sps() { awk -v s="$sessions" -v w="$1" 'BEGIN { printf "%.1f", s / w }'; }
   echo "| forced compaction of a 300-message session, one thread | $lat_ms ms mean (200 sessions, $m300_mb MB, start-up subtracted) | reference: 10-530 ms, median ~250 |"
   echo
   echo "Replay sessions (calls, compactions): 2,000 messages: $calls2k; 20,000 messages: $calls20k."
+  # Hand-written analysis, kept across runs: everything after the marker line.
+  if [ -f "$OUT" ] && grep -q '^<!-- analysis -->$' "$OUT"; then
+    echo
+    sed -n '/^<!-- analysis -->$/,$p' "$OUT"
+  fi
 } >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 cat "$OUT"

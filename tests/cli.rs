@@ -387,3 +387,51 @@ fn redact_masks_secrets_in_everything_written() {
     run_code(compactor().args(["compact", "-q", "-o"]).arg(&plain).arg(&input), 3);
     assert!(std::fs::read_to_string(&plain).unwrap().contains(key));
 }
+
+/// Ctrl-C in the middle of a run: exit 130, say so, and leave only complete
+/// files under final names (no temporary file, no truncated output).
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_keeps_only_complete_outputs() {
+    let dir = TestDir::new();
+    let synth = run_ok(compactor().args(["synth", "--sessions", "96", "--tokens", "80000"]));
+    let text = String::from_utf8(synth.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for (k, pair) in lines.chunks(2).enumerate() {
+        std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
+    }
+    let out = dir.join("out");
+    let child = compactor()
+        .args(["compact", "-j1", "-q", "--window", "32000"])
+        .arg(&input)
+        .arg("-o")
+        .arg(format!("{}/", out.display()))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let result = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted after"), "{stderr}");
+    let written: Vec<_> =
+        std::fs::read_dir(&out).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    assert!(written.len() < lines.len() / 2, "the run was stopped early");
+    for p in &written {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with('s') && name.ends_with(".jsonl"), "stray file {name}");
+        let body = std::fs::read_to_string(p).unwrap();
+        assert_eq!(body.lines().count(), 2, "{name} is incomplete");
+        for l in body.lines() {
+            serde_json::from_str::<serde_json::Value>(l).unwrap();
+        }
+    }
+    assert!(stderr.contains(&format!("{} of 48 output files", written.len())), "{stderr}");
+}

@@ -12,6 +12,8 @@ mod util;
 mod cli;
 // Golden cases: input, arguments, expected output, expected report lines.
 mod golden;
+// The determinism proof: threads, creation order, stdin, JSONL vs Parquet.
+mod determinism;
 // Property tests over generated sessions (proptest).
 mod properties;
 // Issue #2's figures: a 500K-token session at a 1M window, legacy vs lean.
