@@ -14,6 +14,8 @@ mod cli;
 mod golden;
 // The determinism proof: threads, creation order, stdin, JSONL vs Parquet.
 mod determinism;
+// Hostile and broken input: no panic, nothing good lost.
+mod hostile;
 // Property tests over generated sessions (proptest).
 mod properties;
 // Issue #2's figures: a 500K-token session at a 1M window, legacy vs lean.

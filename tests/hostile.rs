@@ -1,0 +1,212 @@
+//! Hostile and broken input (SPEC 10): none of it may panic, hang, or take the
+//! good records of the same run down with it. Each bad record is named
+//! `file:line: reason`, written unchanged to `--rejects`, and makes the run exit 3.
+
+use crate::util::{TestDir, compactor, json_lines};
+use std::io::Write;
+use std::path::Path;
+use std::process::Output;
+
+const GOOD: &str = r#"{"id":"good","messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
+
+/// Runs `compact` on `input` (forced, small window) and returns the output,
+/// the written sessions and the rejects file's lines.
+fn compact(dir: &TestDir, input: &Path) -> (Output, Vec<serde_json::Value>, Vec<u8>) {
+    let out = dir.join("out.jsonl");
+    let rejects = dir.join("rejects.jsonl");
+    let result = compactor()
+        .args(["compact", "--force", "--window", "32000", "-q"])
+        .arg(input)
+        .arg("-o")
+        .arg(&out)
+        .arg("--rejects")
+        .arg(&rejects)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    assert!(matches!(result.status.code(), Some(0 | 3)), "exit {:?}: {stderr}", result.status);
+    let sessions = std::fs::read_to_string(&out).map(|t| json_lines(&t)).unwrap_or_default();
+    let rejected = std::fs::read(&rejects).unwrap_or_default();
+    (result, sessions, rejected)
+}
+
+/// A file of `GOOD`, then `bad`, then `GOOD`: the bad line is line 2.
+fn sandwich(dir: &TestDir, name: &str, bad: &[u8]) -> std::path::PathBuf {
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(GOOD.as_bytes());
+    bytes.push(b'\n');
+    bytes.extend_from_slice(bad);
+    bytes.push(b'\n');
+    bytes.extend_from_slice(GOOD.as_bytes());
+    bytes.push(b'\n');
+    dir.write(name, bytes)
+}
+
+fn assert_line_2_rejected(name: &str, bad: &[u8]) {
+    let dir = TestDir::new();
+    let input = sandwich(&dir, name, bad);
+    let (result, sessions, rejected) = compact(&dir, &input);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(3), "{name}: {stderr}");
+    assert!(stderr.contains(&format!("{name}:2:")), "{name}: names file and line: {stderr}");
+    assert_eq!(sessions.len(), 2, "{name}: both good records are written");
+    let mut want = bad.to_vec();
+    want.push(b'\n');
+    assert_eq!(rejected, want, "{name}: the bad record is kept unchanged");
+}
+
+#[test]
+fn invalid_utf8_is_one_rejected_record() {
+    assert_line_2_rejected(
+        "utf8.jsonl",
+        b"{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}",
+    );
+}
+
+#[test]
+fn a_lone_surrogate_escape_is_one_rejected_record() {
+    assert_line_2_rejected(
+        "surrogate.jsonl",
+        br#"{"messages":[{"role":"user","content":"bad \ud800 escape"}]}"#,
+    );
+}
+
+#[test]
+fn a_raw_nul_byte_is_one_rejected_record() {
+    assert_line_2_rejected(
+        "nul.jsonl",
+        b"{\"messages\":[{\"role\":\"user\",\"content\":\"a\x00b\"}]}",
+    );
+}
+
+#[test]
+fn json_nested_100000_deep_is_rejected_without_overflowing_the_stack() {
+    let mut deep = Vec::new();
+    deep.extend(std::iter::repeat_n(b'[', 100_000));
+    deep.extend(std::iter::repeat_n(b']', 100_000));
+    assert_line_2_rejected("deep.jsonl", &deep);
+}
+
+#[test]
+fn wrong_types_where_text_was_expected_never_panic() {
+    for (i, content) in ["null", "42", r#"{"a":1}"#, "true", r#"[1,2]"#].iter().enumerate() {
+        let dir = TestDir::new();
+        let bad = format!(r#"{{"messages":[{{"role":"user","content":{content}}}]}}"#);
+        let input = sandwich(&dir, &format!("types{i}.jsonl"), bad.as_bytes());
+        let (_, sessions, _) = compact(&dir, &input);
+        assert!(sessions.len() >= 2, "content {content}: the good records survive");
+    }
+}
+
+#[test]
+fn duplicate_keys_keep_one_value() {
+    let dir = TestDir::new();
+    let dup = r#"{"messages":[{"role":"user","content":"first"}],"messages":[{"role":"user","content":"second"}]}"#;
+    let input = dir.write("dup.jsonl", format!("{dup}\n"));
+    let (result, sessions, _) = compact(&dir, &input);
+    assert_eq!(result.status.code(), Some(0));
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(
+        sessions[0]["messages"][0]["content"], "second",
+        "the last value wins, as in JSON.parse"
+    );
+}
+
+#[test]
+fn broken_tool_call_structure_compacts_into_a_valid_request() {
+    // Calls without ids, duplicate ids, a result before its call, a result for a call
+    // that never happened; plus enough bulk that compaction really runs.
+    let mut messages = vec![
+        serde_json::json!({"role": "system", "content": "sys"}),
+        serde_json::json!({"role": "user", "content": "start"}),
+        serde_json::json!({"role": "tool", "tool_call_id": "early", "content": "result before its call"}),
+        serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+            {"type": "function", "function": {"name": "Bash", "arguments": "{\"command\":\"ls\"}"}},
+            {"id": "dup", "type": "function", "function": {"name": "Bash", "arguments": "{}"}},
+            {"id": "dup", "type": "function", "function": {"name": "Read", "arguments": "{}"}},
+            {"id": "early", "type": "function", "function": {"name": "Read", "arguments": "not json"}}]}),
+        serde_json::json!({"role": "tool", "tool_call_id": "dup", "content": "ok"}),
+        serde_json::json!({"role": "tool", "tool_call_id": "ghost", "content": "nobody asked"}),
+    ];
+    for i in 0..24 {
+        let words = format!("turn {i} ").repeat(1_500);
+        messages.push(serde_json::json!({"role": "user", "content": format!("ask {i}")}));
+        messages.push(serde_json::json!({"role": "assistant", "content": words}));
+    }
+    messages.push(serde_json::json!({"role": "user", "content": "last"}));
+    let session = serde_json::json!({ "messages": messages });
+    let dir = TestDir::new();
+    let input = dir.write("calls.jsonl", format!("{session}\n"));
+    let (result, sessions, _) = compact(&dir, &input);
+    assert_eq!(result.status.code(), Some(0), "{}", String::from_utf8_lossy(&result.stderr));
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].get("compaction").is_some(), "the session was compacted");
+    // Every tool result that is kept answers a call that precedes it.
+    let msgs = sessions[0]["messages"].as_array().unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for m in msgs {
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            if let Some(id) = c["id"].as_str() {
+                seen.insert(id.to_string());
+            }
+        }
+        if m["role"] == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap_or_default();
+            assert!(seen.contains(id), "result {id} without a preceding call");
+        }
+    }
+    assert_eq!(msgs.last().unwrap()["content"], "last");
+}
+
+#[test]
+fn an_empty_file_is_no_sessions_and_no_error() {
+    let dir = TestDir::new();
+    let input = dir.write("empty.jsonl", "");
+    let (result, sessions, rejected) = compact(&dir, &input);
+    assert_eq!(result.status.code(), Some(0));
+    assert!(sessions.is_empty());
+    assert!(rejected.is_empty());
+}
+
+fn truncated_stream(name: &str, compressed: Vec<u8>) {
+    let dir = TestDir::new();
+    let cut = compressed.len() / 2;
+    let input = dir.write(name, &compressed[..cut]);
+    let (result, _, _) = compact(&dir, &input);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(name), "the error names the file: {stderr}");
+}
+
+#[test]
+fn truncated_gzip_and_zstd_streams_are_errors_naming_the_file() {
+    let mut plain = String::new();
+    for _ in 0..2_000 {
+        plain.push_str(GOOD);
+        plain.push('\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(plain.as_bytes()).unwrap();
+    truncated_stream("cut.jsonl.gz", gz.finish().unwrap());
+    truncated_stream("cut.jsonl.zst", zstd::encode_all(plain.as_bytes(), 3).unwrap());
+}
+
+#[test]
+fn a_session_of_a_million_tiny_messages_compacts() {
+    let mut line = String::with_capacity(40_000_000);
+    line.push_str(r#"{"id":"huge","messages":[{"role":"system","content":"sys"}"#);
+    for i in 0..1_000_000 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        line.push_str(&format!(r#",{{"role":"{role}","content":"m{i}"}}"#));
+    }
+    line.push_str("]}\n");
+    let dir = TestDir::new();
+    let input = dir.write("million.jsonl", line);
+    let (result, sessions, _) = compact(&dir, &input);
+    assert_eq!(result.status.code(), Some(0), "{}", String::from_utf8_lossy(&result.stderr));
+    let msgs = sessions[0]["messages"].as_array().unwrap();
+    assert!(sessions[0].get("compaction").is_some(), "the session was compacted");
+    assert!(msgs.len() < 5_000, "{} messages after compaction", msgs.len());
+    assert_eq!(msgs.last().unwrap()["content"], "m999999");
+}
