@@ -435,3 +435,60 @@ fn an_interrupted_run_keeps_only_complete_outputs() {
     }
     assert!(stderr.contains(&format!("{} of 48 output files", written.len())), "{stderr}");
 }
+
+/// SIGKILL at several points of a real run: whatever moment the process dies,
+/// every file under a final name is complete (temporary files may be left,
+/// under dot-names, and a rerun replaces them).
+#[cfg(unix)]
+#[test]
+fn a_killed_run_leaves_only_complete_files_under_final_names() {
+    let dir = TestDir::new();
+    let synth = run_ok(compactor().args(["synth", "--sessions", "64", "--tokens", "60000"]));
+    let text = String::from_utf8(synth.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for (k, pair) in lines.chunks(2).enumerate() {
+        std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
+    }
+    let mut seen_partial_run = false;
+    for (round, delay_ms) in [30u64, 150, 300, 450, 700].into_iter().enumerate() {
+        let out = dir.join(&format!("out{round}"));
+        let single = dir.join(&format!("single{round}.jsonl"));
+        for target in [format!("{}/", out.display()), single.display().to_string()] {
+            let mut child = compactor()
+                .args(["compact", "-j2", "-q", "--window", "32000"])
+                .arg(&input)
+                .arg("-o")
+                .arg(&target)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            let _ = child.kill(); // SIGKILL
+            let status = child.wait().unwrap();
+            seen_partial_run |= !status.success();
+        }
+        let finals: Vec<_> = std::fs::read_dir(&out)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        for p in
+            finals.iter().filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        {
+            let body = std::fs::read_to_string(p).unwrap();
+            assert_eq!(
+                body.lines().count(),
+                2,
+                "{} is incomplete after a kill at {delay_ms} ms",
+                p.display()
+            );
+            for l in body.lines() {
+                serde_json::from_str::<Value>(l).unwrap();
+            }
+        }
+        if let Ok(body) = std::fs::read_to_string(&single) {
+            assert_eq!(body.lines().count(), lines.len(), "the single output is all or nothing");
+        }
+    }
+    assert!(seen_partial_run, "at least one run was killed before it finished");
+}

@@ -15,7 +15,6 @@ use compactor::report::aggregate::{ReportRow, summarize};
 use compactor::report::render::{Series, csv, html, markdown};
 use compactor::report::table::write_rows;
 use compactor::report::wire::{ReplayRow, SessionRow};
-use rayon::prelude::*;
 use serde_json::Value;
 
 /// Sessions whose per-call chart is drawn (the longest, by calls).
@@ -38,70 +37,59 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let mut charted: Vec<(usize, Vec<Series>)> = Vec::new();
     let mut rejected = 0usize;
     let counter = meter.kind().name();
-    loop {
-        let batch = reader.next_batch(64);
-        if batch.is_empty() {
-            break;
-        }
-        let results: Vec<_> = pool.install(|| {
-            batch
-                .into_par_iter()
-                .map(|item| match item {
-                    Item::Job(job) => {
-                        let format = job.format;
-                        let (sessions, errors) = decode_job(job);
-                        let mut out = Vec::new();
-                        for s in &sessions {
-                            let mut session_rows = Vec::new();
-                            let mut series = Vec::new();
-                            for p in &policies {
-                                let outcome = compact(s, p, &meter);
-                                let problems = verify(s, &outcome, &meter).len();
-                                let r = replay(s, p, &meter, Trigger::Threshold);
-                                let row = SessionRow::new(
-                                    &s.source,
-                                    &s.id,
-                                    format.name(),
-                                    &outcome.compaction,
-                                    counter,
-                                );
-                                let rr = ReplayRow::new(
-                                    &s.source,
-                                    &s.id,
-                                    format.name(),
-                                    p.mode.name(),
-                                    "threshold",
-                                    counter,
-                                    p.window,
-                                    &r,
-                                    None,
-                                );
-                                session_rows.push(ReportRow::new(row, problems, &rr));
-                                series.push(Series {
-                                    source: s.source.to_string(),
-                                    mode: p.mode.name().to_string(),
-                                    threshold: p.threshold,
-                                    tokens: r.calls.iter().map(|c| c.tokens_live).collect(),
-                                });
-                            }
-                            out.push((session_rows, series));
-                        }
-                        (
-                            out,
-                            errors
-                                .into_iter()
-                                .map(|(s, e)| format!("{s}: {e}"))
-                                .collect::<Vec<_>>(),
-                        )
+    compactor::exec::run_ordered(
+        &pool,
+        config::in_flight(&pool),
+        crate::cmd::interrupt_flag(),
+        || reader.next_item(),
+        |item| match item {
+            Item::Job(job) => {
+                let format = job.format;
+                let (sessions, errors) = decode_job(job);
+                let mut out = Vec::new();
+                for s in &sessions {
+                    let mut session_rows = Vec::new();
+                    let mut series = Vec::new();
+                    for p in &policies {
+                        let outcome = compact(s, p, &meter);
+                        let problems = verify(s, &outcome, &meter).len();
+                        let r = replay(s, p, &meter, Trigger::Threshold);
+                        let row = SessionRow::new(
+                            &s.source,
+                            &s.id,
+                            format.name(),
+                            &outcome.compaction,
+                            counter,
+                        );
+                        let rr = ReplayRow::new(
+                            &s.source,
+                            &s.id,
+                            format.name(),
+                            p.mode.name(),
+                            "threshold",
+                            counter,
+                            p.window,
+                            &r,
+                            None,
+                        );
+                        session_rows.push(ReportRow::new(row, problems, &rr));
+                        series.push(Series {
+                            source: s.source.to_string(),
+                            mode: p.mode.name().to_string(),
+                            threshold: p.threshold,
+                            tokens: r.calls.iter().map(|c| c.tokens_live).collect(),
+                        });
                     }
-                    Item::Failed { error, .. } => {
-                        (Vec::new(), vec![format!("{}: {}", error.source, error.message)])
-                    }
-                    Item::Start { .. } | Item::End { .. } => (Vec::new(), Vec::new()),
-                })
-                .collect()
-        });
-        for (sessions, errors) in results {
+                    out.push((session_rows, series));
+                }
+                (out, errors.into_iter().map(|(s, e)| format!("{s}: {e}")).collect::<Vec<_>>())
+            }
+            Item::Failed { error, .. } => {
+                (Vec::new(), vec![format!("{}: {}", error.source, error.message)])
+            }
+            Item::Start { .. } | Item::End { .. } => (Vec::new(), Vec::new()),
+        },
+        |(sessions, errors)| {
             for e in errors {
                 err_message!("{e}");
                 rejected += 1;
@@ -114,7 +102,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 charted.sort_by_key(|c| std::cmp::Reverse(c.0));
                 charted.truncate(CHARTED_SESSIONS);
             }
-        }
+            Ok(())
+        },
+    )?;
+    if crate::cmd::interrupted() {
+        eprintln!("compactor: interrupted; no report was written");
+        return Ok(ExitStatus::Interrupted);
     }
     let threshold = policies.first().map_or(0, |p| p.threshold);
     let window = policies.first().map_or(0, |p| p.window);
