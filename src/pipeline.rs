@@ -12,9 +12,7 @@
 //! [`Processed::Rejected`] beside the good ones.
 
 use crate::formats::{DETECT_RECORDS, DecodeError, Format, Record, Unit};
-use crate::io::{
-    Container, Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader, parse_payload,
-};
+use crate::io::{Container, Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader};
 use crate::model::{Session, Source};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::wire::{CompactionObject, SessionRow};
@@ -295,15 +293,16 @@ pub enum Output {
 /// A record that could not be parsed: where, why, and its bytes.
 type Unparsed = (Source, String, Vec<u8>);
 
-/// Parses a record's payload, keeping the line bytes.
+/// Parses a record's payload, keeping the line bytes (moved, not copied: a
+/// line can be megabytes).
 fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
-    let raw = match &r.payload {
-        Payload::Line(b) => Some(b.clone()),
-        Payload::Value(_) => None,
-    };
-    match parse_payload(r.payload) {
-        Ok(value) => Ok((Record { source: r.source, value }, raw)),
-        Err(reason) => Err((r.source, reason, raw.unwrap_or_default())),
+    let RawRecord { source, payload } = r;
+    match payload {
+        Payload::Value(value) => Ok((Record { source, value }, None)),
+        Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(value) => Ok((Record { source, value }, Some(bytes))),
+            Err(e) => Err((source, format!("invalid JSON: {e}"), bytes)),
+        },
     }
 }
 

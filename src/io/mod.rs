@@ -194,7 +194,12 @@ pub struct RecordReader {
     done: bool,
     bytes_read: u64,
     parquet: Option<parquet::ParquetReader>,
+    /// The line buffer, reused from line to line.
+    scratch: Vec<u8>,
 }
+
+/// A line buffer grown past this is dropped after use rather than kept.
+const MAX_KEPT_SCRATCH: usize = 64 << 20;
 
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
@@ -226,6 +231,7 @@ impl RecordReader {
                 done: false,
                 bytes_read: 0,
                 parquet: Some(rows),
+                scratch: Vec::new(),
             });
         }
         let whole = Source { path: display.clone(), line: None, index: None };
@@ -256,6 +262,7 @@ impl RecordReader {
             done: false,
             bytes_read,
             parquet: None,
+            scratch: Vec::new(),
         };
         if first.is_empty() || is_blank(&first) {
             reader.done = true;
@@ -328,8 +335,16 @@ impl RecordReader {
             if self.done {
                 return None;
             }
-            let mut buf = Vec::new();
-            match self.inner.read_until(b'\n', &mut buf) {
+            // Read into a buffer kept across lines, then copy out once at the
+            // exact size: growing a fresh buffer by doubling costs several
+            // copies and page faults for every multi-megabyte line.
+            self.scratch.clear();
+            let read = self.inner.read_until(b'\n', &mut self.scratch);
+            let buf = self.scratch.as_slice().to_vec();
+            if self.scratch.capacity() > MAX_KEPT_SCRATCH {
+                self.scratch = Vec::new();
+            }
+            match read {
                 Ok(0) => {
                     self.done = true;
                     return None;
