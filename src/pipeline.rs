@@ -264,9 +264,50 @@ pub enum Processed {
     Rejected {
         input: usize,
         source: Source,
+        kind: RejectKind,
         reason: String,
         raw: Vec<u8>,
     },
+}
+
+/// What was wrong with a rejected record, for counting rejects by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RejectKind {
+    /// Not JSON (bad syntax, invalid UTF-8, nesting too deep).
+    InvalidJson,
+    /// JSON, but not a session of its format (missing or mistyped fields).
+    Malformed,
+    /// The input (or the rest of it) could not be read: I/O errors, truncated
+    /// compressed streams, unreadable Parquet, an undetectable format.
+    Unreadable,
+}
+
+impl RejectKind {
+    pub const ALL: [RejectKind; 3] =
+        [RejectKind::InvalidJson, RejectKind::Malformed, RejectKind::Unreadable];
+
+    /// The name used in summaries and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RejectKind::InvalidJson => "invalid_json",
+            RejectKind::Malformed => "malformed",
+            RejectKind::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// A record that could not be decoded: where, what kind of fault, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub source: Source,
+    pub kind: RejectKind,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.source, self.reason)
+    }
 }
 
 /// A session that went through the pipeline.
@@ -314,9 +355,17 @@ impl Engine<'_> {
     /// Processes one job.
     pub fn process(&self, job: Job) -> Vec<Processed> {
         let Job { input, format, records } = job;
+        let invalid = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
+            input,
+            source,
+            kind: RejectKind::InvalidJson,
+            reason,
+            raw,
+        };
         let reject = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
             input,
             source,
+            kind: RejectKind::Malformed,
             reason,
             raw,
         };
@@ -327,7 +376,7 @@ impl Engine<'_> {
                     let (record, raw) = match parse(r) {
                         Ok(x) => x,
                         Err((s, why, raw)) => {
-                            out.push(reject(s, why, raw));
+                            out.push(invalid(s, why, raw));
                             continue;
                         }
                     };
@@ -368,7 +417,7 @@ impl Engine<'_> {
                             raws.push(raw.unwrap_or_default());
                             good.push(rec);
                         }
-                        Err((s, why, raw)) => out.push(reject(s, why, raw)),
+                        Err((s, why, raw)) => out.push(invalid(s, why, raw)),
                     }
                 }
                 if good.is_empty() {
@@ -486,15 +535,17 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
 }
 
 /// Decodes the sessions of a job without compacting them. Returns the sessions
-/// and, for each record that could not be read, its source and the reason.
-pub fn decode_job(job: Job) -> (Vec<Session>, Vec<(Source, String)>) {
+/// and, for each record that could not be read, its [`Rejection`].
+pub fn decode_job(job: Job) -> (Vec<Session>, Vec<Rejection>) {
     let adapter = job.format.adapter();
     let mut errors = Vec::new();
     let mut records = Vec::new();
     for r in job.records {
         match parse(r) {
             Ok((rec, _)) => records.push(rec),
-            Err((source, reason, _)) => errors.push((source, reason)),
+            Err((source, reason, _)) => {
+                errors.push(Rejection { source, kind: RejectKind::InvalidJson, reason })
+            }
         }
     }
     let units: Vec<Vec<Record>> = match job.format.unit() {
@@ -528,7 +579,11 @@ pub fn decode_job(job: Job) -> (Vec<Session>, Vec<(Source, String)>) {
         let first = unit.first().map(|r| r.source.clone()).unwrap_or_default();
         match adapter.decode(unit) {
             Ok(s) => sessions.push(s),
-            Err(e) => errors.push((e.source.unwrap_or(first), e.message)),
+            Err(e) => errors.push(Rejection {
+                source: e.source.unwrap_or(first),
+                kind: RejectKind::Malformed,
+                reason: e.message,
+            }),
         }
     }
     (sessions, errors)

@@ -210,3 +210,58 @@ fn a_session_of_a_million_tiny_messages_compacts() {
     assert!(msgs.len() < 5_000, "{} messages after compaction", msgs.len());
     assert_eq!(msgs.last().unwrap()["content"], "m999999");
 }
+
+/// One bad record of each kind in one run: the compact summary and the report
+/// count them by kind, and the good records all get through.
+#[test]
+fn rejects_are_counted_by_kind_in_the_summary_and_the_report() {
+    let dir = TestDir::new();
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    // Line 2 is not JSON; line 3 is JSON but not a session (messages is a number).
+    let bad = format!("{GOOD}\n{{\"messages\": [\n{{\"id\":\"x\",\"messages\":7}}\n{GOOD}\n");
+    std::fs::write(inputs.join("a.jsonl"), bad).unwrap();
+    // A gzip stream cut in the middle: the rest of the file cannot be read.
+    let mut plain = String::new();
+    for _ in 0..2_000 {
+        plain.push_str(GOOD);
+        plain.push('\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(plain.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(inputs.join("b.jsonl.gz"), &gz[..gz.len() / 2]).unwrap();
+
+    let out = compactor()
+        .args(["compact", "--window", "32000", "-o"])
+        .arg(dir.join("out/"))
+        .arg(&inputs)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("3 records rejected (1 invalid_json, 1 malformed, 1 unreadable)"),
+        "{stderr}"
+    );
+
+    let report = dir.join("report");
+    let out = compactor()
+        .args(["report", "--window", "32000", "-q", "-o"])
+        .arg(&report)
+        .arg(&inputs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        summary["rejected"],
+        serde_json::json!({"total": 3, "by_kind": {"invalid_json": 1, "malformed": 1, "unreadable": 1}})
+    );
+    // Good records: two in a.jsonl, and every one before the cut in b.jsonl.
+    assert!(summary["sessions"].as_u64().unwrap() > 2, "{summary}");
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("3 records rejected (1 invalid_json, 1 malformed, 1 unreadable)"), "{md}");
+}

@@ -16,6 +16,8 @@ mod golden;
 mod determinism;
 // Hostile and broken input: no panic, nothing good lost.
 mod hostile;
+// `compact --resume`: killed runs finished from the manifest, same bytes.
+mod resume;
 // Property tests over generated sessions (proptest).
 mod properties;
 // Issue #2's figures: a 500K-token session at a 1M window, legacy vs lean.

@@ -150,6 +150,11 @@ pub struct CompactArgs {
     #[arg(long)]
     pub redact: bool,
 
+    /// With `-o DIR/`: skip inputs whose output files an earlier run with the same options
+    /// finished (recorded in DIR/.compactor-manifest.jsonl with each input's size and mtime)
+    #[arg(long)]
+    pub resume: bool,
+
     /// No progress bar and no summary on stderr
     #[arg(short, long)]
     pub quiet: bool,

@@ -51,8 +51,8 @@ pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
 /// Decodes the sessions of a job, reporting what cannot be read.
 fn decode_job(job: Job, rejected: &mut usize) -> Vec<Session> {
     let (sessions, errors) = compactor::pipeline::decode_job(job);
-    for (source, reason) in errors {
-        err_message!("{source}: {reason}");
+    for r in errors {
+        err_message!("{r}");
         *rejected += 1;
     }
     sessions

@@ -11,9 +11,10 @@ use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use anyhow::{Context, bail};
 use compactor::formats::{Format, Unit};
+use compactor::io::manifest::{self, Fingerprint, Manifest};
 use compactor::io::output::{Layout, SessionWriter, Target};
 use compactor::io::{Container, Input, ReadOptions, expand_inputs};
-use compactor::pipeline::{Engine, Item, JobReader, Output, Processed};
+use compactor::pipeline::{Engine, Item, JobReader, Output, Processed, RejectKind};
 use compactor::report::RunSummary;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashSet;
@@ -21,9 +22,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
-    let inputs = expand_inputs(&args.inputs)?;
+    let all_inputs = expand_inputs(&args.inputs)?;
     let target = Target::parse(&args.output);
-    refuse_overwrites(&inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
+    refuse_overwrites(&all_inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
+    let mut resume = Resume::start(args, &target, all_inputs)?;
+    let mut manifest = resume.manifest.take();
+    let inputs = &resume.todo;
     let policy = config::policy(args.mode, &args.budget, args.force, args.target_tokens)?;
     let meter = config::meter(&args.budget);
     let pool = config::thread_pool(args.threads)?;
@@ -49,7 +53,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         };
     let engine = Engine { policy: &policy, meter: &meter, to, redact: args.redact, lines };
     let options = ReadOptions { messages_column: args.messages_column.clone() };
-    let mut jobs = JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
+    let mut jobs = JobReader::new(inputs, config::input_format(&args.from)?).with_options(options);
 
     let report_to_stdout = args.report.as_deref().is_some_and(|p| p == Path::new("-"));
     if report_to_stdout && target == Target::Stdout {
@@ -68,9 +72,11 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         Target::File(p) => Some(SessionWriter::file(p, layout_for_name(p))?),
         Target::Dir(_) => None,
     };
-    let progress = progress_bar(&inputs, args.quiet);
+    let progress = progress_bar(inputs, args.quiet);
     let mut summary = RunSummary { inputs: inputs.len(), ..RunSummary::default() };
-    let mut per_file: Option<SessionWriter> = None;
+    // Each input's own totals, for its manifest entry.
+    let mut tally = vec![RunSummary::default(); inputs.len()];
+    let mut per_file: Option<(SessionWriter, PathBuf)> = None;
     let mut finished_files = 0usize;
 
     let stop = crate::cmd::interrupt_flag();
@@ -95,18 +101,23 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                             } else if layout != Layout::Parquet && container == Container::Parquet {
                                 name = with_extension(&name, "jsonl");
                             }
-                            per_file = Some(SessionWriter::file(&name, layout)?);
+                            per_file = Some((SessionWriter::file(&name, layout)?, name));
                         }
                     }
                     Processed::Item(Item::End { input }) => {
-                        if let Some(w) = per_file.take() {
+                        if let Some((w, name)) = per_file.take() {
                             w.finish()?;
                             finished_files += 1;
+                            if let (Some(m), Target::Dir(dir)) = (manifest.as_mut(), &target) {
+                                record_finished(m, dir, &resume, input, &name, &tally[input])?;
+                            }
                         }
                         progress.inc(input_size(&inputs[input]));
                     }
                     Processed::Item(Item::Failed { input, error }) => {
+                        tally[input].rejected += 1;
                         reject(
+                            RejectKind::Unreadable,
                             &error.source.to_string(),
                             &error.message,
                             &error.raw,
@@ -120,8 +131,11 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                     }
                     Processed::Item(Item::Job(_)) => {}
                     Processed::Session(done) => {
-                        let writer =
-                            per_file.as_mut().or(shared.as_mut()).context("no output writer")?;
+                        let writer = per_file
+                            .as_mut()
+                            .map(|(w, _)| w)
+                            .or(shared.as_mut())
+                            .context("no output writer")?;
                         match &done.output {
                             Output::Raw(lines) => {
                                 lines.iter().try_for_each(|l| writer.write_raw(l))?
@@ -134,9 +148,12 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                             r.write(&serde_json::to_value(&done.row)?)?;
                         }
                         summary.add(&done.compaction);
+                        tally[done.input].add(&done.compaction);
                     }
-                    Processed::Rejected { source, reason, raw, .. } => {
+                    Processed::Rejected { input, source, kind, reason, raw } => {
+                        tally[input].rejected += 1;
                         reject(
+                            kind,
                             &source.to_string(),
                             &reason,
                             &raw,
@@ -158,7 +175,11 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         drop(rejects);
         progress.finish_and_clear();
         let kept = if matches!(target, Target::Dir(_)) {
-            format!("{finished_files} of {} output files are complete and kept", inputs.len())
+            format!(
+                "{finished_files} of {} output files are complete and kept; \
+                 run again with --resume to finish the rest",
+                inputs.len()
+            )
         } else {
             "no output was written".to_string()
         };
@@ -175,10 +196,110 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         r.finish()?;
     }
     progress.finish_and_clear();
+    for e in &resume.skipped {
+        summary.merge(&e.totals());
+    }
+    summary.inputs += resume.skipped.len();
     if !args.quiet {
+        if !resume.skipped.is_empty() {
+            eprintln!(
+                "compactor: resumed: {} of {} inputs were finished by an earlier run and skipped",
+                resume.skipped.len(),
+                summary.inputs
+            );
+        }
         print_summary(&summary);
     }
     Ok(if summary.rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// The inputs a run has to do, and the manifest it keeps (directory outputs only).
+struct Resume {
+    /// Inputs to read, in order.
+    todo: Vec<Input>,
+    /// Their fingerprints (`None` for standard input, which is never skipped).
+    fingerprints: Vec<Option<Fingerprint>>,
+    /// Entries of the inputs skipped as finished.
+    skipped: Vec<manifest::Entry>,
+    options: String,
+    manifest: Option<Manifest>,
+}
+
+impl Resume {
+    /// Decides which inputs to skip (`--resume`) and starts the manifest.
+    fn start(args: &CompactArgs, target: &Target, inputs: Vec<Input>) -> anyhow::Result<Resume> {
+        let options = manifest::options_hash(&output_options(args));
+        let Target::Dir(dir) = target else {
+            if args.resume {
+                bail!(
+                    "--resume needs a directory output (-o DIR/), where each input has its own output file"
+                );
+            }
+            let fingerprints = vec![None; inputs.len()];
+            return Ok(Resume {
+                todo: inputs,
+                fingerprints,
+                skipped: Vec::new(),
+                options,
+                manifest: None,
+            });
+        };
+        let old = if args.resume { manifest::load(dir)? } else { Vec::new() };
+        let (mut todo, mut fingerprints, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+        for input in inputs {
+            let fp = input.path.as_deref().and_then(|p| Fingerprint::of(p, &input.relative).ok());
+            match fp.as_ref().and_then(|fp| manifest::finished(&old, dir, fp, &options)) {
+                Some(entry) => skipped.push(entry.clone()),
+                None => {
+                    todo.push(input);
+                    fingerprints.push(fp);
+                }
+            }
+        }
+        let manifest = Some(Manifest::create(dir, &skipped)?);
+        Ok(Resume { todo, fingerprints, skipped, options, manifest })
+    }
+}
+
+/// Every option that changes the bytes written, as text for the manifest's
+/// options hash (not threads, progress, or where reports and rejects go).
+fn output_options(args: &CompactArgs) -> String {
+    format!(
+        "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} redact={}",
+        args.mode,
+        args.budget,
+        args.force,
+        args.target_tokens,
+        args.from,
+        args.to,
+        args.messages_column,
+        args.redact
+    )
+}
+
+/// Appends a finished output to the manifest (after its rename).
+fn record_finished(
+    m: &mut Manifest,
+    dir: &Path,
+    resume: &Resume,
+    input: usize,
+    output: &Path,
+    totals: &RunSummary,
+) -> anyhow::Result<()> {
+    let Some(fingerprint) = resume.fingerprints[input].clone() else { return Ok(()) };
+    let output_size = std::fs::metadata(output)?.len();
+    let output = output.strip_prefix(dir).unwrap_or(output).to_string_lossy().into_owned();
+    m.append(&manifest::Entry {
+        fingerprint,
+        options: resume.options.clone(),
+        output,
+        output_size,
+        sessions: totals.sessions,
+        compacted: totals.compacted,
+        rejected: totals.rejected,
+        tokens_before: totals.tokens_before,
+        tokens_after: totals.tokens_after,
+    })
 }
 
 fn input_size(input: &Input) -> u64 {
@@ -187,6 +308,7 @@ fn input_size(input: &Input) -> u64 {
 
 /// Reports a rejected record and writes it to the rejects file.
 fn reject(
+    kind: RejectKind,
     source: &str,
     reason: &str,
     raw: &[u8],
@@ -195,7 +317,7 @@ fn reject(
     args: &CompactArgs,
 ) -> anyhow::Result<()> {
     err_message!("{source}: {reason}");
-    summary.rejected += 1;
+    summary.reject(kind);
     if let Some(r) = rejects.as_mut() {
         if args.redact {
             let mut masked = compactor::redact::Masked::new();
@@ -337,8 +459,15 @@ fn progress_bar(inputs: &[Input], quiet: bool) -> ProgressBar {
 }
 
 fn print_summary(s: &RunSummary) {
-    let rejected =
-        if s.rejected > 0 { format!("; {} records rejected", s.rejected) } else { String::new() };
+    let rejected = if s.rejected > 0 {
+        let kinds: Vec<String> =
+            s.rejected_by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let kinds =
+            if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+        format!("; {} records rejected{kinds}", s.rejected)
+    } else {
+        String::new()
+    };
     eprintln!(
         "compactor: {} sessions from {} inputs, {} compacted: {} -> {} tokens ({:.1}% saved){rejected}",
         s.sessions,

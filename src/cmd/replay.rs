@@ -50,7 +50,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                             .collect();
                         (
                             Some((format, done)),
-                            errors.into_iter().map(|(s, e)| format!("{s}: {e}")).collect(),
+                            errors.into_iter().map(|r| r.to_string()).collect(),
                             None,
                         )
                     }

@@ -8,10 +8,10 @@ use crate::messages::err_message;
 use compactor::Mode;
 use compactor::io::output::write_atomic;
 use compactor::io::{ReadOptions, expand_inputs};
-use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::pipeline::{Item, JobReader, RejectKind, Rejection, decode_job};
 use compactor::policy::{Policy, compact, verify::verify};
 use compactor::replay::{Trigger, replay};
-use compactor::report::aggregate::{ReportRow, summarize};
+use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::render::{Series, csv, html, markdown};
 use compactor::report::table::write_rows;
 use compactor::report::wire::{ReplayRow, SessionRow};
@@ -35,7 +35,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut rows: Vec<ReportRow> = Vec::new();
     let mut charted: Vec<(usize, Vec<Series>)> = Vec::new();
-    let mut rejected = 0usize;
+    let mut rejected = RejectCounts::default();
     let counter = meter.kind().name();
     compactor::exec::run_ordered(
         &pool,
@@ -82,17 +82,22 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     }
                     out.push((session_rows, series));
                 }
-                (out, errors.into_iter().map(|(s, e)| format!("{s}: {e}")).collect::<Vec<_>>())
+                (out, errors)
             }
-            Item::Failed { error, .. } => {
-                (Vec::new(), vec![format!("{}: {}", error.source, error.message)])
-            }
+            Item::Failed { error, .. } => (
+                Vec::new(),
+                vec![Rejection {
+                    source: error.source,
+                    kind: RejectKind::Unreadable,
+                    reason: error.message,
+                }],
+            ),
             Item::Start { .. } | Item::End { .. } => (Vec::new(), Vec::new()),
         },
         |(sessions, errors)| {
             for e in errors {
                 err_message!("{e}");
-                rejected += 1;
+                rejected.count(e.kind.name());
             }
             for (session_rows, series) in sessions {
                 let calls = series.first().map_or(0, |s| s.tokens.len());
@@ -111,7 +116,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     }
     let threshold = policies.first().map_or(0, |p| p.threshold);
     let window = policies.first().map_or(0, |p| p.window);
-    let summary = summarize(&rows, counter, window, threshold);
+    let mut summary = summarize(&rows, counter, window, threshold);
+    let any_rejected = rejected.total > 0;
+    summary.rejected = rejected;
     let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     let dir = &args.output;
     std::fs::create_dir_all(dir)?;
@@ -150,5 +157,5 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
             dir.display()
         );
     }
-    Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+    Ok(if any_rejected { ExitStatus::Rejected } else { ExitStatus::Success })
 }

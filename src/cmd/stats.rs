@@ -40,7 +40,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
                         }
                         (
                             Some((input, format.name(), st)),
-                            errors.into_iter().map(|(s, e)| format!("{s}: {e}")).collect(),
+                            errors.into_iter().map(|r| r.to_string()).collect(),
                         )
                     }
                     Item::Failed { error, .. } => {

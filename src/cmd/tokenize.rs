@@ -23,8 +23,8 @@ pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {
         |item| match item {
             Item::Job(job) => {
                 let (decoded, errors) = decode_job(job);
-                for (source, reason) in &errors {
-                    err_message!("{source}: {reason}");
+                for r in &errors {
+                    err_message!("{r}");
                 }
                 let total: u64 = decoded.iter().map(|s| meter.request(s)).sum();
                 (decoded.len() as u64, total, errors.len() as u64)

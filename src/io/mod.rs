@@ -7,7 +7,9 @@
 //!   a session or an array of them). Compressed input (`.gz`) is recognised by
 //!   its magic bytes, not its name.
 //! - [`output`] writes results atomically (temp file, fsync, rename).
+//! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
 
+pub mod manifest;
 pub mod output;
 pub mod parquet;
 

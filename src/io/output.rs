@@ -113,6 +113,15 @@ impl AtomicFile {
         temp.persist(&self.target).map_err(|e| {
             anyhow::anyhow!("{}: cannot rename into place: {}", self.target.display(), e.error)
         })?;
+        // The rename is durable only once the directory is synced. Best effort:
+        // some file systems refuse to open or sync a directory.
+        let dir = match self.target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
         Ok(())
     }
 }

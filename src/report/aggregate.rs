@@ -112,6 +112,24 @@ pub struct CorpusSummary {
     pub sessions: u64,
     pub modes: BTreeMap<String, ModeSummary>,
     pub by_format: BTreeMap<String, BTreeMap<String, ModeSummary>>,
+    /// Records that could not be read (absent from reports made before it was added).
+    #[serde(default)]
+    pub rejected: RejectCounts,
+}
+
+/// Rejected records: how many, by kind (`invalid_json`, `malformed`, `unreadable`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RejectCounts {
+    pub total: u64,
+    pub by_kind: BTreeMap<String, u64>,
+}
+
+impl RejectCounts {
+    /// Counts one rejected record of `kind`.
+    pub fn count(&mut self, kind: &str) {
+        self.total += 1;
+        *self.by_kind.entry(kind.to_string()).or_default() += 1;
+    }
 }
 
 fn pct(part: u64, whole: u64) -> f64 {

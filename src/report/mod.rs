@@ -9,6 +9,7 @@ pub mod table;
 pub mod wire;
 
 use crate::policy::Compaction;
+use std::collections::BTreeMap;
 
 /// Totals of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub struct RunSummary {
     pub sessions: usize,
     pub compacted: usize,
     pub rejected: usize,
+    /// Rejected records by kind ([`crate::pipeline::RejectKind::name`]).
+    pub rejected_by_kind: BTreeMap<&'static str, usize>,
     pub tokens_before: u64,
     pub tokens_after: u64,
 }
@@ -28,6 +31,25 @@ impl RunSummary {
         self.compacted += usize::from(c.compacted);
         self.tokens_before += c.tokens_before;
         self.tokens_after += c.tokens_after;
+    }
+
+    /// Adds another run's (or input's) totals.
+    pub fn merge(&mut self, other: &RunSummary) {
+        self.inputs += other.inputs;
+        self.sessions += other.sessions;
+        self.compacted += other.compacted;
+        self.rejected += other.rejected;
+        for (k, n) in &other.rejected_by_kind {
+            *self.rejected_by_kind.entry(k).or_default() += n;
+        }
+        self.tokens_before += other.tokens_before;
+        self.tokens_after += other.tokens_after;
+    }
+
+    /// Counts one rejected record.
+    pub fn reject(&mut self, kind: crate::pipeline::RejectKind) {
+        self.rejected += 1;
+        *self.rejected_by_kind.entry(kind.name()).or_default() += 1;
     }
 
     /// Share of tokens saved, in percent (0 when there were none).

@@ -233,9 +233,16 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
 }
 
 fn intro(s: &CorpusSummary) -> String {
+    let rejected = if s.rejected.total > 0 {
+        let kinds: Vec<String> =
+            s.rejected.by_kind.iter().map(|(k, c)| format!("{} {k}", n(*c))).collect();
+        format!(" {} records rejected ({}).", n(s.rejected.total), kinds.join(", "))
+    } else {
+        String::new()
+    };
     format!(
         "{} sessions; window {} tokens, trigger {} tokens, counter {}. Savings and anchors are over \
-         compacted sessions; replay walks every session call by call.",
+         compacted sessions; replay walks every session call by call.{rejected}",
         n(s.sessions),
         n(s.window),
         n(s.threshold),
