@@ -265,3 +265,35 @@ fn rejects_are_counted_by_kind_in_the_summary_and_the_report() {
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     assert!(md.contains("3 records rejected (1 invalid_json, 1 malformed, 1 unreadable)"), "{md}");
 }
+
+/// A broken first line: the file is still read as JSON Lines (by its name, or
+/// on standard input because the line does not end on an opener), so only that
+/// line is rejected. Found by the 200 MB cut-line test: the whole file used to
+/// be read as one document and rejected, good records and all.
+#[test]
+fn a_broken_first_line_is_one_rejected_record_not_the_whole_file() {
+    let dir = TestDir::new();
+    let bad = br#"{"id":"x","messages":[{"role":"user","content":"cut here"#;
+    let mut bytes = bad.to_vec();
+    bytes.push(b'\n');
+    bytes.extend_from_slice(GOOD.as_bytes());
+    bytes.push(b'\n');
+    let input = dir.write("first.jsonl", &bytes);
+    let (result, sessions, rejected) = compact(&dir, &input);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("first.jsonl:1:"), "{stderr}");
+    assert_eq!(sessions.len(), 1, "the good record survives");
+    assert_eq!(rejected, [bad.as_slice(), b"\n"].concat());
+
+    let out = crate::util::run_with_stdin(
+        {
+            let mut c = compactor();
+            c.args(["compact", "-q", "-"]);
+            c
+        },
+        &bytes,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(json_lines(&String::from_utf8_lossy(&out.stdout)).len(), 1);
+}

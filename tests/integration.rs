@@ -18,6 +18,8 @@ mod determinism;
 mod hostile;
 // `compact --resume`: killed runs finished from the manifest, same bytes.
 mod resume;
+// Big inputs and load: a 200 MB line (CI); 100,000 files and 4 GB (scripts/load_test.sh).
+mod load;
 // Property tests over generated sessions (proptest).
 mod properties;
 // Issue #2's figures: a 500K-token session at a 1M window, legacy vs lean.

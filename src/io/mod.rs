@@ -203,6 +203,32 @@ pub struct RecordReader {
 /// A line buffer grown past this is dropped after use rather than kept.
 const MAX_KEPT_SCRATCH: usize = 64 << 20;
 
+/// Whether an input whose first line is not a JSON value on its own is one
+/// (pretty-printed) JSON document rather than JSON Lines with a bad first
+/// record. The name decides when it can (`.jsonl` / `.ndjson` are lines,
+/// `.json` is a document, under any compression suffix); otherwise the line
+/// does: a document's first line opens something (`{`, `[`, `"key": [`),
+/// while a broken record rarely ends on an opener. Getting this right matters:
+/// taking a 4 GB JSONL file with a cut first line for a document would read it
+/// all into memory, then reject it whole.
+fn document_expected(path: Option<&Path>, first: &[u8]) -> bool {
+    let name = path.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+    if let Some(name) = name {
+        let mut stem = name.as_str();
+        for suffix in COMPRESSED_SUFFIXES {
+            stem = stem.strip_suffix(&format!(".{suffix}")).unwrap_or(stem);
+        }
+        if stem.ends_with(".jsonl") || stem.ends_with(".ndjson") {
+            return false;
+        }
+        if stem.ends_with(".json") {
+            return true;
+        }
+    }
+    let trimmed = first.trim_ascii();
+    matches!(trimmed.last(), Some(b'{' | b'[' | b',' | b':'))
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
@@ -270,7 +296,11 @@ impl RecordReader {
             reader.done = true;
             return Ok(reader);
         }
-        if serde_json::from_slice::<serde::de::IgnoredAny>(&first).is_ok() {
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&first).is_ok()
+            || !document_expected(input.path.as_deref(), &first)
+        {
+            // JSONL: a first line that is not JSON is one rejected record, and
+            // the lines after it still count.
             reader.first = Some(first);
             return Ok(reader);
         }
@@ -401,6 +431,22 @@ pub fn parse_payload(payload: Payload) -> Result<Value, String> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn the_name_then_the_first_line_decides_document_or_lines() {
+        let cut = br#"{"messages":[{"role":"user","content":"cut"#;
+        let p = |s: &str| Some(PathBuf::from(s));
+        assert!(!document_expected(p("a.jsonl").as_deref(), b"{"));
+        assert!(!document_expected(p("a.ndjson.gz").as_deref(), b"["));
+        assert!(document_expected(p("a.json").as_deref(), cut));
+        assert!(document_expected(p("a.json.zst").as_deref(), cut));
+        // No telling name (standard input, `.traj`): the line decides.
+        for opener in [&b"{"[..], b"[\n", b"  {\"messages\": [", b"{\"id\": 1,", b"\"a\":"] {
+            assert!(document_expected(None, opener), "{}", String::from_utf8_lossy(opener));
+        }
+        assert!(!document_expected(None, cut));
+        assert!(!document_expected(p("run.traj").as_deref(), cut));
+    }
 
     fn input(path: &Path) -> Input {
         Input {
