@@ -21,6 +21,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
+    if args.from == "arrow-ipc" || args.to == "arrow-ipc" {
+        return crate::cmd::compact_arrow::run(args);
+    }
     let inputs = expand_inputs(&args.inputs)?;
     let target = Target::parse(&args.output);
     refuse_overwrites(&inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
@@ -47,8 +50,18 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
             Target::Stdout | Target::Dir(_) => true,
             Target::File(p) => layout_for_name(p) == Layout::Jsonl,
         };
-    let engine = Engine { policy: &policy, meter: &meter, to, redact: args.redact, lines };
-    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let engine = Engine {
+        policy: &policy,
+        meter: &meter,
+        to,
+        redact: args.redact,
+        lines,
+        shard: args.shard,
+    };
+    let options = ReadOptions {
+        messages_column: args.messages_column.clone(),
+        source_column: args.source_column.clone(),
+    };
     let mut jobs = JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
 
     let report_to_stdout = args.report.as_deref().is_some_and(|p| p == Path::new("-"));
@@ -105,7 +118,9 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                         }
                         progress.inc(input_size(&inputs[input]));
                     }
-                    Processed::Item(Item::Failed { input, error }) => {
+                    Processed::Item(Item::Failed { input, error })
+                        if in_shard(args, &error.source.to_string()) =>
+                    {
                         reject(
                             &error.source.to_string(),
                             &error.message,
@@ -114,6 +129,11 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                             &mut summary,
                             args,
                         )?;
+                        if per_file.is_none() {
+                            progress.inc(input_size(&inputs[input]));
+                        }
+                    }
+                    Processed::Item(Item::Failed { input, .. }) => {
                         if per_file.is_none() {
                             progress.inc(input_size(&inputs[input]));
                         }
@@ -135,6 +155,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                         }
                         summary.add(&done.compaction);
                     }
+                    Processed::Rejected { source, .. } if !in_shard(args, &source.to_string()) => {}
                     Processed::Rejected { source, reason, raw, .. } => {
                         reject(
                             &source.to_string(),
@@ -179,6 +200,13 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         print_summary(&summary);
     }
     Ok(if summary.rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// Returns true if and only if a record without a session id (one that could
+/// not be read) is reported by this shard: it is keyed by its source, so each
+/// bad record is reported by exactly one of N shards.
+pub(crate) fn in_shard(args: &CompactArgs, source: &str) -> bool {
+    args.shard.is_none_or(|s| s.contains(source))
 }
 
 fn input_size(input: &Input) -> u64 {
@@ -336,7 +364,7 @@ fn progress_bar(inputs: &[Input], quiet: bool) -> ProgressBar {
     bar
 }
 
-fn print_summary(s: &RunSummary) {
+pub(crate) fn print_summary(s: &RunSummary) {
     let rejected =
         if s.rejected > 0 { format!("; {} records rejected", s.rejected) } else { String::new() };
     eprintln!(
