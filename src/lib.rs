@@ -27,6 +27,7 @@ pub mod prices;
 pub mod redact;
 pub mod replay;
 pub mod report;
+pub mod shard;
 pub mod stats;
 pub mod synth;
 pub mod tokens;

@@ -253,6 +253,9 @@ pub struct Engine<'a> {
     /// Serialize encoded records to JSON lines on the worker (set when the
     /// output is JSON Lines), so that the single writer thread only copies bytes.
     pub lines: bool,
+    /// `--shard K/N`: sessions of other shards are decoded (to learn their id)
+    /// and dropped before any compaction work.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// A processed item, in input order.
@@ -386,10 +389,10 @@ impl Engine<'_> {
                     {
                         let raws = raw.clone().map(|r| vec![r]);
                         let bytes = raw_of(&record, raw);
-                        out.push(
-                            self.session(input, format, vec![record], raws)
-                                .unwrap_or_else(|e| reject(e.0, e.1, bytes)),
-                        );
+                        match self.session(input, format, vec![record], raws) {
+                            Ok(done) => out.extend(done),
+                            Err(e) => out.push(reject(e.0, e.1, bytes)),
+                        }
                         continue;
                     }
                     let Record { source, value: Value::Array(items) } = record else { continue };
@@ -397,10 +400,10 @@ impl Engine<'_> {
                         let src = Source { index: Some(i as u64), ..source.clone() };
                         let rec = Record { source: src, value: v };
                         let bytes = raw_of(&rec, None);
-                        out.push(
-                            self.session(input, format, vec![rec], None)
-                                .unwrap_or_else(|e| reject(e.0, e.1, bytes)),
-                        );
+                        match self.session(input, format, vec![rec], None) {
+                            Ok(done) => out.extend(done),
+                            Err(e) => out.push(reject(e.0, e.1, bytes)),
+                        }
                     }
                 }
                 out
@@ -425,28 +428,31 @@ impl Engine<'_> {
                 }
                 let bytes: Vec<u8> = raws.join(&b'\n');
                 let raws = all_lines.then_some(raws);
-                out.push(
-                    self.session(input, format, good, raws)
-                        .unwrap_or_else(|e| reject(e.0, e.1, bytes)),
-                );
+                match self.session(input, format, good, raws) {
+                    Ok(done) => out.extend(done),
+                    Err(e) => out.push(reject(e.0, e.1, bytes)),
+                }
                 out
             }
         }
     }
 
-    /// Decodes, compacts and encodes one session.
+    /// Decodes, compacts and encodes one session (`None`: another shard's).
     fn session(
         &self,
         input: usize,
         format: Format,
         records: Vec<Record>,
         raw_lines: Option<Vec<Vec<u8>>>,
-    ) -> Result<Processed, (Source, String)> {
+    ) -> Result<Option<Processed>, (Source, String)> {
         let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
         let session =
             format.adapter().decode(records).map_err(|DecodeError { source, message }| {
                 (source.unwrap_or_else(|| first.clone()), message)
             })?;
+        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+            return Ok(None);
+        }
         let source = session.source.clone();
         let outcome = policy::compact(&session, self.policy, self.meter);
         let to = self.to.unwrap_or(format);
@@ -479,7 +485,7 @@ impl Engine<'_> {
         } else {
             output
         };
-        Ok(Processed::Session(Box::new(Done {
+        Ok(Some(Processed::Session(Box::new(Done {
             input,
             id: session.id,
             source,
@@ -488,7 +494,7 @@ impl Engine<'_> {
             output,
             row,
             session: None,
-        })))
+        }))))
     }
 
     /// Processes one item: a job becomes its sessions and rejects; a file

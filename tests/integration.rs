@@ -28,6 +28,8 @@ mod scale;
 mod corpus;
 // `replay`, `report` and `check` through the binary.
 mod report;
+// Issue #7: the Arrow IPC worker mode, --shard, report --merge.
+mod cluster;
 // One module per dialect: corpus round trips, conversions, detection, bad input.
 mod format_anthropic;
 mod format_claude_code;

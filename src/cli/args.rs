@@ -90,6 +90,17 @@ pub struct BudgetArgs {
 ///   compactor compact sessions.jsonl.gz -o compacted.jsonl --model gpt-4o
 ///
 ///   cat s.jsonl | compactor compact - --mode tiered --force > out.jsonl
+///
+///   compactor compact sessions/ --shard 3/8 -o part-3.jsonl --report report-3.jsonl
+///
+///   compactor compact - --from arrow-ipc --to arrow-ipc < in.arrows > out.arrows
+///
+/// Arrow IPC mode (what a Spark or Ray worker runs; `scripts/spark_compact.py`,
+/// `scripts/ray_compact.py`): one input (`-` or a file), one output (`-` or a
+/// file), both Arrow IPC streams. The output schema follows from the input's
+/// (a stream with no batches gives just the schema); one output batch per input
+/// batch, with one row per session of it and that session's report line in the
+/// `compactor_report` column. Nothing but the stream goes to standard output.
 #[derive(Debug, Args)]
 pub struct CompactArgs {
     /// Input files or directories (walked recursively, sorted); `-` reads standard input
@@ -118,17 +129,31 @@ pub struct CompactArgs {
     pub target_tokens: Option<u64>,
 
     /// Input format: auto (default: decided per file from its first records), openai,
-    /// anthropic, claude-code, codex, sharegpt, swe-agent, toolbench
+    /// anthropic, claude-code, codex, sharegpt, swe-agent, toolbench, or arrow-ipc
+    /// (an Arrow IPC stream of session rows in the Parquet table schema; needs --to arrow-ipc)
     #[arg(long, default_value = "auto")]
     pub from: String,
 
-    /// Output format: same (default), openai, anthropic, sharegpt or parquet
+    /// Output format: same (default), openai, anthropic, sharegpt, parquet, or arrow-ipc
+    /// (an Arrow IPC stream: the compacted rows, each with its report line in the
+    /// trailing `compactor_report` column; needs --from arrow-ipc)
     #[arg(long, default_value = "same")]
     pub to: String,
 
     /// Parquet input: a string column holding each row's messages as JSON
     #[arg(long, value_name = "NAME")]
     pub messages_column: Option<String>,
+
+    /// Parquet / Arrow input: a string column naming each row's source (in the
+    /// `compaction` object, reports and errors, and the id of rows without one)
+    /// [default: FILE[row]]
+    #[arg(long, value_name = "NAME")]
+    pub source_column: Option<String>,
+
+    /// Process only the sessions of shard K of N: those whose id hashes
+    /// (xxh3-64 of the id) to K mod N. N workers with K = 0..N-1 cover the input once
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
+    pub shard: Option<compactor::shard::Shard>,
 
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
@@ -372,11 +397,29 @@ pub struct ReplayArgs {
 ///   compactor report fixtures/ -o target/report --window 32000
 ///
 ///   compactor report sessions/ -o report/ --model claude-sonnet-4 --parquet
+///
+///   compactor report sessions/ -o shards/2 --shard 2/4     # one of 4 array-job workers
+///
+///   compactor report --merge shards/0 shards/1 shards/2 shards/3 -o report/
+///
+/// With --shard K/N the directory also holds shard.json (the shard, and where
+/// each of its sessions stands in the whole input), and --merge turns the N
+/// shard directories of one run into the report the unsharded run writes, byte
+/// for byte.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Input files or directories; `-` reads standard input
+    /// Input files or directories; `-` reads standard input. With --merge: the
+    /// report directories of the shards
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<String>,
+
+    /// Merge the shard report directories given as inputs into one report
+    #[arg(long, conflicts_with = "shard")]
+    pub merge: bool,
+
+    /// Only the sessions of shard K of N (xxh3-64 of the session id, mod N)
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
+    pub shard: Option<compactor::shard::Shard>,
 
     /// Directory for the report files
     #[arg(short, long, value_name = "DIR")]
@@ -404,6 +447,10 @@ pub struct ReportArgs {
     /// Parquet input: a string column holding each row's messages as JSON
     #[arg(long, value_name = "NAME")]
     pub messages_column: Option<String>,
+
+    /// Parquet input: a string column naming each row's source [default: FILE[row]]
+    #[arg(long, value_name = "NAME")]
+    pub source_column: Option<String>,
 
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]

@@ -22,6 +22,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
+    if args.from == "arrow-ipc" || args.to == "arrow-ipc" {
+        return crate::cmd::compact_arrow::run(args);
+    }
     let all_inputs = expand_inputs(&args.inputs)?;
     let target = Target::parse(&args.output);
     refuse_overwrites(&all_inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
@@ -51,8 +54,18 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
             Target::Stdout | Target::Dir(_) => true,
             Target::File(p) => layout_for_name(p) == Layout::Jsonl,
         };
-    let engine = Engine { policy: &policy, meter: &meter, to, redact: args.redact, lines };
-    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let engine = Engine {
+        policy: &policy,
+        meter: &meter,
+        to,
+        redact: args.redact,
+        lines,
+        shard: args.shard,
+    };
+    let options = ReadOptions {
+        messages_column: args.messages_column.clone(),
+        source_column: args.source_column.clone(),
+    };
     let mut jobs = JobReader::new(inputs, config::input_format(&args.from)?).with_options(options);
 
     let report_to_stdout = args.report.as_deref().is_some_and(|p| p == Path::new("-"));
@@ -114,7 +127,9 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                         }
                         progress.inc(input_size(&inputs[input]));
                     }
-                    Processed::Item(Item::Failed { input, error }) => {
+                    Processed::Item(Item::Failed { input, error })
+                        if in_shard(args, &error.source.to_string()) =>
+                    {
                         tally[input].rejected += 1;
                         reject(
                             RejectKind::Unreadable,
@@ -125,6 +140,11 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                             &mut summary,
                             args,
                         )?;
+                        if per_file.is_none() {
+                            progress.inc(input_size(&inputs[input]));
+                        }
+                    }
+                    Processed::Item(Item::Failed { input, .. }) => {
                         if per_file.is_none() {
                             progress.inc(input_size(&inputs[input]));
                         }
@@ -150,6 +170,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                         summary.add(&done.compaction);
                         tally[done.input].add(&done.compaction);
                     }
+                    Processed::Rejected { source, .. } if !in_shard(args, &source.to_string()) => {}
                     Processed::Rejected { input, source, kind, reason, raw } => {
                         tally[input].rejected += 1;
                         reject(
@@ -265,7 +286,8 @@ impl Resume {
 /// options hash (not threads, progress, or where reports and rejects go).
 fn output_options(args: &CompactArgs) -> String {
     format!(
-        "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} redact={}",
+        "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} \
+         source_column={:?} shard={:?} redact={}",
         args.mode,
         args.budget,
         args.force,
@@ -273,6 +295,8 @@ fn output_options(args: &CompactArgs) -> String {
         args.from,
         args.to,
         args.messages_column,
+        args.source_column,
+        args.shard.map(|s| s.to_string()),
         args.redact
     )
 }
@@ -300,6 +324,13 @@ fn record_finished(
         tokens_before: totals.tokens_before,
         tokens_after: totals.tokens_after,
     })
+}
+
+/// Returns true if and only if a record without a session id (one that could
+/// not be read) is reported by this shard: it is keyed by its source, so each
+/// bad record is reported by exactly one of N shards.
+pub(crate) fn in_shard(args: &CompactArgs, source: &str) -> bool {
+    args.shard.is_none_or(|s| s.contains(source))
 }
 
 fn input_size(input: &Input) -> u64 {
@@ -458,7 +489,7 @@ fn progress_bar(inputs: &[Input], quiet: bool) -> ProgressBar {
     bar
 }
 
-fn print_summary(s: &RunSummary) {
+pub(crate) fn print_summary(s: &RunSummary) {
     let rejected = if s.rejected > 0 {
         let kinds: Vec<String> =
             s.rejected_by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();

@@ -3,9 +3,11 @@
 mod anchors;
 mod check;
 mod compact;
+mod compact_arrow;
 mod models;
 mod replay;
 mod report;
+mod report_merge;
 mod stats;
 mod synth;
 mod tokenize;

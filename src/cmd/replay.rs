@@ -22,7 +22,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let pool = config::thread_pool(args.threads)?;
     let prices = prices(args)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
-    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let options =
+        ReadOptions { messages_column: args.messages_column.clone(), ..ReadOptions::default() };
     let mut reader =
         JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut report =

@@ -17,7 +17,8 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
     let inputs = expand_inputs(&args.inputs)?;
     let meter = Meter::new(args.counter, args.image_tokens);
     let pool = config::thread_pool(args.threads)?;
-    let options = ReadOptions { messages_column: args.messages_column.clone() };
+    let options =
+        ReadOptions { messages_column: args.messages_column.clone(), ..ReadOptions::default() };
     let mut reader =
         JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();

@@ -9,6 +9,7 @@
 //! - [`output`] writes results atomically (temp file, fsync, rename).
 //! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
 
+pub mod arrow_ipc;
 pub mod manifest;
 pub mod output;
 pub mod parquet;
@@ -31,6 +32,8 @@ const OTHER_EXTENSIONS: &[&str] = &["traj", "parquet"];
 pub struct ReadOptions {
     /// A Parquet string column holding each row's messages as JSON.
     pub messages_column: Option<String>,
+    /// A Parquet string column naming each row's source (`--source-column`).
+    pub source_column: Option<String>,
 }
 
 /// One input to read.
@@ -247,8 +250,12 @@ impl RecordReader {
     pub fn open(input: &Input, options: &ReadOptions) -> Result<RecordReader, ReadError> {
         let display = input.display.clone();
         if let Some(path) = input.path.as_deref().filter(|p| is_parquet(p)) {
-            let rows =
-                parquet::ParquetReader::open(path, &display, options.messages_column.as_deref())?;
+            let rows = parquet::ParquetReader::open(
+                path,
+                &display,
+                options.messages_column.as_deref(),
+                options.source_column.as_deref(),
+            )?;
             return Ok(RecordReader {
                 display,
                 inner: Box::new(io::empty()),

@@ -150,6 +150,8 @@ enum Decode {
     Json,
     /// The cell is our trailing `extra` (JSON to merge into the row).
     Extra,
+    /// Our `compactor_report` column: not part of the session.
+    Report,
 }
 
 #[derive(Debug)]
@@ -157,6 +159,19 @@ struct Column {
     index: usize,
     name: String,
     decode: Decode,
+}
+
+/// How the rows of record batches of one schema become session records.
+/// Shared by [`ParquetReader`] and the Arrow IPC stream reader
+/// (`compact --from arrow-ipc`), so both read the same table schema the same way.
+#[derive(Debug)]
+pub struct BatchDecoder {
+    messages: MessagesFrom,
+    columns: Vec<Column>,
+    /// Our own schema: a null cell means an absent key.
+    ours: bool,
+    /// `--source-column`: the column naming each row's source.
+    source: Option<usize>,
 }
 
 /// Rows of a Parquet file, one record per row, streamed by record batch.
@@ -168,10 +183,7 @@ pub struct ParquetReader {
     pos: usize,
     /// Index of the next row in the file.
     row: u64,
-    messages: MessagesFrom,
-    columns: Vec<Column>,
-    /// Our own file: a null cell means an absent key.
-    ours: bool,
+    decoder: BatchDecoder,
 }
 
 impl ParquetReader {
@@ -181,6 +193,7 @@ impl ParquetReader {
         path: &Path,
         display: &str,
         messages_column: Option<&str>,
+        source_column: Option<&str>,
     ) -> Result<ParquetReader, ReadError> {
         let fail = |message: String| ReadError {
             source: Source { path: display.to_string(), line: None, index: None },
@@ -195,7 +208,10 @@ impl ParquetReader {
             kv.iter().any(|k| k.key == SCHEMA_KEY && k.value.as_deref() == Some(SCHEMA_VALUE))
         });
         let schema = Arc::clone(builder.schema());
-        let (messages, columns) = plan(&schema, messages_column, ours).map_err(fail)?;
+        // A table rewritten by pyarrow (or Ray) keeps our field metadata only.
+        let ours = ours || BatchDecoder::is_ours(&schema);
+        let decoder =
+            BatchDecoder::new(&schema, messages_column, source_column, ours).map_err(fail)?;
         let batches = guarded(|| builder.with_batch_size(READ_BATCH_ROWS).build())
             .and_then(|r| r.map_err(|e| e.to_string()))
             .map_err(|e| fail(format!("cannot read: {e}")))?;
@@ -205,9 +221,7 @@ impl ParquetReader {
             batch: None,
             pos: 0,
             row: 0,
-            messages,
-            columns,
-            ours,
+            decoder,
         })
     }
 
@@ -222,8 +236,8 @@ impl ParquetReader {
                 self.pos += 1;
                 let row = self.row;
                 self.row += 1;
-                let source = Source { path: self.display.clone(), line: None, index: Some(row) };
-                return Some(match self.record(batch, i) {
+                let source = self.decoder.source(batch, i, &self.display, row);
+                return Some(match self.decoder.record(batch, i) {
                     Ok(payload) => Ok(RawRecord { source, payload }),
                     Err(message) => Err(ReadError { source, message, raw: Vec::new() }),
                 });
@@ -254,9 +268,63 @@ impl ParquetReader {
             raw: Vec::new(),
         }
     }
+}
+
+impl BatchDecoder {
+    /// Plans how rows of `schema` are read. `ours` says the schema is the one
+    /// [`ParquetWriter`] (or [`BatchEncoder`]) writes, whose encodings are undone.
+    pub fn new(
+        schema: &SchemaRef,
+        messages_column: Option<&str>,
+        source_column: Option<&str>,
+        ours: bool,
+    ) -> Result<BatchDecoder, String> {
+        let (messages, mut columns) = plan(schema, messages_column, ours)?;
+        // Our report column (`compact --to arrow-ipc`) is output, never input.
+        columns.retain(|c| c.decode != Decode::Report);
+        let source = match source_column {
+            None => None,
+            Some(name) => {
+                let col = schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name() == name)
+                    .ok_or_else(|| format!("no column `{name}` (--source-column)"))?;
+                let dt = schema.field(col).data_type();
+                if !matches!(dt, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                    return Err(format!(
+                        "column `{name}` (--source-column) is {dt}, not a string column"
+                    ));
+                }
+                Some(col)
+            }
+        };
+        Ok(BatchDecoder { messages, columns, ours, source })
+    }
+
+    /// Returns true if and only if the schema is marked as ours: the schema's
+    /// `compactor:schema` metadata, or (what survives a trip through pyarrow,
+    /// which keeps field metadata but not Parquet's file metadata) a `messages`
+    /// field marked `compactor:encoding = messages`.
+    pub fn is_ours(schema: &Schema) -> bool {
+        schema.metadata().get(SCHEMA_KEY).is_some_and(|v| v == SCHEMA_VALUE)
+            || schema.fields().iter().any(|f| {
+                f.name() == "messages"
+                    && f.metadata().get(ENCODING_KEY).is_some_and(|v| v == "messages")
+            })
+    }
+
+    /// Where row `i` of `batch` comes from: its `--source-column` cell when
+    /// that is set, else `display[row]` (`row` counts from the first row read).
+    pub fn source(&self, batch: &RecordBatch, i: usize, display: &str, row: u64) -> Source {
+        match self.source.and_then(|c| string_at(batch.column(c).as_ref(), i)) {
+            Some(name) => Source { path: name.to_string(), line: None, index: None },
+            None => Source { path: display.to_string(), line: None, index: Some(row) },
+        }
+    }
 
     /// Row `i` of `batch` as a record payload.
-    fn record(&self, batch: &RecordBatch, i: usize) -> Result<Payload, String> {
+    pub fn record(&self, batch: &RecordBatch, i: usize) -> Result<Payload, String> {
         let mut obj = Map::new();
         let messages = match &self.messages {
             MessagesFrom::List { col, ours } => {
@@ -299,6 +367,7 @@ impl ParquetReader {
                         .map_err(|e| format!("column `{}`: invalid JSON: {e}", c.name))?;
                     obj.insert(c.name.clone(), parsed);
                 }
+                Decode::Report => {}
                 Decode::Extra => match serde_json::from_str(text()?) {
                     Ok(Value::Object(map)) => obj.extend(map),
                     Ok(Value::String(s)) if s == BARE_ARRAY => bare = true,
@@ -391,6 +460,7 @@ fn plan(
         let decode = match field.metadata().get(ENCODING_KEY).map(String::as_str) {
             Some("json") if ours && text => Decode::Json,
             Some("extra") if ours && text => Decode::Extra,
+            Some("report") if ours && text => Decode::Report,
             _ => Decode::Plain,
         };
         columns.push(Column { index, name: field.name().clone(), decode });
@@ -944,6 +1014,102 @@ impl ParquetWriter {
     }
 }
 
+/// The trailing column of `compact --to arrow-ipc` output: each row's `--report` line.
+pub const REPORT_COLUMN: &str = "compactor_report";
+
+/// Builds record batches of session records in the documented schema, with a
+/// schema fixed in advance from the schema the rows were read with (an Arrow
+/// IPC stream's schema must be known before its first batch, and an engine
+/// such as Spark declares it before it sees any row).
+///
+/// The columns: `messages`; every input column but `messages`, `extra` and
+/// [`REPORT_COLUMN`], plus `compaction`, sorted by name, typed as the
+/// [`ParquetWriter`] would type them (`bool`, `int64`, `float64`, `utf8`, or
+/// JSON text for `compaction`, `tools`, columns our schema marks as JSON and
+/// every other Arrow type); `extra`; and [`REPORT_COLUMN`] (JSON text). A
+/// value that does not fit its column goes to `extra`, as in Parquet, so the
+/// rows read back are the records written.
+#[derive(Debug)]
+pub struct BatchEncoder {
+    /// The schema without the report column.
+    data: SchemaRef,
+    /// The full output schema.
+    schema: SchemaRef,
+    columns: Vec<(String, Kind)>,
+}
+
+impl BatchEncoder {
+    /// The encoder for rows read from `input` (with `messages_column` as
+    /// `--messages-column`; `ours` as for [`BatchDecoder::new`]).
+    pub fn for_input(input: &Schema, messages_column: Option<&str>, ours: bool) -> BatchEncoder {
+        let messages = messages_column.unwrap_or("messages");
+        let mut columns: Vec<(String, Kind)> = input
+            .fields()
+            .iter()
+            .filter(|f| {
+                let name = f.name().as_str();
+                name != messages
+                    && name != "messages"
+                    && name != EXTRA_COLUMN
+                    && name != REPORT_COLUMN
+            })
+            .map(|f| {
+                let json =
+                    ours && f.metadata().get(ENCODING_KEY).map(String::as_str) == Some("json");
+                let kind = if json || f.name() == "compaction" || f.name() == "tools" {
+                    Kind::Json
+                } else {
+                    match f.data_type() {
+                        DataType::Boolean => Kind::Bool,
+                        DataType::Int8
+                        | DataType::Int16
+                        | DataType::Int32
+                        | DataType::Int64
+                        | DataType::UInt8
+                        | DataType::UInt16
+                        | DataType::UInt32
+                        | DataType::UInt64 => Kind::Int,
+                        DataType::Float16 | DataType::Float32 | DataType::Float64 => Kind::Float,
+                        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Kind::Text,
+                        _ => Kind::Json,
+                    }
+                };
+                (f.name().clone(), kind)
+            })
+            .collect();
+        if !columns.iter().any(|(name, _)| name == "compaction") {
+            columns.push(("compaction".to_string(), Kind::Json));
+        }
+        columns.sort_by(|a, b| a.0.cmp(&b.0));
+        let data = schema_for(&columns);
+        let mut fields: Vec<FieldRef> = data.fields().iter().cloned().collect();
+        fields.push(Arc::new(
+            Field::new(REPORT_COLUMN, DataType::Utf8, true).with_metadata(encoding("report")),
+        ));
+        let metadata = HashMap::from([(SCHEMA_KEY.to_string(), SCHEMA_VALUE.to_string())]);
+        let schema = Arc::new(Schema::new_with_metadata(fields, metadata));
+        BatchEncoder { data, schema, columns }
+    }
+
+    /// The output schema (marked `compactor:schema = openai-sessions/1`).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// One batch of `records` (OpenAI session records), each with its report line.
+    pub fn encode(&self, records: &[Value], reports: &[String]) -> Result<RecordBatch, String> {
+        let rows = records
+            .iter()
+            .enumerate()
+            .map(|(i, v)| to_row(v).map(|r| r.0).map_err(|e| format!("row {i}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let data = build_batch(&self.data, &self.columns, &rows)?;
+        let mut arrays: Vec<ArrayRef> = data.columns().to_vec();
+        arrays.push(utf8(reports.iter().map(|r| Some(r.as_str())))?);
+        RecordBatch::try_new(Arc::clone(&self.schema), arrays).map_err(|e| e.to_string())
+    }
+}
+
 /// Splits a session record into a row, with its approximate text size.
 fn to_row(v: &Value) -> Result<(Row, usize), String> {
     let mut bytes = 0;
@@ -1313,7 +1479,7 @@ mod tests {
     }
 
     fn read_all(p: &Path, column: Option<&str>) -> Vec<Value> {
-        let mut r = ParquetReader::open(p, "t.parquet", column).unwrap();
+        let mut r = ParquetReader::open(p, "t.parquet", column, None).unwrap();
         let mut out = Vec::new();
         while let Some(rec) = r.next_record() {
             match rec.unwrap().payload {
@@ -1479,7 +1645,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.parquet");
         std::fs::write(&p, b"PAR1 this is not parquet at all PAR1").unwrap();
-        let err = ParquetReader::open(&p, "bad.parquet", None).err().unwrap();
+        let err = ParquetReader::open(&p, "bad.parquet", None, None).err().unwrap();
         assert!(err.message.starts_with("not a readable Parquet file: "), "{}", err.message);
         assert_eq!(err.source.to_string(), "bad.parquet");
     }

@@ -30,7 +30,41 @@ pub struct ReportRow {
     pub replay_cache_read_live: u64,
 }
 
+/// The fields of a [`ReportRow`] besides its [`SessionRow`], for reading rows back.
+#[derive(Deserialize)]
+struct Figures {
+    problems: usize,
+    replay_calls: usize,
+    replay_compactions: usize,
+    replay_thrash_stopped: bool,
+    replay_peak_original: u64,
+    replay_peak_live: u64,
+    replay_billed_original: u64,
+    replay_billed_live: u64,
+    replay_cache_read_original: u64,
+    replay_cache_read_live: u64,
+}
+
 impl ReportRow {
+    /// Reads a row of `sessions.jsonl` back (`report --merge`).
+    pub fn from_json(v: &serde_json::Value) -> Result<ReportRow, serde_json::Error> {
+        let compaction = SessionRow::deserialize(v.clone())?;
+        let f = Figures::deserialize(v)?;
+        Ok(ReportRow {
+            compaction,
+            problems: f.problems,
+            replay_calls: f.replay_calls,
+            replay_compactions: f.replay_compactions,
+            replay_thrash_stopped: f.replay_thrash_stopped,
+            replay_peak_original: f.replay_peak_original,
+            replay_peak_live: f.replay_peak_live,
+            replay_billed_original: f.replay_billed_original,
+            replay_billed_live: f.replay_billed_live,
+            replay_cache_read_original: f.replay_cache_read_original,
+            replay_cache_read_live: f.replay_cache_read_live,
+        })
+    }
+
     pub fn new(compaction: SessionRow, problems: usize, r: &ReplayRow) -> ReportRow {
         ReportRow {
             compaction,

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use std::fmt::Write;
 
 /// Per-call request sizes of one session under one mode, for the charts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     pub source: String,
     pub mode: String,

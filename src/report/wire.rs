@@ -5,9 +5,66 @@
 //! run always serializes to the same bytes.
 
 use crate::model::Source;
-use crate::policy::{Compaction, anchors::Category};
-use serde::Serialize;
+use crate::policy::{Compaction, Mode, Reason, Tier, anchors::Category};
+use crate::tokens::CounterKind;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
+
+/// The `&'static str` a report writes for `name` (a mode, tier, reason,
+/// format, counter or anchor category), so that rows can be read back
+/// (`report --merge`); `None` for a name no release of ours writes.
+pub fn static_name(name: &str) -> Option<&'static str> {
+    let modes = [Mode::Lean, Mode::Legacy, Mode::Tiered, Mode::None].map(Mode::name);
+    let tiers = [
+        Tier::None,
+        Tier::Dedup,
+        Tier::MicroCompact,
+        Tier::Truncate,
+        Tier::StripMedia,
+        Tier::Summary,
+    ]
+    .map(Tier::name);
+    let reasons = [
+        Reason::ModeNone,
+        Reason::UnderTrigger,
+        Reason::Compacted,
+        Reason::TooShort,
+        Reason::NothingNew,
+        Reason::NoGain,
+    ]
+    .map(Reason::name);
+    let counters =
+        [CounterKind::O200k, CounterKind::Cl100k, CounterKind::Hermes].map(CounterKind::name);
+    let categories = Category::ALL.map(Category::name);
+    let formats = crate::formats::Format::ALL.iter().map(|f| f.name());
+    modes
+        .into_iter()
+        .chain(tiers)
+        .chain(reasons)
+        .chain(counters)
+        .chain(categories)
+        .chain(formats)
+        .find(|n| *n == name)
+}
+
+fn known<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = String::deserialize(d)?;
+    static_name(&s).ok_or_else(|| D::Error::custom(format!("unknown name `{s}`")))
+}
+
+fn known_keys<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<&'static str, AnchorCount>, D::Error> {
+    BTreeMap::<String, AnchorCount>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| {
+            static_name(&k)
+                .map(|k| (k, v))
+                .ok_or_else(|| D::Error::custom(format!("unknown anchor category `{k}`")))
+        })
+        .collect()
+}
 
 /// The `compaction` object of a compacted session.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -49,22 +106,27 @@ impl CompactionObject {
 }
 
 /// Found / retained anchors of one category.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct AnchorCount {
     pub found: usize,
     pub retained: usize,
 }
 
 /// One `--report` line.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SessionRow {
     pub source: String,
     pub id: String,
+    #[serde(deserialize_with = "known")]
     pub format: &'static str,
+    #[serde(deserialize_with = "known")]
     pub mode: &'static str,
+    #[serde(deserialize_with = "known")]
     pub tier: &'static str,
+    #[serde(deserialize_with = "known")]
     pub reason: &'static str,
     pub compacted: bool,
+    #[serde(deserialize_with = "known")]
     pub counter: &'static str,
     pub messages_before: usize,
     pub messages_after: usize,
@@ -91,6 +153,7 @@ pub struct SessionRow {
     pub calls_dropped: usize,
     pub anchors_found: usize,
     pub anchors_retained: usize,
+    #[serde(deserialize_with = "known_keys")]
     pub anchors: BTreeMap<&'static str, AnchorCount>,
     pub anchors_indexed: usize,
     pub anchors_dropped_for_budget: BTreeMap<String, usize>,

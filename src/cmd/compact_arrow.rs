@@ -1,0 +1,254 @@
+//! `compactor compact --from arrow-ipc --to arrow-ipc`: the worker contract of
+//! the Spark and Ray jobs (`scripts/spark_compact.py`, `scripts/ray_compact.py`).
+//!
+//! One Arrow IPC stream of session rows in (standard input or a file), one out
+//! (standard output or a file), batch by batch: each input batch is one item of
+//! [`compactor::exec::run_ordered`], so at most one input batch per worker is
+//! in flight, its rows are compacted in parallel, and its output batch is
+//! built on the worker and written in input order. Memory is bounded by a few
+//! batches, whatever the length of the stream.
+//!
+//! The output schema is fixed by the input schema alone
+//! ([`BatchEncoder::for_input`]), before any row is read: an engine declares
+//! it up front, and every worker of a job writes the same one. Each output row
+//! carries its session's `--report` line in the trailing `compactor_report`
+//! column, so the rows and their report travel together through any engine
+//! and are split only where the job writes them. Nothing else is written to
+//! standard output; the summary line goes to standard error.
+
+use crate::cli::args::CompactArgs;
+use crate::cli::config;
+use crate::cmd::ExitStatus;
+use crate::cmd::compact::{in_shard, print_summary};
+use crate::messages::err_message;
+use anyhow::{anyhow, bail};
+use arrow_array::RecordBatch;
+use compactor::formats::Format;
+use compactor::io::arrow_ipc::{IpcReader, IpcWriter};
+use compactor::io::output::{AtomicFile, Layout, SessionWriter};
+use compactor::io::parquet::{BatchDecoder, BatchEncoder};
+use compactor::io::{RawRecord, ReadError, expand_inputs};
+use compactor::model::Source;
+use compactor::pipeline::{Engine, Job, Output, Processed, RejectKind};
+use compactor::policy::Compaction;
+use compactor::report::RunSummary;
+use compactor::report::wire::SessionRow;
+use rayon::prelude::*;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What one input batch became.
+struct BatchOut {
+    /// The output rows (empty when every row was rejected or in another shard).
+    batch: RecordBatch,
+    /// Report row and figures of each session, in row order.
+    sessions: Vec<(SessionRow, Compaction)>,
+    /// Rows that could not be read as sessions: where, why, their bytes.
+    rejected: Vec<(Source, RejectKind, String, Vec<u8>)>,
+}
+
+pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
+    if args.from != "arrow-ipc" || args.to != "arrow-ipc" {
+        bail!(
+            "--from arrow-ipc and --to arrow-ipc go together (one Arrow IPC stream in, one out)\nhint: to write a table from files, use --to parquet"
+        );
+    }
+    let [one] = args.inputs.as_slice() else {
+        bail!("--from arrow-ipc reads one stream: give one input, `-` or a file");
+    };
+    let inputs = expand_inputs(std::slice::from_ref(one))?;
+    let [input] = inputs.as_slice() else {
+        bail!("{one}: --from arrow-ipc reads one stream, not a directory");
+    };
+    let output: Option<PathBuf> = match args.output.as_str() {
+        "-" => None,
+        o if o.ends_with('/') || Path::new(o).is_dir() => {
+            bail!("{o}: --to arrow-ipc writes one stream: give a file or `-`, not a directory")
+        }
+        o => Some(PathBuf::from(o)),
+    };
+    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && output.is_none() {
+        bail!(
+            "--report - would mix the report into the Arrow stream on standard output; every row already carries its report line in the `compactor_report` column"
+        );
+    }
+    refuse_overwrites(
+        input.path.as_deref(),
+        &[output.as_deref(), args.report.as_deref(), args.rejects.as_deref()],
+    )?;
+    let policy = config::policy(args.mode, &args.budget, args.force, args.target_tokens)?;
+    let meter = config::meter(&args.budget);
+    let pool = config::thread_pool(args.threads)?;
+
+    let mut reader =
+        IpcReader::open(input).map_err(|e| anyhow!("{}: {}", input.display, e.message))?;
+    let ours = BatchDecoder::is_ours(reader.schema());
+    let messages = args.messages_column.as_deref();
+    let decoder = BatchDecoder::new(reader.schema(), messages, args.source_column.as_deref(), ours)
+        .map_err(|e| anyhow!("{}: {e}", input.display))?;
+    let encoder = BatchEncoder::for_input(reader.schema(), messages, ours);
+    let mut writer = IpcWriter::create(output.as_deref(), encoder.schema())?;
+    let mut report = match args.report.as_deref() {
+        Some(p) if p == Path::new("-") => Some(SessionWriter::stdout()),
+        Some(p) => Some(SessionWriter::file(p, Layout::Jsonl)?),
+        None => None,
+    };
+    let mut rejects = args.rejects.as_deref().map(AtomicFile::create).transpose()?;
+    let engine = Engine {
+        policy: &policy,
+        meter: &meter,
+        to: Some(Format::OpenAi),
+        redact: args.redact,
+        lines: false,
+        shard: args.shard,
+    };
+    let mut summary = RunSummary { inputs: 1, ..RunSummary::default() };
+    let display = input.display.as_str();
+
+    compactor::exec::run_ordered(
+        &pool,
+        pool.current_num_threads(),
+        crate::cmd::interrupt_flag(),
+        || reader.next_batch(),
+        |item: Result<(u64, RecordBatch), ReadError>| {
+            item.map(|(first, batch)| {
+                compact_batch(&engine, &decoder, &encoder, display, first, &batch)
+            })
+        },
+        |out| {
+            let out = out
+                .map_err(|e| anyhow!("{display}: {}", e.message))?
+                .map_err(|e| anyhow!("{display}: {e}"))?;
+            for (source, kind, reason, raw) in out.rejected {
+                let source = source.to_string();
+                if !in_shard(args, &source) {
+                    continue;
+                }
+                err_message!("{source}: {reason}");
+                summary.reject(kind);
+                if let Some(r) = rejects.as_mut() {
+                    r.file().write_all(&raw)?;
+                    r.file().write_all(b"\n")?;
+                }
+                if args.strict {
+                    bail!("stopped at the first rejected record (--strict)");
+                }
+            }
+            if out.batch.num_rows() > 0 {
+                writer.write(&out.batch)?;
+            }
+            for (row, compaction) in out.sessions {
+                if let Some(r) = report.as_mut() {
+                    r.write(&serde_json::to_value(&row)?)?;
+                }
+                summary.add(&compaction);
+            }
+            Ok(())
+        },
+    )?;
+    if crate::cmd::interrupted() {
+        drop(writer);
+        drop(report);
+        drop(rejects);
+        eprintln!(
+            "compactor: interrupted after {} sessions; the output stream is incomplete",
+            summary.sessions
+        );
+        return Ok(ExitStatus::Interrupted);
+    }
+    writer.finish()?;
+    if let Some(r) = report {
+        r.finish()?;
+    }
+    if let Some(r) = rejects {
+        r.commit()?;
+    }
+    if !args.quiet {
+        print_summary(&summary);
+    }
+    Ok(if summary.rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// Compacts the rows of one input batch (in parallel, in row order) and builds
+/// the output batch. `first` is the stream index of the batch's first row.
+fn compact_batch(
+    engine: &Engine<'_>,
+    decoder: &BatchDecoder,
+    encoder: &BatchEncoder,
+    display: &str,
+    first: u64,
+    batch: &RecordBatch,
+) -> Result<BatchOut, String> {
+    let processed: Vec<Vec<Processed>> = (0..batch.num_rows())
+        .into_par_iter()
+        .map(|i| {
+            let source = decoder.source(batch, i, display, first + i as u64);
+            match decoder.record(batch, i) {
+                Ok(payload) => engine.process(Job {
+                    input: 0,
+                    format: Format::OpenAi,
+                    records: vec![RawRecord { source, payload }],
+                }),
+                Err(reason) => {
+                    let kind = RejectKind::Malformed;
+                    vec![Processed::Rejected { input: 0, source, kind, reason, raw: Vec::new() }]
+                }
+            }
+        })
+        .collect();
+    let mut records: Vec<Value> = Vec::new();
+    let mut reports: Vec<String> = Vec::new();
+    let mut out = BatchOut {
+        batch: RecordBatch::new_empty(encoder.schema().clone()),
+        sessions: Vec::new(),
+        rejected: Vec::new(),
+    };
+    for p in processed.into_iter().flatten() {
+        match p {
+            Processed::Session(done) => {
+                let done = *done;
+                let values = match done.output {
+                    Output::Values(values) => values,
+                    // `--redact` hands back masked JSON text.
+                    Output::Raw(lines) => lines
+                        .iter()
+                        .map(|l| serde_json::from_slice(l))
+                        .collect::<Result<Vec<Value>, _>>()
+                        .map_err(|e| {
+                            format!("{}: cannot re-read an encoded session: {e}", done.source)
+                        })?,
+                };
+                let line = serde_json::to_value(&done.row)
+                    .and_then(|v| serde_json::to_string(&v))
+                    .map_err(|e| format!("{}: {e}", done.source))?;
+                for v in values {
+                    records.push(v);
+                    reports.push(line.clone());
+                }
+                out.sessions.push((done.row, done.compaction));
+            }
+            Processed::Rejected { source, kind, reason, raw, .. } => {
+                out.rejected.push((source, kind, reason, raw));
+            }
+            Processed::Item(_) => {}
+        }
+    }
+    if !records.is_empty() {
+        out.batch = encoder
+            .encode(&records, &reports)
+            .map_err(|e| format!("batch from row {first}: {e}"))?;
+    }
+    Ok(out)
+}
+
+/// Refuses any output that is the input stream's file.
+fn refuse_overwrites(input: Option<&Path>, outputs: &[Option<&Path>]) -> anyhow::Result<()> {
+    let Some(input) = input.and_then(|p| std::fs::canonicalize(p).ok()) else { return Ok(()) };
+    for out in outputs.iter().flatten() {
+        if std::fs::canonicalize(out).is_ok_and(|c| c == input) {
+            bail!("{}: this output would overwrite the input; choose another path", out.display());
+        }
+    }
+    Ok(())
+}
