@@ -29,24 +29,7 @@ cargo build --release -q
 mkdir -p "$WORK"
 
 # --- corpus -------------------------------------------------------------------
-seed="$WORK/seed.jsonl"
-if [ ! -s "$seed" ]; then
-  : >"$seed.tmp"
-  if [ -d "$CORPUS" ]; then
-    "$BIN" compact "$CORPUS" --mode none --to openai -q -o "$WORK/seed-corpus.jsonl"
-    cat "$WORK/seed-corpus.jsonl" >>"$seed.tmp"
-  else
-    echo "note: $CORPUS is absent; the corpus is synthetic only" >&2
-  fi
-  "$BIN" synth --sessions 12 --tokens 60000 --seed 7 -o "$WORK/seed-synth.jsonl"
-  cat "$WORK/seed-synth.jsonl" >>"$seed.tmp"
-  mv "$seed.tmp" "$seed"
-fi
-make_corpus() { # MB -> path
-  local path="$WORK/corpus-$1MB.jsonl"
-  [ -s "$path" ] || python3 scripts/make_bench_corpus.py "$seed" "$path" "$1" >&2
-  echo "$path"
-}
+make_corpus() { BENCH_DIR="$WORK" CORPUS="$CORPUS" scripts/bench_corpus.sh "$1"; }
 data="$(make_corpus "$SIZE_MB")"
 bytes=$(stat -c %s "$data")
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')

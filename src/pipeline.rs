@@ -50,16 +50,6 @@ pub enum Item {
     },
 }
 
-impl Item {
-    /// Records this item carries (for batch sizing).
-    fn weight(&self) -> usize {
-        match self {
-            Item::Job(j) => j.records.len(),
-            Item::Start { .. } | Item::Failed { .. } | Item::End { .. } => 0,
-        }
-    }
-}
-
 struct Current {
     input: usize,
     reader: RecordReader,
@@ -215,22 +205,6 @@ impl<'a> JobReader<'a> {
                 }
             }
         }
-    }
-
-    /// Up to `max_records` records' worth of items (at least one item).
-    pub fn next_batch(&mut self, max_records: usize) -> Vec<Item> {
-        let mut batch = Vec::new();
-        let mut weight = 0;
-        while weight < max_records {
-            match self.next_item() {
-                Some(item) => {
-                    weight += item.weight();
-                    batch.push(item);
-                }
-                None => break,
-            }
-        }
-        batch
     }
 }
 

@@ -47,6 +47,9 @@ fn tree(dir: &Path) -> Tree {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
+            } else if p.ends_with(".compactor-manifest.jsonl") {
+                // Bookkeeping, not output: it records the inputs' mtimes.
+                continue;
             } else {
                 let rel = p.strip_prefix(dir).unwrap().display().to_string();
                 out.push((rel, std::fs::read(&p).unwrap()));

@@ -22,26 +22,21 @@ pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
     let mut out = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut jobs = JobReader::new(&inputs, None);
-    loop {
-        let batch = jobs.next_batch(64);
-        if batch.is_empty() {
-            break;
-        }
-        for item in batch {
-            let job = match item {
-                Item::Job(job) => job,
-                Item::Failed { error, .. } => {
-                    err_message!("{}: {}", error.source, error.message);
-                    rejected += 1;
-                    continue;
-                }
-                Item::Start { .. } | Item::End { .. } => continue,
-            };
-            for session in decode_job(job, &mut rejected) {
-                let line = anchors_line(&session, args, &policy, &meter);
-                serde_json::to_writer(&mut out, &line)?;
-                out.write_all(b"\n")?;
+    // One thread: anchors are a listing, read in order, and cheap per session.
+    while let Some(item) = jobs.next_item() {
+        let job = match item {
+            Item::Job(job) => job,
+            Item::Failed { error, .. } => {
+                err_message!("{}: {}", error.source, error.message);
+                rejected += 1;
+                continue;
             }
+            Item::Start { .. } | Item::End { .. } => continue,
+        };
+        for session in decode_job(job, &mut rejected) {
+            let line = anchors_line(&session, args, &policy, &meter);
+            serde_json::to_writer(&mut out, &line)?;
+            out.write_all(b"\n")?;
         }
     }
     out.flush()?;

@@ -12,7 +12,6 @@ use compactor::pipeline::{Item, JobReader, decode_job};
 use compactor::prices::PriceTable;
 use compactor::replay::{Prices, Trigger, replay};
 use compactor::report::wire::{CallRow, ReplayRow};
-use rayon::prelude::*;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
@@ -33,37 +32,31 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut final_writer: Option<SessionWriter> = None;
-    loop {
-        let batch = reader.next_batch(64);
-        if batch.is_empty() {
-            break;
-        }
-        let results: Vec<_> = pool.install(|| {
-            batch
-                .into_par_iter()
-                .map(|item| match item {
-                    Item::Job(job) => {
-                        let format = job.format;
-                        let (sessions, errors) = decode_job(job);
-                        let done: Vec<_> = sessions
-                            .iter()
-                            .map(|s| (s.clone(), replay(s, &policy, &meter, trigger)))
-                            .collect();
-                        (
-                            Some((format, done)),
-                            errors.into_iter().map(|r| r.to_string()).collect(),
-                            None,
-                        )
-                    }
-                    Item::Failed { error, .. } => {
-                        (None, vec![format!("{}: {}", error.source, error.message)], None)
-                    }
-                    Item::Start { input, .. } => (None, Vec::new(), Some((input, true))),
-                    Item::End { input } => (None, Vec::new(), Some((input, false))),
-                })
-                .collect()
-        });
-        for (done, errors, boundary) in results {
+    compactor::exec::run_ordered(
+        &pool,
+        config::in_flight(&pool),
+        crate::cmd::interrupt_flag(),
+        || reader.next_item(),
+        |item| match item {
+            Item::Job(job) => {
+                let format = job.format;
+                let (sessions, errors) = decode_job(job);
+                let done: Vec<_> = sessions
+                    .into_iter()
+                    .map(|s| {
+                        let r = replay(&s, &policy, &meter, trigger);
+                        (s, r)
+                    })
+                    .collect();
+                (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
+            }
+            Item::Failed { error, .. } => {
+                (None, vec![format!("{}: {}", error.source, error.message)], None)
+            }
+            Item::Start { input, .. } => (None, Vec::new(), Some((input, true))),
+            Item::End { input } => (None, Vec::new(), Some((input, false))),
+        },
+        |(done, errors, boundary)| {
             for e in errors {
                 err_message!("{e}");
                 rejected += 1;
@@ -82,7 +75,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 }
                 _ => {}
             }
-            let Some((format, sessions)) = done else { continue };
+            let Some((format, sessions)) = done else { return Ok(()) };
             for (session, r) in sessions {
                 let row = ReplayRow::new(
                     &session.source,
@@ -118,7 +111,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     }
                 }
             }
-        }
+            Ok(())
+        },
+    )?;
+    if crate::cmd::interrupted() {
+        eprintln!("compactor: interrupted; the report files were not finished");
+        return Ok(ExitStatus::Interrupted);
     }
     if let Some(w) = report {
         w.finish()?;

@@ -8,7 +8,6 @@ use compactor::io::{ReadOptions, expand_inputs};
 use compactor::pipeline::{Item, JobReader, decode_job};
 use compactor::stats::Stats;
 use compactor::tokens::Meter;
-use rayon::prelude::*;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -23,35 +22,27 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
         JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
     let mut rejected = 0usize;
-    loop {
-        let batch = reader.next_batch(256);
-        if batch.is_empty() {
-            break;
-        }
-        let results: Vec<_> = pool.install(|| {
-            batch
-                .into_par_iter()
-                .map(|item| match item {
-                    Item::Job(job) => {
-                        let (input, format) = (job.input, job.format);
-                        let (sessions, errors) = decode_job(job);
-                        let mut st = Stats::default();
-                        for s in &sessions {
-                            st.merge(&Stats::of_session(s, &meter));
-                        }
-                        (
-                            Some((input, format.name(), st)),
-                            errors.into_iter().map(|r| r.to_string()).collect(),
-                        )
-                    }
-                    Item::Failed { error, .. } => {
-                        (None, vec![format!("{}: {}", error.source, error.message)])
-                    }
-                    Item::Start { .. } | Item::End { .. } => (None, Vec::new()),
-                })
-                .collect()
-        });
-        for (stats, errors) in results {
+    compactor::exec::run_ordered(
+        &pool,
+        config::in_flight(&pool),
+        crate::cmd::interrupt_flag(),
+        || reader.next_item(),
+        |item| match item {
+            Item::Job(job) => {
+                let (input, format) = (job.input, job.format);
+                let (sessions, errors) = decode_job(job);
+                let mut st = Stats::default();
+                for s in &sessions {
+                    st.merge(&Stats::of_session(s, &meter));
+                }
+                (Some((input, format.name(), st)), errors.iter().map(|r| r.to_string()).collect())
+            }
+            Item::Failed { error, .. } => {
+                (None, vec![format!("{}: {}", error.source, error.message)])
+            }
+            Item::Start { .. } | Item::End { .. } => (None, Vec::<String>::new()),
+        },
+        |(stats, errors)| {
             for e in errors {
                 err_message!("{e}");
                 rejected += 1;
@@ -63,7 +54,12 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
                     .1
                     .merge(&st);
             }
-        }
+            Ok(())
+        },
+    )?;
+    if crate::cmd::interrupted() {
+        eprintln!("compactor: interrupted; no statistics were printed");
+        return Ok(ExitStatus::Interrupted);
     }
     let mut total = Stats::default();
     for (_, st) in files.values() {

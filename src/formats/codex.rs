@@ -433,31 +433,26 @@ impl Decoder {
                 Kind::Call => self.call(payload, ts, at),
                 Kind::Output => self.output(payload, ts, at, fallback),
             },
-            Step::Meta { line, text } => {
-                self.flush_reasoning();
-                let ts = line.get("timestamp").and_then(Value::as_str).map(str::to_string);
-                let mut m = Message::text(Role::System, text);
-                if let Some(ts) = &ts {
-                    m.extra.insert("timestamp".into(), Value::String(ts.clone()));
-                }
-                m.meta.timestamp = ts;
-                m.attached = self.take_keeps();
-                m.attached.push(marker("session_meta", Value::Object(line)));
-                self.push(Building::new(m));
-            }
+            Step::Meta { line, text } => self.marked(Role::System, text, line, "session_meta"),
             Step::Summary { line, text } => {
-                self.flush_reasoning();
-                let ts = line.get("timestamp").and_then(Value::as_str).map(str::to_string);
-                let mut m = Message::text(Role::User, text);
-                if let Some(ts) = &ts {
-                    m.extra.insert("timestamp".into(), Value::String(ts.clone()));
-                }
-                m.meta.timestamp = ts;
-                m.attached = self.take_keeps();
-                m.attached.push(marker("compacted_message", Value::Object(line)));
-                self.push(Building::new(m));
+                self.marked(Role::User, text, line, "compacted_message")
             }
         }
+    }
+
+    /// A message made from a whole non-item line (the session's metadata, a
+    /// compaction summary), carrying that line as its marker for re-encoding.
+    fn marked(&mut self, role: Role, text: String, line: Map<String, Value>, name: &str) {
+        self.flush_reasoning();
+        let ts = line.get("timestamp").and_then(Value::as_str).map(str::to_string);
+        let mut m = Message::text(role, text);
+        if let Some(ts) = &ts {
+            m.extra.insert("timestamp".into(), Value::String(ts.clone()));
+        }
+        m.meta.timestamp = ts;
+        m.attached = self.take_keeps();
+        m.attached.push(marker(name, Value::Object(line)));
+        self.push(Building::new(m));
     }
 
     fn push(&mut self, b: Building) {
