@@ -19,6 +19,9 @@
 
 pub mod exec;
 pub mod formats;
+/// Fuzz harnesses (`fuzz/`, `tests/fuzz_seeds.rs`); not an API.
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod model;
 pub mod pipeline;

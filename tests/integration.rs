@@ -22,6 +22,8 @@ mod resume;
 mod load;
 // Property tests over generated sessions (proptest).
 mod properties;
+// The fuzz seed corpus replayed through the fuzz harnesses (fuzz/README.md).
+mod fuzz_seeds;
 // Issue #2's figures: a 500K-token session at a 1M window, legacy vs lean.
 mod scale;
 // The real corpus in ../shared/corpus; skipped, with a reason, when absent.

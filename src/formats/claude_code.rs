@@ -475,6 +475,11 @@ impl Decoder {
                 .messages
                 .get(open.index + 1..)
                 .is_some_and(|r| r.iter().all(Message::is_tool_result))
+            // A repeated call id is a repeated event, not a later block: merged,
+            // encoding could not tell which event each copy came from.
+            && self.messages.get(open.index).is_some_and(|m| {
+                calls.iter().all(|c| m.tool_calls.iter().all(|o| o.id != c.id))
+            })
             && let Some(m) = self.messages.get_mut(open.index)
         {
             if !parts.is_empty() {
@@ -1756,6 +1761,21 @@ mod tests {
         let out = ClaudeCode.encode(&s, Some(&json!({"mode": "lean"})));
         assert_eq!(out[1]["parentUuid"], "u1");
         assert!(out.iter().all(|v| v.get("compaction").is_none()));
+    }
+
+    /// Found by the `decode` fuzz target: two events of one message id
+    /// carrying the same call were merged, and encoding put both copies of the
+    /// call into the first event.
+    #[test]
+    fn fuzz_decode_claude_code_repeated_message_id() {
+        let ev = |uuid: &str| {
+            json!({"parentUuid": null, "type": "assistant", "uuid": uuid, "message": {
+                "id": "msg_1", "type": "message", "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}]}})
+        };
+        let v = vec![ev("a"), ev("b")];
+        let s = decode(&v);
+        assert_eq!(ClaudeCode.encode(&s, None), v);
     }
 
     #[test]

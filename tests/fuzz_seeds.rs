@@ -1,0 +1,46 @@
+//! Replays the committed fuzz seeds (`fuzz/seeds/<target>/`) through the same
+//! harnesses the fuzz targets call (`compactor::fuzzing`), on stable and
+//! without cargo-fuzz. Minimized findings are added there as seeds too, so
+//! each one stays a regression test (see fuzz/README.md).
+
+use crate::util::root;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Runs every seed of `target` through `harness`; returns how many ran.
+fn replay(target: &str, harness: fn(&[u8])) -> usize {
+    let dir = root().join("fuzz").join("seeds").join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let mut failed = Vec::new();
+    for f in &files {
+        let data = std::fs::read(f).unwrap();
+        assert!(data.len() < 20_000, "{}: seeds stay under 20 KB", f.display());
+        if catch_unwind(AssertUnwindSafe(|| harness(&data))).is_err() {
+            failed.push(f.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert!(failed.is_empty(), "{target}: {} seeds broke an invariant: {failed:?}", failed.len());
+    files.len()
+}
+
+#[test]
+fn fuzz_seeds_decode() {
+    let n = replay("decode", compactor::fuzzing::decode);
+    assert!(n >= 30, "only {n} decode seeds");
+}
+
+#[test]
+fn fuzz_seeds_parquet() {
+    let n = replay("parquet", compactor::fuzzing::parquet);
+    assert!(n >= 10, "only {n} parquet seeds");
+}
+
+#[test]
+fn fuzz_seeds_pipeline() {
+    let n = replay("pipeline", compactor::fuzzing::pipeline);
+    assert!(n >= 10, "only {n} pipeline seeds");
+}
