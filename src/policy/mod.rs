@@ -505,7 +505,7 @@ fn summarize(
     }
     let protected_from = kept_from + (protected - cut);
     let mut trailing = session.trailing.clone();
-    let s = sanitize::sanitize(&mut out_msgs, head_end, protected_from, &mut trailing);
+    let s = sanitize::sanitize(&mut out_msgs, protected_from, &mut trailing);
     effects.results_dropped = s.results_dropped;
     effects.calls_dropped = s.calls_dropped;
 

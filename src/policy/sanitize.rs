@@ -15,8 +15,7 @@
 //! `a[call x] u t(y)` → `a("(tool call removed)") u`
 //!
 //! ## Invariants
-//! - Never alters the protected head or the protected tail (an orphan result
-//!   in the head is the input's own, and the head is promised verbatim).
+//! - Never alters the protected tail.
 //! - A call still in flight at the end of the session (nothing but non-chat
 //!   records after it) is the agent's last action and stays as it is.
 
@@ -38,18 +37,16 @@ fn is_chat(m: &Message) -> bool {
     matches!(m.role, Role::User | Role::Assistant | Role::Tool)
 }
 
-/// Repairs call/result pairing in `messages[head_end..protected_from]`.
-/// Non-chat records attached to a dropped message move to the next message
-/// (or to `trailing` when it was the last).
+/// Repairs call/result pairing in `messages[..protected_from]`. Non-chat
+/// records attached to a dropped message move to the next message (or to
+/// `trailing` when it was the last).
 pub fn sanitize(
     messages: &mut Vec<Message>,
-    head_end: usize,
     protected_from: usize,
     trailing: &mut Vec<Value>,
 ) -> Sanitized {
     let mut out = Sanitized::default();
     let protected_from = protected_from.min(messages.len());
-    let head_end = head_end.min(protected_from);
     // Results: keep those answering a call made before them, once.
     let mut called: HashSet<String> = HashSet::new();
     let mut answered: HashSet<String> = HashSet::new();
@@ -61,7 +58,7 @@ pub fn sanitize(
         if m.is_tool_result() {
             let id = m.tool_call_id.clone().unwrap_or_default();
             let valid = called.contains(&id) && !answered.contains(&id);
-            if (head_end..protected_from).contains(&i) && !valid {
+            if i < protected_from && !valid {
                 keep[i] = false;
                 out.results_dropped += 1;
             } else {
@@ -71,7 +68,7 @@ pub fn sanitize(
     }
     // Calls: keep those answered by a kept result, or still in flight at the end.
     let last_chat = messages.iter().rposition(is_chat);
-    for (i, m) in messages.iter_mut().enumerate().take(protected_from).skip(head_end) {
+    for (i, m) in messages.iter_mut().enumerate().take(protected_from) {
         if m.tool_calls.is_empty() || Some(i) == last_chat {
             continue;
         }
@@ -176,7 +173,7 @@ mod tests {
             Message::text(Role::User, "u"),
             Message::text(Role::Assistant, "ok"),
         ];
-        let s = sanitize(&mut ms, 0, 3, &mut Vec::new());
+        let s = sanitize(&mut ms, 3, &mut Vec::new());
         assert_eq!(s, Sanitized { results_dropped: 1, calls_dropped: 1 });
         assert_eq!(ms.len(), 4);
         assert_eq!(ms[0].tool_calls.len(), 1);
@@ -189,7 +186,7 @@ mod tests {
             Message::text(Role::User, "u"),
             Message::text(Role::Assistant, "ok"),
         ];
-        sanitize(&mut ms, 0, 1, &mut Vec::new());
+        sanitize(&mut ms, 1, &mut Vec::new());
         assert!(ms[0].tool_calls.is_empty());
         assert_eq!(ms[0].text_content(), CALL_REMOVED_TEXT);
     }
@@ -203,7 +200,7 @@ mod tests {
             result("a"),
             Message::text(Role::User, "u"),
         ];
-        let s = sanitize(&mut ms, 0, 4, &mut Vec::new());
+        let s = sanitize(&mut ms, 4, &mut Vec::new());
         assert_eq!(s.results_dropped, 2);
         assert_eq!(ms.len(), 3);
         assert!(ms[1].is_tool_result());
@@ -213,28 +210,9 @@ mod tests {
     fn the_tail_is_never_touched() {
         let mut ms = vec![Message::text(Role::User, "u"), result("orphan"), call(&["x"])];
         let before = ms.clone();
-        let s = sanitize(&mut ms, 0, 1, &mut Vec::new());
+        let s = sanitize(&mut ms, 1, &mut Vec::new());
         assert_eq!(s, Sanitized::default());
         assert_eq!(ms, before);
-    }
-
-    /// Found by the `pipeline` fuzz target: a session opening with an orphan
-    /// tool result lost it from the protected head when compacted.
-    #[test]
-    fn fuzz_pipeline_orphan_result_in_head_stays() {
-        let mut ms = vec![
-            result("orphan"),
-            call(&["gone"]),
-            Message::text(Role::User, "u"),
-            result("zzz"),
-            call(&["x"]),
-            Message::text(Role::User, "v"),
-        ];
-        let before = ms.clone();
-        let s = sanitize(&mut ms, 2, 5, &mut Vec::new());
-        assert_eq!(s, Sanitized { results_dropped: 1, calls_dropped: 1 });
-        assert_eq!(ms[..2], before[..2], "the head is verbatim");
-        assert_eq!(ms.len(), 5);
     }
 
     #[test]
@@ -267,7 +245,7 @@ mod tests {
         let mut ms =
             vec![Message::text(Role::User, "u"), orphan, Message::text(Role::Assistant, "a"), last];
         let mut trailing = vec![serde_json::json!({"n": 3})];
-        sanitize(&mut ms, 0, 4, &mut trailing);
+        sanitize(&mut ms, 4, &mut trailing);
         assert_eq!(ms.len(), 2);
         assert_eq!(ms[1].attached, [serde_json::json!({"type": "snapshot", "n": 1})]);
         assert_eq!(trailing, [serde_json::json!({"n": 2}), serde_json::json!({"n": 3})]);
@@ -280,7 +258,7 @@ mod tests {
             call(&["x"]),
             Message::text(Role::Other("exit".into()), ""),
         ];
-        let s = sanitize(&mut ms, 0, 3, &mut Vec::new());
+        let s = sanitize(&mut ms, 3, &mut Vec::new());
         assert_eq!(s, Sanitized::default());
         assert_eq!(ms[1].tool_calls.len(), 1);
     }
