@@ -97,7 +97,14 @@ pub fn decode(data: &[u8]) {
     let mut reader = JobReader::new(&inputs, from);
     let mut policy = Policy::new(Mode::None, 128_000);
     policy.force = true;
-    let engine = Engine { policy: &policy, meter: &METER, to: None, redact: false, lines: true };
+    let engine = Engine {
+        policy: &policy,
+        meter: &METER,
+        to: None,
+        redact: false,
+        lines: true,
+        shard: None,
+    };
     let mut container = None;
     let mut failed = false;
     let mut lines_read = Vec::new();
@@ -277,7 +284,9 @@ pub fn parquet(data: &[u8]) {
     let (_dir, input) = temp_input(data, "fuzz.parquet");
     let Some(path) = input.path.as_deref() else { return };
     for column in [None, Some("messages")] {
-        let Ok(mut reader) = ParquetReader::open(path, &input.display, column) else { continue };
+        let Ok(mut reader) = ParquetReader::open(path, &input.display, column, None) else {
+            continue;
+        };
         let mut rows = 0;
         while let Some(r) = reader.next_record() {
             if let Ok(r) = r
@@ -485,8 +494,14 @@ pub fn pipeline(data: &[u8]) {
     if selector & 4 != 0 {
         let mut policy = Policy::new(Mode::Lean, window);
         policy.force = true;
-        let engine =
-            Engine { policy: &policy, meter: &METER, to: None, redact: false, lines: true };
+        let engine = Engine {
+            policy: &policy,
+            meter: &METER,
+            to: None,
+            redact: false,
+            lines: true,
+            shard: None,
+        };
         let job = || Job {
             input: 0,
             format: Format::OpenAi,

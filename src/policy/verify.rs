@@ -10,7 +10,7 @@
 use super::sanitize::validate;
 use super::summary::real_user_text;
 use super::{Outcome, summary::SYSTEM_NOTE};
-use crate::model::{Role, Session};
+use crate::model::{Message, Role, Session};
 use crate::tokens::Meter;
 
 /// Every broken promise of `out` (compacted from `input`), empty when all hold.
@@ -35,12 +35,16 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         }
         return problems;
     }
-    for k in 0..c.head_messages.min(o.len()).min(i.len()) {
-        let same = if k == 0 && i[0].role.is_system() {
-            let (a, b) = (o[0].text_content(), i[0].text_content());
+    // The head is verbatim but for tool results that answer no earlier call:
+    // the request must be valid, so sanitizing drops those even there (as the
+    // reference does, over the whole list). Found by the pipeline fuzz target.
+    let head = head_without_orphans(&i[..c.head_messages.min(i.len())]);
+    for (k, b) in head.iter().enumerate().take(o.len()) {
+        let same = if k == 0 && b.role.is_system() {
+            let (a, b) = (o[0].text_content(), b.text_content());
             a == b || a.strip_prefix(b.as_str()).is_some_and(|rest| rest.trim() == SYSTEM_NOTE)
         } else {
-            o[k] == i[k]
+            o[k] == **b
         };
         if !same {
             problems.push(format!("head message {k} changed"));
@@ -61,4 +65,25 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         problems.push("the newest user message is not in the output verbatim".into());
     }
     problems
+}
+
+/// `head` without the tool results that answer no call made before them (or
+/// answer one already answered): what sanitizing leaves of a head.
+fn head_without_orphans(head: &[Message]) -> Vec<&Message> {
+    let mut called = std::collections::HashSet::new();
+    let mut answered = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for m in head {
+        for c in &m.tool_calls {
+            called.insert(c.id.clone());
+        }
+        if m.is_tool_result() {
+            let id = m.tool_call_id.clone().unwrap_or_default();
+            if !called.contains(&id) || !answered.insert(id) {
+                continue;
+            }
+        }
+        out.push(m);
+    }
+    out
 }
