@@ -297,3 +297,34 @@ fn a_broken_first_line_is_one_rejected_record_not_the_whole_file() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(json_lines(&String::from_utf8_lossy(&out.stdout)).len(), 1);
 }
+
+/// An input that cannot be opened (a dangling link found while walking a
+/// directory; as root, permissions cannot make a file unreadable) fails alone:
+/// named, counted as unreadable, the other inputs written. A directory given
+/// as an input is walked; one with no transcripts is a usage error naming it.
+#[cfg(unix)]
+#[test]
+fn an_unopenable_file_fails_alone_and_a_directory_input_is_walked() {
+    let dir = TestDir::new();
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(inputs.join("sub.jsonl")).unwrap();
+    std::fs::write(inputs.join("good.jsonl"), format!("{GOOD}\n")).unwrap();
+    std::fs::write(inputs.join("sub.jsonl").join("inner.jsonl"), format!("{GOOD}\n")).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere.jsonl"), inputs.join("dangling.jsonl")).unwrap();
+    let out =
+        compactor().args(["compact", "-o"]).arg(dir.join("out/")).arg(&inputs).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("dangling.jsonl: "), "names the file: {stderr}");
+    assert!(stderr.contains("1 records rejected (1 unreadable)"), "{stderr}");
+    assert!(dir.join("out/good.jsonl").is_file());
+    assert!(dir.join("out/sub.jsonl/inner.jsonl").is_file(), "the directory was walked");
+    assert!(!dir.join("out/dangling.jsonl").exists());
+
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = compactor().args(["compact", "-q"]).arg(&empty).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no .jsonl or .json files in this directory"), "{stderr}");
+}
