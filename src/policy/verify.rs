@@ -38,13 +38,16 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
     // The head is verbatim but for tool results that answer no earlier call:
     // the request must be valid, so sanitizing drops those even there (as the
     // reference does, over the whole list). Found by the pipeline fuzz target.
+    // Likewise a call whose result is gone (or never was) is removed from it.
+    let answered: std::collections::HashSet<&str> =
+        o.iter().filter(|m| m.is_tool_result()).filter_map(|m| m.tool_call_id.as_deref()).collect();
     let head = head_without_orphans(&i[..c.head_messages.min(i.len())]);
     for (k, b) in head.iter().enumerate().take(o.len()) {
         let same = if k == 0 && b.role.is_system() {
             let (a, b) = (o[0].text_content(), b.text_content());
             a == b || a.strip_prefix(b.as_str()).is_some_and(|rest| rest.trim() == SYSTEM_NOTE)
         } else {
-            o[k] == **b
+            o[k] == **b || o[k] == without_unanswered_calls(b, &answered)
         };
         if !same {
             problems.push(format!("head message {k} changed"));
@@ -65,6 +68,17 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         problems.push("the newest user message is not in the output verbatim".into());
     }
     problems
+}
+
+/// `m` as sanitizing leaves it when only the calls in `answered` kept their results.
+fn without_unanswered_calls(m: &Message, answered: &std::collections::HashSet<&str>) -> Message {
+    let mut m = m.clone();
+    let before = m.tool_calls.len();
+    m.tool_calls.retain(|c| answered.contains(c.id.as_str()));
+    if m.tool_calls.len() < before && m.tool_calls.is_empty() && !m.has_visible_text() {
+        m.content.replace_with_text(super::sanitize::CALL_REMOVED_TEXT);
+    }
+    m
 }
 
 /// `head` without the tool results that answer no call made before them (or
