@@ -16,6 +16,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    compactor::io::parquet::quiet_guarded_panics();
     let cli = cli::Cli::parse();
     match cmd::run(cli.command) {
         Ok(status) => status.into(),

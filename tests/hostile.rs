@@ -328,3 +328,22 @@ fn an_unopenable_file_fails_alone_and_a_directory_input_is_walked() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no .jsonl or .json files in this directory"), "{stderr}");
 }
+
+/// Fuzz finding (`parquet` target): a corrupt column chunk makes the parquet
+/// crate panic; the reader turns that into an error naming the file, and the
+/// user sees no panic message or backtrace.
+#[test]
+fn fuzz_parquet_negative_column_range_is_an_error_not_a_panic() {
+    let seed = crate::util::root().join("fuzz/seeds/parquet/finding_negative_column_range.parquet");
+    let out = compactor()
+        .env("RUST_BACKTRACE", "1")
+        .args(["compact", "-q", "-o", "-"])
+        .arg(&seed)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("finding_negative_column_range.parquet"), "{stderr}");
+    assert!(stderr.contains("the Parquet decoder failed on this file"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "no panic message: {stderr}");
+}
