@@ -44,3 +44,18 @@ fn fuzz_seeds_pipeline() {
     let n = replay("pipeline", compactor::fuzzing::pipeline);
     assert!(n >= 10, "only {n} pipeline seeds");
 }
+
+/// Runs one minimized finding through its harness (each also runs above with
+/// the rest of its target's seeds; this names it in the test list).
+fn finding(target: &str, name: &str, harness: fn(&[u8])) {
+    let path = root().join("fuzz").join("seeds").join(target).join(format!("finding_{name}"));
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    harness(&data);
+}
+
+/// `verify` looked for a merged summary at the input's head length, one past
+/// where it is once sanitizing has dropped an orphan result from the head.
+#[test]
+fn fuzz_pipeline_tail_after_dropped_head_result() {
+    finding("pipeline", "tail_after_dropped_head_result", compactor::fuzzing::pipeline);
+}
