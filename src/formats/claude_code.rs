@@ -52,8 +52,8 @@
 //! [`UUID_NAMESPACE`], its parent and its text (no clock, no randomness),
 //! `sessionId` / `cwd` / `version` / `gitBranch` / `userType` / `entrypoint` and the
 //! `timestamp` of the previous written message event (else the first one).
-//! When the session was compacted (a `compaction` object is given, a message is
-//! new, or one carries our summary), every main-chain event whose `parentUuid` is
+//! When the session was compacted (a `compaction` object is given or a message
+//! is new), every main-chain event whose `parentUuid` is
 //! not an earlier written event is re-linked to the previous written message event
 //! (or `compact_boundary`, which restarts the chain), so the chain Claude Code walks
 //! on resume is continuous. Otherwise only parents this encoder itself left out are
@@ -82,7 +82,6 @@ use crate::model::{
     ArgsForm, Content, ContentForm, EarlierCompaction, Message, MessageMeta, Part, Role, Session,
     Source, ToolCall, Usage,
 };
-use crate::policy::summary::SUMMARY_PREFIX;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -1236,8 +1235,10 @@ fn first_neighbour(session: &Session) -> Map<String, Value> {
 /// compacted (the chain is then re-linked wherever it is broken).
 pub fn encode_events(session: &Session, compacted: bool) -> Vec<Value> {
     let msgs = &session.messages;
-    let ours = |m: &Message| m.text_content().trim_start().starts_with(SUMMARY_PREFIX);
-    let relink = compacted || msgs.iter().any(|m| !has_envelope(m) || ours(m));
+    // Not "a message carries our summary": a file compacted earlier and read
+    // back unchanged is written back as it was (fuzz finding
+    // `claude_code_dangling_parent`).
+    let relink = compacted || msgs.iter().any(|m| !has_envelope(m));
     let mut w = Writer {
         out: Vec::new(),
         relink,
@@ -1278,6 +1279,7 @@ pub fn encode_events(session: &Session, compacted: bool) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::summary::SUMMARY_PREFIX;
     use serde_json::json;
 
     fn recs(values: &[Value]) -> Vec<Record> {
@@ -1748,6 +1750,21 @@ mod tests {
         assert_eq!(out[1]["message"]["role"], "assistant");
         assert_eq!(out[1]["message"]["id"], out[1]["uuid"]);
         assert_eq!(out[1]["message"]["content"], json!([{"type": "text", "text": "reply"}]));
+    }
+
+    /// Found by the `decode` fuzz target: a file carrying our summary (compacted
+    /// earlier) with a parent naming no event was re-linked when written back
+    /// unchanged; decode + encode must give it back record for record.
+    #[test]
+    fn fuzz_decode_claude_code_dangling_parent() {
+        let v = vec![
+            user("u1", None, json!(format!("{SUMMARY_PREFIX} earlier turns"))),
+            asst("a1", "lost", "msg_1", json!([{"type": "text", "text": "b"}])),
+        ];
+        let s = decode(&v);
+        assert_eq!(ClaudeCode.encode(&s, None), v, "the source's own gap stays");
+        let out = ClaudeCode.encode(&s, Some(&json!({"mode": "lean"})));
+        assert_eq!(out[1]["parentUuid"], "u1", "compacted: re-linked");
     }
 
     #[test]
