@@ -951,8 +951,13 @@ fn same_event(a: &Message, b: &Message) -> bool {
 fn result_events(msgs: &[Message], start: usize, end: usize) -> (Vec<ResultEvent<'_>>, usize) {
     let mut events: Vec<ResultEvent<'_>> = Vec::new();
     for m in &msgs[start..end] {
+        // A result repeating a call id of the open event is a new event with the
+        // same uuid (a duplicated line; fuzz finding `claude_code_repeated_result_event`).
+        let repeats = |e: &ResultEvent<'_>| {
+            m.tool_call_id.is_some() && e.tools.iter().any(|t| t.tool_call_id == m.tool_call_id)
+        };
         match events.last_mut() {
-            Some(last) if same_event(last.tools[0], m) => last.tools.push(m),
+            Some(last) if same_event(last.tools[0], m) && !repeats(last) => last.tools.push(m),
             _ => events.push(ResultEvent { tools: vec![m], user: None }),
         }
     }
@@ -1793,6 +1798,16 @@ mod tests {
         let v = vec![ev("a"), ev("b")];
         let s = decode(&v);
         assert_eq!(ClaudeCode.encode(&s, None), v);
+    }
+
+    /// Found by the `decode` fuzz target: a tool-result event written twice (same
+    /// uuid, same call id) was written back as one event holding both results.
+    #[test]
+    fn fuzz_decode_claude_code_repeated_result_event() {
+        let call = json!([{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}]);
+        let r = result("r1", "a1", "toolu_1", json!("out"));
+        let v = vec![user("u1", None, json!("go")), asst("a1", "u1", "msg_1", call), r.clone(), r];
+        assert_round_trip(&v);
     }
 
     #[test]
