@@ -60,6 +60,9 @@ fn copy_record(r: &RawRecord) -> RawRecord {
     let payload = match &r.payload {
         Payload::Line(b) => Payload::Line(b.clone()),
         Payload::Value(v) => Payload::Value(v.clone()),
+        Payload::Parsed { line, value } => {
+            Payload::Parsed { line: line.clone(), value: value.clone() }
+        }
     };
     RawRecord { source: r.source.clone(), payload }
 }
@@ -87,9 +90,19 @@ fn selected_format(selector: u8) -> Option<Format> {
     Format::ALL.get(usize::from(selector) % (Format::ALL.len() + 1)).copied()
 }
 
+/// As `main` does: a panic the Parquet reader turns into an error is silent.
+/// libFuzzer's hook aborts on every panic, caught or not, so without this a
+/// corrupt file the reader handles (seed `finding_negative_column_range`)
+/// would stop every run; any other panic still reaches libFuzzer's hook.
+fn quiet_guarded_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(crate::io::parquet::quiet_guarded_panics);
+}
+
 /// Decoding: the first byte picks a dialect (or detection), the rest is an
 /// input file read exactly as `compactor compact` reads it.
 pub fn decode(data: &[u8]) {
+    quiet_guarded_panics();
     let Some((&selector, body)) = data.split_first() else { return };
     let from = selected_format(selector);
     let (_dir, input) = temp_input(body, "fuzz.jsonl");
@@ -152,6 +165,7 @@ fn check_job(engine: &Engine<'_>, job: Job) {
     for r in copies {
         match r.payload {
             Payload::Value(v) => parsed.push((r.source, v, None)),
+            Payload::Parsed { line, value } => parsed.push((r.source, value, Some(line))),
             Payload::Line(bytes) => match serde_json::from_slice::<Value>(&bytes) {
                 Ok(v) => parsed.push((r.source, v, Some(bytes))),
                 Err(_) => unparsable.push(r.source),
@@ -281,6 +295,7 @@ fn round_trip(format: Format, unit: &[Parsed], session: &Session) {
 /// The Parquet reader on arbitrary bytes (also through the CLI's reader, which
 /// sniffs the magic bytes): errors, never a panic or a hang.
 pub fn parquet(data: &[u8]) {
+    quiet_guarded_panics();
     let (_dir, input) = temp_input(data, "fuzz.parquet");
     let Some(path) = input.path.as_deref() else { return };
     for column in [None, Some("messages")] {

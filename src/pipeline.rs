@@ -103,8 +103,10 @@ impl<'a> JobReader<'a> {
         let mut failure = None;
         while head.len() < DETECT_RECORDS {
             match reader.next_record() {
-                Some(Ok(r)) => {
-                    if let Some(v) = peek_value(&r.payload) {
+                // Forced dialect: nothing to look at.
+                Some(Ok(r)) if self.from.is_some() => head.push_back(r),
+                Some(Ok(mut r)) => {
+                    if let Some(v) = peek_value(&mut r.payload) {
                         values.push(v);
                     }
                     head.push_back(r);
@@ -135,6 +137,15 @@ impl<'a> JobReader<'a> {
                 return true;
             }
         };
+        // The values looked at go back into their records, parsed once.
+        let mut values = values.into_iter();
+        for r in head.iter_mut() {
+            match &mut r.payload {
+                Payload::Parsed { value, .. } => *value = values.next().unwrap_or_default(),
+                Payload::Value(_) => drop(values.next()),
+                Payload::Line(_) => {}
+            }
+        }
         self.queue.push_back(Item::Start { input: idx, container, format });
         if let Some(error) = failure {
             // Whatever was read before the failure still counts.
@@ -209,10 +220,16 @@ impl<'a> JobReader<'a> {
 }
 
 /// The value of a payload, for detection (a line that is not JSON gives `None`).
-fn peek_value(p: &Payload) -> Option<Value> {
+/// A line that parses becomes [`Payload::Parsed`] with a placeholder value; the
+/// value is moved back in after detection (no second parse, no copy).
+fn peek_value(p: &mut Payload) -> Option<Value> {
     match p {
-        Payload::Value(v) => Some(v.clone()),
-        Payload::Line(bytes) => serde_json::from_slice(bytes).ok(),
+        Payload::Value(v) | Payload::Parsed { value: v, .. } => Some(v.clone()),
+        Payload::Line(bytes) => {
+            let v = serde_json::from_slice(bytes).ok()?;
+            *p = Payload::Parsed { line: std::mem::take(bytes), value: Value::Null };
+            Some(v)
+        }
     }
 }
 
@@ -317,6 +334,7 @@ fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
     let RawRecord { source, payload } = r;
     match payload {
         Payload::Value(value) => Ok((Record { source, value }, None)),
+        Payload::Parsed { line, value } => Ok((Record { source, value }, Some(line))),
         Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
             Ok(value) => Ok((Record { source, value }, Some(bytes))),
             Err(e) => Err((source, format!("invalid JSON: {e}"), bytes)),
@@ -575,4 +593,54 @@ fn is_session_array(value: &Value) -> bool {
         !items.is_empty()
             && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payloads(text: &str, from: Option<Format>) -> Vec<Payload> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let inputs =
+            [Input { path: Some(path), display: "a.jsonl".into(), relative: "a.jsonl".into() }];
+        let mut reader = JobReader::new(&inputs, from);
+        let mut out = Vec::new();
+        while let Some(item) = reader.next_item() {
+            if let Item::Job(job) = item {
+                out.extend(job.records.into_iter().map(|r| r.payload));
+            }
+        }
+        out
+    }
+
+    /// Lines parsed to detect the dialect reach the workers parsed, with their
+    /// bytes (for verbatim output) and their own value; later lines, lines that
+    /// are not JSON, and every line under `--from` are left to the workers.
+    #[test]
+    fn lines_parsed_for_detection_are_not_parsed_again() {
+        let line = |i: usize| format!(r#"{{"messages":[{{"role":"user","content":"m{i}"}}]}}"#);
+        let mut lines: Vec<String> = (0..DETECT_RECORDS + 3).map(line).collect();
+        lines[2] = "{not json".into();
+        let text = lines.join("\n") + "\n";
+        let got = payloads(&text, None);
+        assert_eq!(got.len(), lines.len());
+        for (i, p) in got.iter().enumerate() {
+            match p {
+                Payload::Parsed { line, value } => {
+                    assert!(i < DETECT_RECORDS && i != 2, "record {i} parsed early");
+                    assert_eq!(line, lines[i].as_bytes());
+                    assert_eq!(value["messages"][0]["content"], format!("m{i}"));
+                }
+                Payload::Line(l) => {
+                    assert!(i >= DETECT_RECORDS || i == 2, "record {i} not parsed");
+                    assert_eq!(l, lines[i].as_bytes());
+                }
+                Payload::Value(_) => panic!("record {i}: a line read as a document element"),
+            }
+        }
+        let forced = payloads(&text, Some(Format::OpenAi));
+        assert!(forced.iter().all(|p| matches!(p, Payload::Line(_))));
+    }
 }

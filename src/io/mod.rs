@@ -155,6 +155,9 @@ pub enum Payload {
     Line(Vec<u8>),
     /// An element of a JSON document, already parsed.
     Value(Value),
+    /// A JSONL line parsed on the reader thread for dialect detection: kept with
+    /// its value so that the worker does not parse it again.
+    Parsed { line: Vec<u8>, value: Value },
 }
 
 /// One record and where it came from.
@@ -427,7 +430,7 @@ impl RecordReader {
 /// the caller decides (most lines are one session).
 pub fn parse_payload(payload: Payload) -> Result<Value, String> {
     match payload {
-        Payload::Value(v) => Ok(v),
+        Payload::Value(v) | Payload::Parsed { value: v, .. } => Ok(v),
         Payload::Line(bytes) => {
             serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))
         }

@@ -1505,7 +1505,9 @@ mod tests {
         while let Some(rec) = r.next_record() {
             match rec.unwrap().payload {
                 Payload::Value(v) => out.push(v),
-                Payload::Line(l) => panic!("line {}", String::from_utf8_lossy(&l)),
+                Payload::Line(l) | Payload::Parsed { line: l, .. } => {
+                    panic!("line {}", String::from_utf8_lossy(&l))
+                }
             }
         }
         out
