@@ -80,3 +80,16 @@ pub fn interrupt_flag() -> &'static AtomicBool {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
+
+/// Runs `work` on every item `reader` gives, on `pool`, and feeds `sink` the
+/// results in input order: [`compactor::exec::run_ordered`] with the CLI's
+/// in-flight bound and Ctrl-C flag. The caller checks [`interrupted`] after.
+pub fn run_items<O: Send>(
+    pool: &rayon::ThreadPool,
+    reader: &mut compactor::pipeline::JobReader<'_>,
+    work: impl Fn(compactor::pipeline::Item) -> O + Sync,
+    sink: impl FnMut(O) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let in_flight = crate::cli::config::in_flight(pool);
+    compactor::exec::run_ordered(pool, in_flight, interrupt_flag(), || reader.next_item(), work, sink)
+}

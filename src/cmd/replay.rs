@@ -32,11 +32,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut final_writer: Option<SessionWriter> = None;
-    compactor::exec::run_ordered(
+    crate::cmd::run_items(
         &pool,
-        config::in_flight(&pool),
-        crate::cmd::interrupt_flag(),
-        || reader.next_item(),
+        &mut reader,
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;

@@ -72,11 +72,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let shard = args.shard;
     let mut rejected = RejectCounts::default();
     let counter = meter.kind().name();
-    compactor::exec::run_ordered(
+    crate::cmd::run_items(
         &pool,
-        config::in_flight(&pool),
-        crate::cmd::interrupt_flag(),
-        || reader.next_item(),
+        &mut reader,
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;

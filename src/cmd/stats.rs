@@ -22,11 +22,9 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
         JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
     let mut rejected = 0usize;
-    compactor::exec::run_ordered(
+    crate::cmd::run_items(
         &pool,
-        config::in_flight(&pool),
-        crate::cmd::interrupt_flag(),
-        || reader.next_item(),
+        &mut reader,
         |item| match item {
             Item::Job(job) => {
                 let (input, format) = (job.input, job.format);

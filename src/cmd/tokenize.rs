@@ -15,11 +15,9 @@ pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {
     let pool = config::thread_pool(args.threads)?;
     let mut reader = JobReader::new(&inputs, None);
     let (mut sessions, mut tokens, mut rejected) = (0u64, 0u64, 0u64);
-    compactor::exec::run_ordered(
+    crate::cmd::run_items(
         &pool,
-        config::in_flight(&pool),
-        crate::cmd::interrupt_flag(),
-        || reader.next_item(),
+        &mut reader,
         |item| match item {
             Item::Job(job) => {
                 let (decoded, errors) = decode_job(job);
