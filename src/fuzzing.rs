@@ -90,6 +90,18 @@ fn selected_format(selector: u8) -> Option<Format> {
     Format::ALL.get(usize::from(selector) % (Format::ALL.len() + 1)).copied()
 }
 
+/// A policy that compacts whatever the size (`force`).
+fn forced(mode: Mode, window: u64) -> Policy {
+    let mut policy = Policy::new(mode, window);
+    policy.force = true;
+    policy
+}
+
+/// The engine as `compactor compact` runs it on JSON Lines, with `policy`.
+fn engine(policy: &Policy) -> Engine<'_> {
+    Engine { policy, meter: &METER, to: None, redact: false, lines: true, shard: None }
+}
+
 /// As `main` does: a panic the Parquet reader turns into an error is silent.
 /// libFuzzer's hook aborts on every panic, caught or not, so without this a
 /// corrupt file the reader handles (seed `finding_negative_column_range`)
@@ -108,16 +120,8 @@ pub fn decode(data: &[u8]) {
     let (_dir, input) = temp_input(body, "fuzz.jsonl");
     let inputs = [input];
     let mut reader = JobReader::new(&inputs, from);
-    let mut policy = Policy::new(Mode::None, 128_000);
-    policy.force = true;
-    let engine = Engine {
-        policy: &policy,
-        meter: &METER,
-        to: None,
-        redact: false,
-        lines: true,
-        shard: None,
-    };
+    let policy = forced(Mode::None, 128_000);
+    let engine = engine(&policy);
     let mut container = None;
     let mut failed = false;
     let mut lines_read = Vec::new();
@@ -508,16 +512,8 @@ pub fn pipeline(data: &[u8]) {
     }
     // The whole engine, twice, on the same lines: byte-identical output.
     if selector & 4 != 0 {
-        let mut policy = Policy::new(Mode::Lean, window);
-        policy.force = true;
-        let engine = Engine {
-            policy: &policy,
-            meter: &METER,
-            to: None,
-            redact: false,
-            lines: true,
-            shard: None,
-        };
+        let policy = forced(Mode::Lean, window);
+        let engine = engine(&policy);
         let job = || Job {
             input: 0,
             format: Format::OpenAi,
@@ -551,8 +547,7 @@ pub fn pipeline(data: &[u8]) {
 
 /// One forced compaction: verify's promises, a readable output, determinism.
 fn check_compaction(session: &Session, mode: Mode, window: u64) {
-    let mut policy = Policy::new(mode, window);
-    policy.force = true;
+    let policy = forced(mode, window);
     let out = compact(session, &policy, &METER);
     let problems = verify(session, &out, &METER);
     if !problems.is_empty() {

@@ -91,5 +91,12 @@ pub fn run_items<O: Send>(
     sink: impl FnMut(O) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let in_flight = crate::cli::config::in_flight(pool);
-    compactor::exec::run_ordered(pool, in_flight, interrupt_flag(), || reader.next_item(), work, sink)
+    compactor::exec::run_ordered(
+        pool,
+        in_flight,
+        interrupt_flag(),
+        || reader.next_item(),
+        work,
+        sink,
+    )
 }
