@@ -396,14 +396,7 @@ fn redact_masks_secrets_in_everything_written() {
 #[test]
 fn an_interrupted_run_keeps_only_complete_outputs() {
     let dir = TestDir::new();
-    let synth = run_ok(compactor().args(["synth", "--sessions", "96", "--tokens", "80000"]));
-    let text = String::from_utf8(synth.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    let input = dir.join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    for (k, pair) in lines.chunks(2).enumerate() {
-        std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
-    }
+    let input = synth_inputs(&dir, 48, 80_000);
     let out = dir.join("out");
     let child = compactor()
         .args(["compact", "-j1", "-q", "--window", "32000"])
@@ -429,7 +422,7 @@ fn an_interrupted_run_keeps_only_complete_outputs() {
         .into_iter()
         .filter(|p: &std::path::PathBuf| !p.ends_with(".compactor-manifest.jsonl"))
         .collect();
-    assert!(written.len() < lines.len() / 2, "the run was stopped early");
+    assert!(written.len() < 48, "the run was stopped early");
     for p in &written {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with('s') && name.ends_with(".jsonl"), "stray file {name}");
@@ -449,14 +442,7 @@ fn an_interrupted_run_keeps_only_complete_outputs() {
 #[test]
 fn a_killed_run_leaves_only_complete_files_under_final_names() {
     let dir = TestDir::new();
-    let synth = run_ok(compactor().args(["synth", "--sessions", "64", "--tokens", "60000"]));
-    let text = String::from_utf8(synth.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    let input = dir.join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    for (k, pair) in lines.chunks(2).enumerate() {
-        std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
-    }
+    let input = synth_inputs(&dir, 32, 60_000);
     let mut seen_partial_run = false;
     for (round, delay_ms) in [30u64, 150, 300, 450, 700].into_iter().enumerate() {
         let out = dir.join(&format!("out{round}"));
@@ -493,7 +479,7 @@ fn a_killed_run_leaves_only_complete_files_under_final_names() {
             }
         }
         if let Ok(body) = std::fs::read_to_string(&single) {
-            assert_eq!(body.lines().count(), lines.len(), "the single output is all or nothing");
+            assert_eq!(body.lines().count(), 64, "the single output is all or nothing");
         }
     }
     assert!(seen_partial_run, "at least one run was killed before it finished");

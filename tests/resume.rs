@@ -3,23 +3,9 @@
 
 use crate::util::*;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const MANIFEST: &str = ".compactor-manifest.jsonl";
-
-/// `n` input files of two synthetic sessions each, big enough to compact.
-fn inputs(dir: &TestDir, n: usize) -> PathBuf {
-    let sessions = (2 * n).to_string();
-    let synth = run_ok(compactor().args(["synth", "--sessions", &sessions, "--tokens", "60000"]));
-    let text = String::from_utf8(synth.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    let input = dir.join("in");
-    std::fs::create_dir_all(&input).unwrap();
-    for (k, pair) in lines.chunks(2).enumerate() {
-        std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
-    }
-    input
-}
 
 /// The files of a directory output (dot-files, i.e. the manifest and
 /// temporary files, left out), by name.
@@ -63,7 +49,7 @@ fn skipped(stderr: &[u8]) -> usize {
 #[test]
 fn resume_skips_finished_inputs_and_redoes_changed_ones() {
     let dir = TestDir::new();
-    let input = inputs(&dir, 4);
+    let input = synth_inputs(&dir, 4, 60_000);
     let out = dir.join("out");
     let first = run_ok(&mut compact(&input, &out, &[]));
     assert_eq!(manifest_lines(&out), 4, "one manifest line per finished output");
@@ -148,7 +134,7 @@ fn next(state: &mut u64) -> u64 {
 #[test]
 fn a_killed_run_is_finished_by_resume_with_identical_bytes() {
     let dir = TestDir::new();
-    let input = inputs(&dir, 24);
+    let input = synth_inputs(&dir, 24, 60_000);
     let reference = dir.join("reference");
     run_ok(&mut compact(&input, &reference, &["-q"]));
     let expected = outputs(&reference);

@@ -85,3 +85,19 @@ pub fn json_lines(text: &str) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// `files` input files of two synthetic sessions of about `tokens` tokens each
+/// (big enough to compact), as `DIR/in/s00.jsonl`, `s01.jsonl`, ...; returns `DIR/in`.
+pub fn synth_inputs(dir: &TestDir, files: usize, tokens: u64) -> PathBuf {
+    let (sessions, tokens) = ((2 * files).to_string(), tokens.to_string());
+    let synth = run_ok(compactor().args(["synth", "--sessions", &sessions, "--tokens", &tokens]));
+    let text = String::from_utf8(synth.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2 * files);
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for (k, pair) in lines.chunks(2).enumerate() {
+        std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
+    }
+    input
+}
