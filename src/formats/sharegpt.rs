@@ -93,7 +93,7 @@ use super::openai::{decode_message, decode_part, encode_message};
 use super::{Adapter, DecodeError, Record, Unit, record_id, single};
 use crate::model::{ArgsForm, Layout, Message, Part, Role, Session, Source, ToolCall};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The ShareGPT dialect.
 pub struct ShareGpt;
@@ -730,7 +730,17 @@ fn assign(turns: &[IdTurn]) -> Assigned {
             out.calls[t][k] = found.unwrap_or_else(|| synthetic_id(t, k));
         }
     }
-    // Results pair with the oldest unanswered call.
+    // Results pair with the oldest unanswered call. A result without an id
+    // never takes a call whose id a result names explicitly: that result is
+    // its answer (fuzz finding `sharegpt_anonymous_result_takes_a_named_call`).
+    let named: HashSet<&str> = turns
+        .iter()
+        .filter_map(|t| match t {
+            IdTurn::Results(rs) => Some(rs.iter().filter_map(|(rid, _)| rid.as_deref())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
     let mut pending: Vec<(String, String)> = Vec::new();
     for (t, turn) in turns.iter().enumerate() {
         match turn {
@@ -743,10 +753,13 @@ fn assign(turns: &[IdTurn]) -> Assigned {
                 for (r, (rid, rname)) in rs.iter().enumerate() {
                     let pick = match rid {
                         Some(id) => pending.iter().position(|(p, _)| p == id),
-                        None => rname
-                            .as_ref()
-                            .and_then(|n| pending.iter().position(|(_, pn)| pn == n))
-                            .or_else(|| (!pending.is_empty()).then_some(0)),
+                        None => {
+                            let free = |p: &(String, String)| !named.contains(p.0.as_str());
+                            rname
+                                .as_ref()
+                                .and_then(|n| pending.iter().position(|p| free(p) && p.1 == *n))
+                                .or_else(|| pending.iter().position(free))
+                        }
                     };
                     let call = pick.map(|i| pending.remove(i));
                     out.results[t][r] = rid.clone().or_else(|| call.as_ref().map(|c| c.0.clone()));
@@ -2323,6 +2336,37 @@ mod tests {
 
     fn encode(s: &Session) -> Value {
         ShareGpt.encode(s, None).remove(0)
+    }
+
+    /// Found by the `decode` fuzz target: a result with no id (an unclosed
+    /// tag) took the oldest call, whose id a later result names explicitly;
+    /// that result then answered nothing, kept its name as written, and the
+    /// writer (which derives the name) moved it: the round trip reordered keys.
+    #[test]
+    fn fuzz_decode_sharegpt_anonymous_result_takes_a_named_call() {
+        let call = |cmd: &str| {
+            format!(
+                "<tool_call>\n{{\"name\": \"Bash\", \"arguments\": {{\"command\": \"{cmd}\"}}}}\n</tool_call>"
+            )
+        };
+        let resp = |id: &str, name: &str| {
+            format!(
+                "<tool_response>\n{{\"tool_call_id\": \"{id}\", \"name\": \"{name}\", \"content\": \"ok\"}}\n</tool_response>"
+            )
+        };
+        let v = json!({"conversations": [
+            {"from": "human", "value": "go"},
+            {"from": "gpt", "value": call("a")},
+            {"from": "tool", "value": "<tool_response>\n{\"tool_call_id\": \"c1\", \"conte}}"},
+            {"from": "tool", "value": resp("c4", "Edit")},
+            {"from": "gpt", "value": call("b")},
+            {"from": "tool", "value": resp("c5", "Bash")},
+            {"from": "gpt", "value": "done"}
+        ]});
+        let s = same(v);
+        let answered: Vec<_> =
+            s.messages.iter().filter_map(|m| m.tool_call_id.as_deref()).collect();
+        assert!(answered.iter().filter(|id| **id == "c5").count() <= 1, "{answered:?}");
     }
 
     fn openai(v: Value) -> Session {
