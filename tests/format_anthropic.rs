@@ -5,40 +5,18 @@
 //! `scripts/make_record_fixtures.py`, an independent Python implementation) and on
 //! every OpenAI fixture converted by the Rust adapters.
 
-use crate::util::{TestDir, compactor, fixture, json_lines, root, run_ok};
+use crate::util::{
+    TestDir, compactor, files_under, fixture, json_lines, line_records, o200k_meter, root, run_ok,
+};
 use compactor::formats::{DETECT_RECORDS, Format, Record};
 use compactor::model::{Part, Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, sanitize::validate, verify::verify};
-use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Every `*.jsonl` file directly in `fixtures/<dir>`, sorted.
+/// Every `*.jsonl` file in `fixtures/<dir>`, sorted.
 pub(crate) fn fixture_files(dir: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// The JSON records of a JSONL file with their sources.
-pub(crate) fn records(path: &Path) -> Vec<Record> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| Record {
-            source: Source {
-                path: path.display().to_string(),
-                line: Some(i as u64 + 1),
-                index: None,
-            },
-            value: serde_json::from_str(l).unwrap(),
-        })
-        .collect()
+    files_under(&fixture(dir), ".jsonl")
 }
 
 pub(crate) fn decode(format: Format, record: &Record) -> Session {
@@ -63,7 +41,7 @@ pub(crate) fn openai_fixture_records() -> Vec<Record> {
             if f.file_name().is_some_and(|n| n == "bad_lines.jsonl") {
                 continue;
             }
-            out.extend(records(&f));
+            out.extend(line_records(&f));
         }
     }
     assert!(out.len() >= 10, "{}", out.len());
@@ -93,7 +71,7 @@ pub(crate) fn counts(s: &Session) -> Counts {
 pub(crate) fn fixtures_roundtrip(format: Format, dir: &str) -> usize {
     let mut lines = 0;
     for f in fixture_files(dir) {
-        for r in records(&f) {
+        for r in line_records(&f) {
             let s = decode(format, &r);
             let out = encode(format, &s);
             assert_eq!(out, r.value, "{}: decode -> encode changed the record", r.source);
@@ -152,13 +130,13 @@ pub(crate) fn fixtures_match_sources(format: Format, dir: &str) -> Counts {
     let mut total = Counts::default();
     let mut checked = 0;
     for f in fixture_files(dir) {
-        for r in records(&f) {
+        for r in line_records(&f) {
             let Some(from) = r.value.pointer("/meta/converted_from").and_then(Value::as_str) else {
                 continue;
             };
             let n =
                 r.value.pointer("/meta/openai_messages").and_then(Value::as_u64).unwrap() as usize;
-            let src = records(&root().join(from)).remove(0);
+            let src = line_records(&root().join(from)).remove(0);
             let mut want = decode(Format::OpenAi, &src);
             want.messages.truncate(n);
             let got = decode(format, &r);
@@ -204,7 +182,7 @@ pub(crate) fn fixtures_match_sources(format: Format, dir: &str) -> Counts {
 pub(crate) fn detection(format: Format, dir: &str) {
     for f in fixture_files(dir) {
         let first: Vec<Value> =
-            records(&f).into_iter().take(DETECT_RECORDS).map(|r| r.value).collect();
+            line_records(&f).into_iter().take(DETECT_RECORDS).map(|r| r.value).collect();
         assert_eq!(Format::detect(&first), Some(format), "{}", f.display());
     }
     for d in ["openai", "edge"] {
@@ -223,12 +201,12 @@ pub(crate) fn detection(format: Format, dir: &str) {
 /// Test 5: forced lean compaction at a 16K window keeps its promises on every
 /// fixture session, and the output reads back (and writes again the same).
 pub(crate) fn compaction(format: Format, dir: &str) -> (usize, u64, u64) {
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let mut policy = Policy::new(Mode::Lean, 16_000);
     policy.force = true;
     let (mut compacted, mut before, mut after) = (0, 0, 0);
     for f in fixture_files(dir) {
-        for r in records(&f) {
+        for r in line_records(&f) {
             let s = decode(format, &r);
             let out = compact(&s, &policy, &meter);
             let problems = verify(&s, &out, &meter);
@@ -275,7 +253,7 @@ pub(crate) fn cli_converts(file: &str, to: Format, extra: &[&str]) -> Vec<Sessio
     );
     let text = std::fs::read_to_string(&out).unwrap();
     let values = json_lines(&text);
-    assert_eq!(values.len(), records(&fixture(file)).len(), "{file} --to {to}");
+    assert_eq!(values.len(), line_records(&fixture(file)).len(), "{file} --to {to}");
     assert_eq!(Format::detect(&values), Some(to), "{file} --to {to}");
     values
         .into_iter()
@@ -329,7 +307,7 @@ fn forced_lean_compaction_keeps_its_promises() {
 
 #[test]
 fn edge_cases_decode_as_documented() {
-    let recs = records(&fixture("anthropic/edge_cases.jsonl"));
+    let recs = line_records(&fixture("anthropic/edge_cases.jsonl"));
     let s = decode(Format::Anthropic, &recs[0]);
     let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(
@@ -402,7 +380,7 @@ fn cli_converts_to_openai_and_sharegpt() {
     }
     // Without compaction, the CLI's conversion is the adapters' conversion.
     let all = cli_converts("anthropic/edge_cases.jsonl", Format::OpenAi, &["--mode", "none"]);
-    for (got, r) in all.iter().zip(records(&fixture("anthropic/edge_cases.jsonl"))) {
+    for (got, r) in all.iter().zip(line_records(&fixture("anthropic/edge_cases.jsonl"))) {
         let want = decode(
             Format::OpenAi,
             &Record {
@@ -422,7 +400,7 @@ fn cli_converts_to_openai_and_sharegpt() {
 /// before / after compaction.
 pub(crate) fn corpus_through(format: Format) -> Option<(usize, Counts, u64, u64)> {
     let dir = crate::corpus::corpus()?;
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let policy = Policy::new(Mode::Lean, 200_000);
     let mut total = Counts::default();
     let (mut sessions, mut before, mut after) = (0, 0, 0);

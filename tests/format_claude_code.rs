@@ -3,68 +3,30 @@
 //! fixtures under `fixtures/claude_code/`, and the CLI end to end.
 
 use crate::corpus::corpus;
-use crate::util::{TestDir, compactor, fixture, json_lines, run_ok};
+use crate::util::{
+    TestDir, compactor, files_under, fixture, json_lines, line_records, o200k_meter, run_ok,
+};
 use compactor::formats::claude_code::ClaudeCode;
 use compactor::formats::openai::OpenAi;
 use compactor::formats::{Adapter, DETECT_RECORDS, Format, Record};
 use compactor::model::{Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
-use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The corpus Claude Code logs, sorted.
 fn corpus_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.join("claude-code-jsonl")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    files_under(&dir.join("claude-code-jsonl"), ".jsonl")
 }
 
 /// The fixtures of this dialect, sorted.
 fn fixture_files() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(fixture("claude_code"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    out.sort();
-    out
-}
-
-/// A file's lines as records (1-based line sources).
-fn records(path: &Path) -> Vec<Record> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| Record {
-            source: Source {
-                path: path.display().to_string(),
-                line: Some(i as u64 + 1),
-                index: None,
-            },
-            value: serde_json::from_str(l).unwrap(),
-        })
-        .collect()
+    files_under(&fixture("claude_code"), ".jsonl")
 }
 
 fn decode(path: &Path) -> Session {
-    ClaudeCode.decode(records(path)).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
-}
-
-fn meter() -> Meter {
-    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
+    ClaudeCode.decode(line_records(path)).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
 }
 
 fn is_main(v: &Value) -> bool {
@@ -161,7 +123,7 @@ fn count_session(s: &Session) -> Counts {
 /// Asserts decode + encode gives the file back, value for value and line for
 /// line; returns how many lines are also byte-identical.
 fn assert_round_trip(path: &Path) -> (usize, usize) {
-    let recs = records(path);
+    let recs = line_records(path);
     let values: Vec<Value> = recs.iter().map(|r| r.value.clone()).collect();
     let out = ClaudeCode.encode(&decode(path), None);
     assert_eq!(out.len(), values.len(), "{}: line count", path.display());
@@ -182,7 +144,7 @@ fn corpus_sessions_decode_with_the_counts_of_the_file() {
     let mut totals = (0, 0, 0);
     for path in &files {
         let s = decode(path);
-        let values: Vec<Value> = records(path).into_iter().map(|r| r.value).collect();
+        let values: Vec<Value> = line_records(path).into_iter().map(|r| r.value).collect();
         let expected = count(&values);
         assert_eq!(count_session(&s), expected, "{}", path.display());
         assert!(s.tools.is_none());
@@ -339,10 +301,10 @@ fn shape(s: &Session) -> Vec<(String, String, Vec<String>, Option<String>)> {
 #[test]
 fn corpus_sessions_compact_into_valid_event_streams() {
     let Some(dir) = corpus() else { return };
-    let meter = meter();
+    let meter = o200k_meter();
     for path in corpus_files(&dir) {
         let what = path.display().to_string();
-        let input: Vec<Value> = records(&path).into_iter().map(|r| r.value).collect();
+        let input: Vec<Value> = line_records(&path).into_iter().map(|r| r.value).collect();
         let session = decode(&path);
         // Lean is the brief's case; legacy and tiered exercise other shapes
         // (a larger verbatim tail; content-only changes without a summary).
@@ -406,7 +368,7 @@ fn corpus_sessions_compact_into_valid_event_streams() {
 
 /// The first records of a file, as detection sees them.
 fn head(path: &Path) -> Vec<Value> {
-    records(path).into_iter().take(DETECT_RECORDS).map(|r| r.value).collect()
+    line_records(path).into_iter().take(DETECT_RECORDS).map(|r| r.value).collect()
 }
 
 #[test]
@@ -425,17 +387,9 @@ fn detection_claims_claude_code_logs_and_nothing_else() {
     }
     // Codex rollouts (type + payload lines) are not ours.
     let mut codex = 0;
-    let mut stack = vec![dir.join("codex-rollout-jsonl")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                assert!(!ClaudeCode.detect(&head(&p)), "{}", p.display());
-                codex += 1;
-            }
-        }
+    for p in files_under(&dir.join("codex-rollout-jsonl"), "") {
+        assert!(!ClaudeCode.detect(&head(&p)), "{}", p.display());
+        codex += 1;
     }
     assert_eq!(codex, 3);
 }
@@ -495,8 +449,8 @@ fn edge_compact_boundary_keeps_only_the_live_context() {
     // Compacting again updates that summary instead of nesting it.
     let mut policy = Policy::new(Mode::Lean, 200_000);
     policy.force = true;
-    let out = compact(&s, &policy, &meter());
-    assert!(verify(&s, &out, &meter()).is_empty());
+    let out = compact(&s, &policy, &o200k_meter());
+    assert!(verify(&s, &out, &o200k_meter()).is_empty());
 }
 
 #[test]
@@ -552,13 +506,13 @@ fn edge_unknown_event_types_and_odd_blocks_pass_through() {
 
 #[test]
 fn fixtures_compact_into_valid_event_streams() {
-    let meter = meter();
+    let meter = o200k_meter();
     let mut policy = Policy::new(Mode::Lean, 32_000);
     policy.force = true;
     let mut compacted = Vec::new();
     for path in fixture_files() {
         let what = path.display().to_string();
-        let input: Vec<Value> = records(&path).into_iter().map(|r| r.value).collect();
+        let input: Vec<Value> = line_records(&path).into_iter().map(|r| r.value).collect();
         let session = decode(&path);
         let out = compact(&session, &policy, &meter);
         assert!(verify(&session, &out, &meter).is_empty(), "{what}");
@@ -615,7 +569,7 @@ fn cli_compacts_a_claude_code_log_into_a_claude_code_log() {
             .and_then(Value::as_str)
             .is_some_and(|t| t.starts_with("[CONTEXT COMPACTION"))
     }));
-    let input_values: Vec<Value> = records(&input).into_iter().map(|r| r.value).collect();
+    let input_values: Vec<Value> = line_records(&input).into_iter().map(|r| r.value).collect();
     assert_valid_stream(&input_values, &events, "cli output");
     assert_eq!(
         Format::detect(&events[..events.len().min(DETECT_RECORDS)]),
@@ -623,7 +577,7 @@ fn cli_compacts_a_claude_code_log_into_a_claude_code_log() {
     );
     let again = decode(&written);
     assert_eq!(again.messages.len() as u64, rows[0]["messages_after"].as_u64().unwrap());
-    assert_eq!(meter().request(&again), rows[0]["tokens_after"].as_u64().unwrap());
+    assert_eq!(o200k_meter().request(&again), rows[0]["tokens_after"].as_u64().unwrap());
     // Twice the same bytes.
     run_ok(
         compactor()
@@ -689,7 +643,7 @@ fn cli_converts_a_claude_code_log_to_openai_without_losing_a_message() {
 fn fixture_counts_are_the_files_counts() {
     let mut by_file = BTreeMap::new();
     for path in fixture_files() {
-        let values: Vec<Value> = records(&path).into_iter().map(|r| r.value).collect();
+        let values: Vec<Value> = line_records(&path).into_iter().map(|r| r.value).collect();
         let s = decode(&path);
         assert_eq!(count_session(&s), count(&values), "{}", path.display());
         by_file.insert(path.file_name().unwrap().to_string_lossy().to_string(), s.messages.len());

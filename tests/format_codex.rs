@@ -9,58 +9,22 @@ use compactor::formats::codex::Codex;
 use compactor::formats::{Adapter, Format, Record};
 use compactor::model::{Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
-use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// Every `.jsonl` file under `dir`, sorted.
-fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The lines of a rollout as records, numbered like the reader numbers them.
-fn records(path: &Path) -> Vec<Record> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| Record {
-            source: Source {
-                path: path.display().to_string(),
-                line: Some(i as u64 + 1),
-                index: None,
-            },
-            value: serde_json::from_str(l).unwrap(),
-        })
-        .collect()
-}
-
 fn decode(path: &Path) -> Session {
-    Codex.decode(records(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    Codex.decode(line_records(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
-    let files = jsonl_files(&corpus()?.join("codex-rollout-jsonl"));
+    let files = files_under(&corpus()?.join("codex-rollout-jsonl"), ".jsonl");
     assert_eq!(files.len(), 3);
     Some(files)
 }
 
 fn fixture_files() -> Vec<PathBuf> {
-    let files = jsonl_files(&fixture("codex"));
+    let files = files_under(&fixture("codex"), ".jsonl");
     assert!(files.len() >= 3, "{files:?}");
     files
 }
@@ -129,6 +93,7 @@ fn independent_counts(lines: &[Value]) -> (usize, usize, usize) {
     (messages, calls, results)
 }
 
+/// Like `util::session_counts`, but every `tool` message counts as a result.
 fn counts(s: &Session) -> (usize, usize, usize) {
     let calls = s.messages.iter().map(|m| m.tool_calls.len()).sum();
     let results = s.messages.iter().filter(|m| m.role == Role::Tool).count();
@@ -141,7 +106,7 @@ fn corpus_rollouts_decode_with_independent_counts() {
     let mut total = (0, 0, 0);
     for path in &files {
         let s = decode(path);
-        let lines: Vec<Value> = records(path).into_iter().map(|r| r.value).collect();
+        let lines: Vec<Value> = line_records(path).into_iter().map(|r| r.value).collect();
         let got = counts(&s);
         println!(
             "{}: {} messages, {} tool calls, {} results, {} earlier compactions",
@@ -164,7 +129,7 @@ fn corpus_and_fixtures_roundtrip_line_for_line() {
     let mut files = corpus_files().unwrap_or_default();
     files.extend(fixture_files());
     for path in &files {
-        let rs = records(path);
+        let rs = line_records(path);
         let original: Vec<Value> = rs.iter().map(|r| r.value.clone()).collect();
         let s = Codex.decode(rs).unwrap();
         let out = Codex.encode(&s, None);
@@ -180,7 +145,7 @@ fn corpus_and_fixtures_roundtrip_line_for_line() {
 #[test]
 fn corpus_sessions_compact_and_keep_their_promises() {
     let Some(files) = corpus_files() else { return };
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     for path in &files {
         let s = decode(path);
         for mode in [Mode::Lean, Mode::Legacy] {
@@ -225,17 +190,18 @@ fn detection_picks_codex_and_only_codex() {
     let mut files = corpus_files().unwrap_or_default();
     files.extend(fixture_files());
     for path in &files {
-        let first: Vec<Value> = records(path).into_iter().take(16).map(|r| r.value).collect();
+        let first: Vec<Value> = line_records(path).into_iter().take(16).map(|r| r.value).collect();
         assert_eq!(Format::detect(&first), Some(Format::Codex), "{}", path.display());
     }
     // Never OpenAI sessions (a converted Codex session included) or Claude Code lines.
     for rel in ["openai/codex_w1t9.jsonl", "openai/claude_code_task54.jsonl", "edge/cjk.jsonl"] {
-        let first: Vec<Value> = records(&fixture(rel)).into_iter().map(|r| r.value).collect();
+        let first: Vec<Value> = line_records(&fixture(rel)).into_iter().map(|r| r.value).collect();
         assert!(!Codex.detect(&first), "{rel}");
     }
     if let Some(dir) = corpus() {
-        for path in jsonl_files(&dir.join("claude-code-jsonl")) {
-            let first: Vec<Value> = records(&path).into_iter().take(16).map(|r| r.value).collect();
+        for path in files_under(&dir.join("claude-code-jsonl"), ".jsonl") {
+            let first: Vec<Value> =
+                line_records(&path).into_iter().take(16).map(|r| r.value).collect();
             assert!(!Codex.detect(&first), "{}", path.display());
         }
     }
@@ -243,7 +209,7 @@ fn detection_picks_codex_and_only_codex() {
 
 /// The fixture's lines, parsed.
 fn fixture_lines(name: &str) -> Vec<Value> {
-    records(&fixture("codex").join(name)).into_iter().map(|r| r.value).collect()
+    line_records(&fixture("codex").join(name)).into_iter().map(|r| r.value).collect()
 }
 
 #[test]
@@ -367,7 +333,7 @@ fn compacted_item_replaces_earlier_history() {
     assert_eq!(counts(&s), (8, 1, 1));
 
     // Forced compaction keeps the `compacted` line, its encrypted item and the new turns.
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let mut policy = Policy::new(Mode::Lean, 16_000);
     policy.force = true;
     let out = compact(&s, &policy, &meter);
@@ -430,7 +396,7 @@ fn odd_items_pass_through_and_usage_is_read() {
     // The repeated count (same total) gave nothing to the next message.
     assert_eq!(s.messages[9].meta.usage.unwrap().prompt_tokens(), Some(1400));
     // Encrypted reasoning costs nothing.
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let mut bare = group.clone();
     bare.content.parts.clear();
     assert_eq!(meter.message(group), meter.message(&bare));

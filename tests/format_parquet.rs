@@ -4,7 +4,9 @@
 //! (Hugging Face style, built here with Arrow builders or by pyarrow in
 //! fixtures/parquet/), `--messages-column`, bad files, and byte determinism.
 
-use crate::util::{TestDir, compactor, fixture, json_lines, run_code, run_ok};
+use crate::util::{
+    TestDir, compactor, files_under, fixture, json_lines, read_document, run_code, run_ok,
+};
 use arrow_array::builder::{Float64Builder, ListBuilder, StringBuilder, StructBuilder};
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Fields, Schema};
@@ -18,14 +20,8 @@ use std::sync::Arc;
 fn openai_fixtures() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in ["openai", "edge"] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .filter(|p| !p.ends_with("bad_lines.jsonl"))
-            .collect();
-        files.sort();
-        out.extend(files);
+        let files = files_under(&fixture(dir), ".jsonl");
+        out.extend(files.into_iter().filter(|p| !p.ends_with("bad_lines.jsonl")));
     }
     assert_eq!(out.len(), 9, "{out:?}");
     out
@@ -452,23 +448,11 @@ fn converted_corpus_round_trips_through_parquet() {
             .arg(format!("{}/", pq.display()))
             .arg(&src),
     );
-    let mut docs: Vec<PathBuf> = Vec::new();
-    let mut stack = vec![src.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "json") {
-                docs.push(p);
-            }
-        }
-    }
-    docs.sort();
+    let docs = files_under(&src, ".json");
     assert_eq!(docs.len(), 5);
     let (mut messages, mut calls, mut bytes) = (0, 0, 0);
     for doc in &docs {
-        let want: Value = serde_json::from_slice(&std::fs::read(doc).unwrap()).unwrap();
+        let want = read_document(doc);
         let rel = doc.strip_prefix(&src).unwrap().with_extension("parquet");
         let table = pq.join(&rel);
         bytes += std::fs::metadata(&table).unwrap().len();

@@ -6,9 +6,9 @@
 
 use crate::format_anthropic::{
     Counts, cli_converts, compaction, corpus_through, counts, decode, detection, encode,
-    fixture_files, fixtures_match_sources, fixtures_roundtrip, openai_through, records,
+    fixture_files, fixtures_match_sources, fixtures_roundtrip, openai_through,
 };
-use crate::util::fixture;
+use crate::util::{fixture, line_records};
 use compactor::formats::{Format, Record};
 use compactor::model::Role;
 use compactor::policy::sanitize::validate;
@@ -57,7 +57,7 @@ fn converted_fixtures_carry_no_layout_marker() {
         if f.file_name().is_some_and(|n| n == "edge_cases.jsonl") {
             continue;
         }
-        for r in records(&f) {
+        for r in line_records(&f) {
             let s = decode(Format::ShareGpt, &r);
             for (i, m) in s.messages.iter().enumerate() {
                 assert!(
@@ -73,7 +73,7 @@ fn converted_fixtures_carry_no_layout_marker() {
 
 #[test]
 fn edge_cases_decode_as_documented() {
-    let recs = records(&fixture("sharegpt/edge_cases.jsonl"));
+    let recs = line_records(&fixture("sharegpt/edge_cases.jsonl"));
     // Hermes function-calling v1: Python-literal calls, no ids.
     let s = decode(Format::ShareGpt, &recs[0]);
     assert_eq!(counts(&s), Counts { messages: 6, calls: 2, results: 2, images: 0 });
@@ -134,7 +134,7 @@ fn edge_cases_decode_as_documented() {
 fn openai_ids_need_no_carrier_in_hermes_values() {
     // Results carry tool_call_id (Hermes' own format), so calls get their ids
     // back from them; parallel calls answered out of order pair by name.
-    let r = records(&fixture("edge/parallel_calls.jsonl")).remove(0);
+    let r = line_records(&fixture("edge/parallel_calls.jsonl")).remove(0);
     let x = encode(Format::ShareGpt, &decode(Format::OpenAi, &r));
     let text = x.to_string();
     assert!(!text.contains("\\\"id\\\""), "no explicit call id needed: {text}");
@@ -157,7 +157,7 @@ fn cli_converts_to_openai_and_anthropic() {
     }
     let all = cli_converts("sharegpt/edge_cases.jsonl", Format::OpenAi, &["--mode", "none"]);
     assert_eq!(all.len(), 4);
-    for (got, r) in all.iter().zip(records(&fixture("sharegpt/edge_cases.jsonl"))) {
+    for (got, r) in all.iter().zip(line_records(&fixture("sharegpt/edge_cases.jsonl"))) {
         let want = decode(Format::ShareGpt, &r);
         assert_eq!(counts(got), counts(&want), "{}", r.source);
     }

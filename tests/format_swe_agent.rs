@@ -10,45 +10,22 @@ use compactor::formats::swe_agent::SweAgent;
 use compactor::formats::{Adapter, Format, Record};
 use compactor::model::{Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
-use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// Every file under `dir` whose name ends with `suffix`, sorted.
-fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.to_string_lossy().ends_with(suffix) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn document(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
+use std::path::PathBuf;
 
 fn decode_value(value: Value) -> Session {
     SweAgent.decode(vec![Record { source: Source::default(), value }]).unwrap()
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
-    let files = files(&corpus()?.join("swe-agent-traj"), ".traj");
+    let files = files_under(&corpus()?.join("swe-agent-traj"), ".traj");
     assert_eq!(files.len(), 22);
     Some(files)
 }
 
 fn fixture_files() -> Vec<PathBuf> {
-    let mut f = files(&fixture("swe_agent"), ".traj");
-    f.extend(files(&fixture("swe_agent"), ".traj.json"));
+    let mut f = files_under(&fixture("swe_agent"), ".traj");
+    f.extend(files_under(&fixture("swe_agent"), ".traj.json"));
     assert_eq!(f.len(), 5, "{f:?}");
     f
 }
@@ -68,21 +45,14 @@ fn independent_counts(doc: &Value) -> (usize, usize, usize) {
     (history.len(), calls, results)
 }
 
-fn counts(s: &Session) -> (usize, usize, usize) {
-    let calls = s.messages.iter().map(|m| m.tool_calls.len()).sum();
-    let results =
-        s.messages.iter().filter(|m| m.role == Role::Tool && m.tool_call_id.is_some()).count();
-    (s.messages.len(), calls, results)
-}
-
 #[test]
 fn corpus_trajectories_decode_with_independent_counts() {
     let Some(files) = corpus_files() else { return };
     let (mut total, mut function_calling) = ((0, 0, 0), 0);
     for path in &files {
-        let doc = document(path);
+        let doc = read_document(path);
         let s = decode_value(doc.clone());
-        let got = counts(&s);
+        let got = session_counts(&s);
         println!("{}: {} messages, {} tool calls, {} results", path.display(), got.0, got.1, got.2);
         assert_eq!(got, independent_counts(&doc), "{}", path.display());
         assert_eq!(s.messages[0].role, Role::System, "{}", path.display());
@@ -98,7 +68,7 @@ fn corpus_and_fixtures_roundtrip_as_the_same_document() {
     let mut all = corpus_files().unwrap_or_default();
     all.extend(fixture_files());
     for path in &all {
-        let doc = document(path);
+        let doc = read_document(path);
         let s = decode_value(doc.clone());
         let out = SweAgent.encode(&s, Some(&serde_json::json!({"mode": "lean"})));
         assert_eq!(out.len(), 1);
@@ -117,8 +87,8 @@ fn detection_picks_swe_agent_through_the_reader() {
             "{:?}",
             found.iter().map(|x| &x.0).collect::<Vec<_>>()
         );
-        for path in files(&dir.join("toolbench-dfsdt"), ".json") {
-            assert!(!SweAgent.detect(&[document(&path)]), "{}", path.display());
+        for path in files_under(&dir.join("toolbench-dfsdt"), ".json") {
+            assert!(!SweAgent.detect(&[read_document(&path)]), "{}", path.display());
         }
     }
     let found = sessions(&fixture("swe_agent"));
@@ -134,10 +104,10 @@ fn detection_picks_swe_agent_through_the_reader() {
 #[test]
 fn corpus_sessions_compact_and_keep_their_promises() {
     let Some(files) = corpus_files() else { return };
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let mut compacted = 0;
     for path in &files {
-        let s = decode_value(document(path));
+        let s = decode_value(read_document(path));
         for mode in [Mode::Lean, Mode::Legacy] {
             for window in [32_000, 200_000] {
                 let mut policy = Policy::new(mode, window);
@@ -150,10 +120,15 @@ fn corpus_sessions_compact_and_keep_their_promises() {
                 let written = SweAgent.encode(&out.session, None).remove(0);
                 assert_eq!(Format::detect(std::slice::from_ref(&written)), Some(Format::SweAgent));
                 let again = decode_value(written.clone());
-                assert_eq!(counts(&again), counts(&out.session), "{} {mode}", path.display());
+                assert_eq!(
+                    session_counts(&again),
+                    session_counts(&out.session),
+                    "{} {mode}",
+                    path.display()
+                );
                 assert_eq!(meter.request(&again), c.tokens_after, "{} {mode}", path.display());
                 // What is not the transcript is untouched.
-                let doc = document(path);
+                let doc = read_document(path);
                 for key in ["trajectory", "info", "environment", "replay_config"] {
                     assert_eq!(written.get(key), doc.get(key), "{} {key}", path.display());
                 }
@@ -190,7 +165,7 @@ fn cli_compacts_a_trajectory_into_a_trajectory() {
     assert_eq!(Format::detect(std::slice::from_ref(&written)), Some(Format::SweAgent));
     let s = decode_value(written.clone());
     assert_eq!(s.messages.len() as u64, rows[0]["messages_after"].as_u64().unwrap());
-    let original = document(&input);
+    let original = read_document(&input);
     assert_eq!(written["trajectory"], original["trajectory"]);
     assert_eq!(written["info"], original["info"]);
     let history = written["history"].as_array().unwrap();
@@ -218,11 +193,11 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
         assert!(!text.contains('\u{fdd0}'), "{name}");
         let rows = json_lines(&text);
         assert_eq!(rows.len(), 1, "{name}");
-        let swe = decode_value(document(&path));
+        let swe = decode_value(read_document(&path));
         let back = OpenAi
             .decode(vec![Record { source: Source::default(), value: rows[0].clone() }])
             .unwrap();
-        assert_eq!(counts(&back), counts(&swe), "{name}");
+        assert_eq!(session_counts(&back), session_counts(&swe), "{name}");
         for (a, b) in back.messages.iter().zip(&swe.messages) {
             assert_eq!(a.role, b.role, "{name}");
             assert_eq!(a.text_content(), b.text_content(), "{name}");
@@ -238,8 +213,8 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
 #[test]
 fn text_action_and_function_calling_formats() {
     // Old text-action format: actions in the assistant's text, outputs as user turns.
-    let s = decode_value(document(&fixture("swe_agent/pydicom_text_action.traj")));
-    assert_eq!(counts(&s), (26, 0, 0));
+    let s = decode_value(read_document(&fixture("swe_agent/pydicom_text_action.traj")));
+    assert_eq!(session_counts(&s), (26, 0, 0));
     assert_eq!(s.messages[1].extra["is_demo"], true);
     assert!(s.messages[1].text_content().starts_with("Here is a demonstration"));
     let assistant = s.messages.iter().find(|m| m.role == Role::Assistant).unwrap();
@@ -249,8 +224,8 @@ fn text_action_and_function_calling_formats() {
     assert_eq!(users, 13, "a demonstration, the task and 11 observations, all user turns");
 
     // Function-calling format: tool_calls answered by tool_call_ids, written back as lists.
-    let s = decode_value(document(&fixture("swe_agent/marshmallow_function_calling.traj")));
-    assert_eq!(counts(&s), (24, 11, 11));
+    let s = decode_value(read_document(&fixture("swe_agent/marshmallow_function_calling.traj")));
+    assert_eq!(session_counts(&s), (24, 11, 11));
     let tool = s.messages.iter().find(|m| m.role == Role::Tool).unwrap();
     let call = &s.messages.iter().find(|m| !m.tool_calls.is_empty()).unwrap().tool_calls[0];
     assert_eq!(tool.tool_call_id.as_deref(), Some(call.id.as_str()));
@@ -264,11 +239,11 @@ fn text_action_and_function_calling_formats() {
 #[test]
 fn mini_swe_agent_reads_as_swe_agent() {
     let path = fixture("swe_agent/mini_swe_agent.traj.json");
-    let doc = document(&path);
+    let doc = read_document(&path);
     assert_eq!(Format::detect(std::slice::from_ref(&doc)), Some(Format::SweAgent));
     assert!(OpenAi.detect(std::slice::from_ref(&doc)), "it is an OpenAI record too; order decides");
     let s = decode_value(doc.clone());
-    assert_eq!(counts(&s), (7, 0, 0));
+    assert_eq!(session_counts(&s), (7, 0, 0));
     assert_eq!(s.messages[2].extra["extra"]["response"]["id"], "r1");
     assert_eq!(SweAgent.encode(&s, Some(&serde_json::json!({}))).remove(0), doc);
     let plain = OpenAi.decode(vec![Record { source: Source::default(), value: doc }]).unwrap();

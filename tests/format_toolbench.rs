@@ -11,43 +11,21 @@ use compactor::formats::toolbench::ToolBench;
 use compactor::formats::{Adapter, Format, Record};
 use compactor::model::{Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
-use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn document(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
+use std::path::PathBuf;
 
 fn decode_value(value: Value) -> Session {
     ToolBench.decode(vec![Record { source: Source::default(), value }]).unwrap()
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
-    let files = json_files(&corpus()?.join("toolbench-dfsdt"));
+    let files = files_under(&corpus()?.join("toolbench-dfsdt"), ".json");
     assert_eq!(files.len(), 15);
     Some(files)
 }
 
 fn fixture_files() -> Vec<PathBuf> {
-    let f = json_files(&fixture("toolbench"));
+    let f = files_under(&fixture("toolbench"), ".json");
     assert_eq!(f.len(), 3, "{f:?}");
     f
 }
@@ -73,21 +51,14 @@ fn independent_counts(doc: &Value) -> (usize, usize, usize) {
     (last.len(), calls, results)
 }
 
-fn counts(s: &Session) -> (usize, usize, usize) {
-    let calls = s.messages.iter().map(|m| m.tool_calls.len()).sum();
-    let results =
-        s.messages.iter().filter(|m| m.role == Role::Tool && m.tool_call_id.is_some()).count();
-    (s.messages.len(), calls, results)
-}
-
 #[test]
 fn corpus_answers_decode_with_independent_counts() {
     let Some(files) = corpus_files() else { return };
     let (mut total, mut empty) = ((0, 0, 0), 0);
     for path in &files {
-        let doc = document(path);
+        let doc = read_document(path);
         let s = decode_value(doc.clone());
-        let got = counts(&s);
+        let got = session_counts(&s);
         println!("{}: {} messages, {} tool calls, {} results", path.display(), got.0, got.1, got.2);
         assert_eq!(got, independent_counts(&doc), "{}", path.display());
         assert_eq!(
@@ -108,7 +79,7 @@ fn corpus_and_fixtures_roundtrip_as_the_same_document() {
     let mut all = corpus_files().unwrap_or_default();
     all.extend(fixture_files());
     for path in &all {
-        let doc = document(path);
+        let doc = read_document(path);
         let s = decode_value(doc.clone());
         let out = ToolBench.encode(&s, Some(&serde_json::json!({"mode": "lean"})));
         assert_eq!(out.len(), 1);
@@ -123,8 +94,8 @@ fn detection_picks_toolbench_through_the_reader() {
         let found = sessions(&dir.join("toolbench-dfsdt"));
         assert_eq!(found.len(), 15);
         assert!(found.iter().all(|(f, _)| f == "toolbench"));
-        for path in json_files(&dir.join("agent-trajectory-json")) {
-            assert!(!ToolBench.detect(&[document(&path)]), "{}", path.display());
+        for path in files_under(&dir.join("agent-trajectory-json"), ".json") {
+            assert!(!ToolBench.detect(&[read_document(&path)]), "{}", path.display());
         }
     }
     let found = sessions(&fixture("toolbench"));
@@ -137,10 +108,10 @@ fn detection_picks_toolbench_through_the_reader() {
 #[test]
 fn corpus_sessions_compact_and_keep_their_promises() {
     let Some(files) = corpus_files() else { return };
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let mut compacted = 0;
     for path in &files {
-        let doc = document(path);
+        let doc = read_document(path);
         let s = decode_value(doc.clone());
         for mode in [Mode::Lean, Mode::Legacy] {
             for window in [32_000, 200_000] {
@@ -153,7 +124,12 @@ fn corpus_sessions_compact_and_keep_their_promises() {
                 let written = ToolBench.encode(&out.session, None).remove(0);
                 assert_eq!(Format::detect(std::slice::from_ref(&written)), Some(Format::ToolBench));
                 let again = decode_value(written.clone());
-                assert_eq!(counts(&again), counts(&out.session), "{} {mode}", path.display());
+                assert_eq!(
+                    session_counts(&again),
+                    session_counts(&out.session),
+                    "{} {mode}",
+                    path.display()
+                );
                 assert_eq!(
                     meter.request(&again),
                     out.compaction.tokens_after,
@@ -196,7 +172,7 @@ fn cli_writes_an_answer_in_the_same_format() {
         let s = decode_value(written.clone());
         assert_eq!(s.messages.len() as u64, row["messages_after"].as_u64().unwrap(), "{name}");
         if row["compacted"] == false {
-            assert_eq!(written, document(&path), "{name}: unchanged");
+            assert_eq!(written, read_document(&path), "{name}: unchanged");
         }
     }
     let empty = rows.iter().find(|r| r["source"].as_str().unwrap().contains("G1_69")).unwrap();
@@ -218,11 +194,11 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
     assert!(!text.contains('\u{fdd0}'));
     let rows = json_lines(&text);
     assert_eq!(rows.len(), 1);
-    let tb = decode_value(document(&path));
-    assert_eq!(counts(&tb), (11, 4, 3));
+    let tb = decode_value(read_document(&path));
+    assert_eq!(session_counts(&tb), (11, 4, 3));
     let back =
         OpenAi.decode(vec![Record { source: Source::default(), value: rows[0].clone() }]).unwrap();
-    assert_eq!(counts(&back), counts(&tb));
+    assert_eq!(session_counts(&back), session_counts(&tb));
     assert_eq!(back.tools, tb.tools);
     let m = &rows[0]["messages"];
     assert_eq!(m[2]["tool_calls"][0]["id"], "toolbench-call-2");
@@ -236,13 +212,13 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
 #[test]
 fn answer_without_train_messages_is_an_empty_session() {
     let path = fixture("toolbench/G1_69_ChatGPT_DFS_woFilter_w2.json");
-    let doc = document(&path);
+    let doc = read_document(&path);
     assert!(doc["answer_generation"].get("train_messages").is_none());
     let s = decode_value(doc.clone());
     assert!(s.messages.is_empty());
     assert!(s.tools.as_ref().is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty())));
     assert_eq!(ToolBench.encode(&s, None).remove(0), doc);
-    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let meter = o200k_meter();
     let mut policy = Policy::new(Mode::Lean, 16_000);
     policy.force = true;
     let out = compact(&s, &policy, &meter);
@@ -252,7 +228,7 @@ fn answer_without_train_messages_is_an_empty_session() {
 
 #[test]
 fn legacy_calls_get_synthetic_ids_and_the_finish_call_stays_in_flight() {
-    let s = decode_value(document(&fixture("toolbench/G1_57_ChatGPT_DFS_woFilter_w2.json")));
+    let s = decode_value(read_document(&fixture("toolbench/G1_57_ChatGPT_DFS_woFilter_w2.json")));
     let last = s.messages.last().unwrap();
     assert_eq!(last.tool_calls[0].name, "Finish");
     assert_eq!(last.tool_calls[0].id, format!("toolbench-call-{}", s.messages.len() - 1));

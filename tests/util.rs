@@ -1,5 +1,9 @@
-//! Test helpers: a temporary directory per test and a command runner.
+//! Test helpers: a temporary directory per test, a command runner, and the
+//! file listing, readers and counts the format tests share.
 
+use compactor::formats::Record;
+use compactor::model::{Role, Session, Source};
+use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -100,4 +104,61 @@ pub fn synth_inputs(dir: &TestDir, files: usize, tokens: u64) -> PathBuf {
         std::fs::write(input.join(format!("s{k:02}.jsonl")), pair.join("\n") + "\n").unwrap();
     }
     input
+}
+
+/// Every file under `dir`, at any depth, whose name ends with `suffix` (`""`
+/// matches every file), sorted by path. Panics if `dir` cannot be read.
+pub fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(suffix)) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A JSON file, parsed as one document.
+pub fn read_document(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The lines of a JSONL file as records, numbered like the reader numbers them:
+/// blank lines are skipped, and each record's `Source` holds the 1-based number
+/// of its physical line.
+pub fn line_records(path: &Path) -> Vec<Record> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| Record {
+            source: Source {
+                path: path.display().to_string(),
+                line: Some(i as u64 + 1),
+                index: None,
+            },
+            value: serde_json::from_str(l).unwrap(),
+        })
+        .collect()
+}
+
+/// A session's messages, tool calls, and tool results that answer a call (a
+/// `tool` message with a `tool_call_id`).
+pub fn session_counts(s: &Session) -> (usize, usize, usize) {
+    let calls = s.messages.iter().map(|m| m.tool_calls.len()).sum();
+    let results =
+        s.messages.iter().filter(|m| m.role == Role::Tool && m.tool_call_id.is_some()).count();
+    (s.messages.len(), calls, results)
+}
+
+/// The token meter the tests compact with: o200k, default image cost.
+pub fn o200k_meter() -> Meter {
+    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
 }
