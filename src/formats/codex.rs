@@ -946,8 +946,10 @@ fn encode_message(w: &mut Writer, m: &Message) {
                 content_done = true;
                 w.item(content_payload(m), ets);
             }
-            if let Some(k) = m.tool_calls.iter().position(|c| c.id == id)
-                && !calls_done[k]
+            // The first call with this id not yet written: ids may repeat
+            // (fuzz finding `codex_repeated_call_id`).
+            if let Some(k) =
+                (0..m.tool_calls.len()).find(|&k| m.tool_calls[k].id == id && !calls_done[k])
             {
                 calls_done[k] = true;
                 w.item(call_payload(&m.tool_calls[k]), ets);
@@ -1183,6 +1185,24 @@ mod tests {
             item("t11", output("a", json!("a.txt"))),
             item("t12", text("assistant", "Two files.")),
         ]
+    }
+
+    /// Found by the `decode` fuzz target: two calls of one message with the
+    /// same `call_id` (a corrupt rollout) were written back with the first
+    /// call's timestamp for both.
+    #[test]
+    fn fuzz_decode_codex_repeated_call_id() {
+        let lines = vec![
+            meta(),
+            item("t1", text("user", "go")),
+            item("t2", call("c2")),
+            line("t3", "event_msg", json!({"type": "agent_message", "message": "ok"})),
+            item("t4", call("c2")),
+            item("t5", output("c2", json!("done"))),
+            item("t6", text("assistant", "Done.")),
+        ];
+        let s = decode(&lines);
+        assert_eq!(Codex.encode(&s, None), lines);
     }
 
     #[test]
