@@ -38,6 +38,10 @@
 //!   A block kind is the part's `type`, or `tool_use:<id>` for a call.
 //! - [`BLOCK_KEY`] (`claudeCodeBlock`, tool messages): the `tool_result` block minus
 //!   its `content` (`type`, `tool_use_id`, `is_error`, unknown keys).
+//! - [`NEW_EVENT_KEY`] (`claudeCodeNewEvent`, `true`): the first message of an event
+//!   that follows tool messages of an event with the same `uuid` (only a corrupt log
+//!   repeats a uuid). Without it, encoding writes such messages into that event, as
+//!   it writes back the tool messages and the user message of one mixed event.
 //! - `meta.timestamp` = the (first) event's `timestamp`; `meta.usage` = the (last)
 //!   event's `message.usage` (`input_tokens`, `cache_read_input_tokens`,
 //!   `cache_creation_input_tokens`, `output_tokens`).
@@ -92,6 +96,9 @@ pub struct ClaudeCode;
 pub const EVENTS_KEY: &str = "claudeCodeEvents";
 /// Message `extra` key holding a tool message's `tool_result` block (minus content).
 pub const BLOCK_KEY: &str = "claudeCodeBlock";
+/// Message `extra` key marking the first message of an event whose `uuid` repeats
+/// the previous event's (see the module docs).
+pub const NEW_EVENT_KEY: &str = "claudeCodeNewEvent";
 /// Hashed with a new message's parent uuid, role and text to derive its uuid.
 pub const UUID_NAMESPACE: &str = "compactor/claude-code/uuid/v1";
 /// A block kind naming a tool call in [`EVENTS_KEY`]: `tool_use:<id>`.
@@ -522,12 +529,26 @@ impl Decoder {
         });
     }
 
+    /// Pushes the first message of an event, marked when it would pass for part
+    /// of the event of the tool messages before it (same `uuid`: a repeated
+    /// line; fuzz findings `claude_code_repeated_uuid_user_event` and
+    /// `claude_code_repeated_result_event`).
+    fn push_first(&mut self, mut m: Message) {
+        if let Some(prev) = self.messages.last()
+            && prev.role == Role::Tool
+            && same_event(prev, &m)
+        {
+            m.extra.insert(NEW_EVENT_KEY.into(), Value::Bool(true));
+        }
+        self.messages.push(m);
+    }
+
     fn user(&mut self, ev: Event) {
         let Event { envelope, content } = ev;
         let RawContent::Blocks(blocks) = content else {
             self.close();
             let m = self.message(Role::User, content_of(content), envelope);
-            self.messages.push(m);
+            self.push_first(m);
             return;
         };
         let mut results = Vec::new();
@@ -541,15 +562,19 @@ impl Decoder {
         if results.is_empty() {
             self.close();
             let m = self.message(Role::User, content_of(RawContent::Blocks(others)), envelope);
-            self.messages.push(m);
+            self.push_first(m);
             return;
         }
-        for (id, block, content) in results {
+        for (k, (id, block, content)) in results.into_iter().enumerate() {
             let mut extra = envelope.clone();
             extra.insert(BLOCK_KEY.into(), Value::Object(block));
             let mut m = self.message(Role::Tool, content, extra);
             m.tool_call_id = Some(id);
-            self.messages.push(m);
+            if k == 0 {
+                self.push_first(m);
+            } else {
+                self.messages.push(m);
+            }
         }
         if others.is_empty() {
             if let Some(open) = self.open.as_mut() {
@@ -586,7 +611,7 @@ pub fn decode_events(records: Vec<Record>) -> Result<Session, DecodeError> {
                 ));
             }
         };
-        for key in [EVENTS_KEY, BLOCK_KEY] {
+        for key in [EVENTS_KEY, BLOCK_KEY, NEW_EVENT_KEY] {
             if map.contains_key(key) {
                 return Err(DecodeError::at(&at, format!("`{key}` is reserved for compactor")));
             }
@@ -937,12 +962,19 @@ fn same_event(a: &Message, b: &Message) -> bool {
     match (uuid_of(a), uuid_of(b)) {
         (Some(x), Some(y)) => x == y,
         (None, None) => {
-            let a_env = a.extra.iter().filter(|(k, _)| k.as_str() != BLOCK_KEY);
-            let b_env = b.extra.iter().filter(|(k, _)| k.as_str() != BLOCK_KEY);
+            let own = |k: &String| !matches!(k.as_str(), BLOCK_KEY | NEW_EVENT_KEY);
+            let a_env = a.extra.iter().filter(|(k, _)| own(k));
+            let b_env = b.extra.iter().filter(|(k, _)| own(k));
             has_envelope(a) && a_env.eq(b_env)
         }
         _ => false,
     }
+}
+
+/// Returns true if and only if `m` was read as the first message of an event
+/// that repeats the previous event's `uuid` ([`NEW_EVENT_KEY`]).
+fn starts_event(m: &Message) -> bool {
+    m.extra.get(NEW_EVENT_KEY) == Some(&Value::Bool(true))
 }
 
 /// Groups the tool messages `msgs[start..end]` into the events they came from,
@@ -957,7 +989,9 @@ fn result_events(msgs: &[Message], start: usize, end: usize) -> (Vec<ResultEvent
             m.tool_call_id.is_some() && e.tools.iter().any(|t| t.tool_call_id == m.tool_call_id)
         };
         match events.last_mut() {
-            Some(last) if same_event(last.tools[0], m) && !repeats(last) => last.tools.push(m),
+            Some(last) if same_event(last.tools[0], m) && !repeats(last) && !starts_event(m) => {
+                last.tools.push(m)
+            }
             _ => events.push(ResultEvent { tools: vec![m], user: None }),
         }
     }
@@ -965,6 +999,7 @@ fn result_events(msgs: &[Message], start: usize, end: usize) -> (Vec<ResultEvent
     if let (Some(last), Some(u)) = (events.last_mut(), msgs.get(end))
         && u.role == Role::User
         && same_event(last.tools[0], u)
+        && !starts_event(u)
     {
         last.user = Some(u);
         next = end + 1;
@@ -1102,6 +1137,7 @@ impl Writer {
         let mut ev = envelope.clone();
         ev.shift_remove(EVENTS_KEY);
         ev.shift_remove(BLOCK_KEY);
+        ev.shift_remove(NEW_EVENT_KEY);
         let mut msg = match ev.get("message") {
             Some(Value::Object(m)) => m.clone(),
             _ => {
@@ -1808,6 +1844,34 @@ mod tests {
         let r = result("r1", "a1", "toolu_1", json!("out"));
         let v = vec![user("u1", None, json!("go")), asst("a1", "u1", "msg_1", call), r.clone(), r];
         assert_round_trip(&v);
+    }
+
+    /// Found by the `decode` fuzz target: a tool-result event and a user event
+    /// with the same uuid (a corrupt log) were written back as one event, as if
+    /// the user message were the rest of a mixed event.
+    #[test]
+    fn fuzz_decode_claude_code_repeated_uuid_user_event() {
+        let r = result("u3", "a1", "toolu_b1", json!("FAILED"));
+        let v = vec![r, user("u3", Some("a1"), json!("Also handle whitespace."))];
+        let s = assert_round_trip(&v);
+        assert_eq!(s.messages[1].extra[NEW_EVENT_KEY], true, "marked as an event of its own");
+        // A mixed event (results, then text, in one event) is still one message pair
+        // written back as one event, with no mark.
+        let mixed = vec![user(
+            "u4",
+            None,
+            json!([{"tool_use_id": "toolu_c1", "type": "tool_result", "content": "ok"},
+                   {"type": "text", "text": "and more"}]),
+        )];
+        let s = assert_round_trip(&mixed);
+        assert!(s.messages.iter().all(|m| !m.extra.contains_key(NEW_EVENT_KEY)));
+        // Two result events with one uuid and two call ids stay two events.
+        let two = vec![
+            result("u5", "a1", "toolu_d1", json!("one")),
+            result("u5", "a1", "toolu_d2", json!("two")),
+        ];
+        let s = assert_round_trip(&two);
+        assert_eq!(s.messages[1].extra[NEW_EVENT_KEY], true);
     }
 
     #[test]
