@@ -444,13 +444,21 @@ fn encode_tool_call(call: &ToolCall) -> Value {
         (!call.id.is_empty() || map.contains_key("id")).then(|| Value::String(call.id.clone()));
     fill(&mut map, "id", id);
     let mut function = call.function_extra.clone();
+    // A `function` read with a name but no `arguments` (a malformed record) is
+    // written back without them while they are still empty (fuzz finding
+    // `openai_function_without_arguments`); a call made here always has them.
+    let arguments_absent = call.arguments.is_empty()
+        && function.contains_key("name")
+        && !function.contains_key("arguments");
     function.insert("name".into(), Value::String(call.name.clone()));
     let arguments = match call.args_form {
         ArgsForm::String => Value::String(call.arguments.clone()),
         ArgsForm::Value => serde_json::from_str(&call.arguments)
             .unwrap_or_else(|_| Value::String(call.arguments.clone())),
     };
-    function.insert("arguments".into(), arguments);
+    if !arguments_absent {
+        function.insert("arguments".into(), arguments);
+    }
     map.insert("function".into(), Value::Object(function));
     Value::Object(map)
 }
@@ -470,6 +478,21 @@ mod tests {
 
     fn roundtrip(v: Value) -> Value {
         encode(&decode(v).expect("decodes"), None)
+    }
+
+    /// Found by the `decode` fuzz target: a `function` without `arguments`
+    /// came back with `"arguments": ""`.
+    #[test]
+    fn fuzz_decode_openai_function_without_arguments() {
+        let v = json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "Read", "argumEnts": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]});
+        assert_eq!(roundtrip(v.clone()), v);
+        // A call made without an input object still gets its arguments.
+        let call = ToolCall { id: "c2".into(), name: "Bash".into(), ..ToolCall::default() };
+        assert_eq!(encode_tool_call(&call)["function"]["arguments"], "");
     }
 
     #[test]
