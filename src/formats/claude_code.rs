@@ -983,15 +983,8 @@ fn starts_event(m: &Message) -> bool {
 fn result_events(msgs: &[Message], start: usize, end: usize) -> (Vec<ResultEvent<'_>>, usize) {
     let mut events: Vec<ResultEvent<'_>> = Vec::new();
     for m in &msgs[start..end] {
-        // A result repeating a call id of the open event is a new event with the
-        // same uuid (a duplicated line; fuzz finding `claude_code_repeated_result_event`).
-        let repeats = |e: &ResultEvent<'_>| {
-            m.tool_call_id.is_some() && e.tools.iter().any(|t| t.tool_call_id == m.tool_call_id)
-        };
         match events.last_mut() {
-            Some(last) if same_event(last.tools[0], m) && !repeats(last) && !starts_event(m) => {
-                last.tools.push(m)
-            }
+            Some(last) if same_event(last.tools[0], m) && !starts_event(m) => last.tools.push(m),
             _ => events.push(ResultEvent { tools: vec![m], user: None }),
         }
     }
