@@ -3,7 +3,7 @@
 //! in, whether they come from a file or standard input, and whether they are
 //! stored as JSON Lines or Parquet.
 
-use crate::util::{TestDir, compactor, fixture, json_lines, run_ok, run_with_stdin};
+use crate::util::{TestDir, compactor, files_under, fixture, json_lines, run_ok, run_with_stdin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -40,22 +40,12 @@ type Tree = Vec<(String, Vec<u8>)>;
 
 /// Every file under `dir`, relative name -> bytes, sorted.
 fn tree(dir: &Path) -> Tree {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.ends_with(".compactor-manifest.jsonl") {
-                // Bookkeeping, not output: it records the inputs' mtimes.
-                continue;
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
+    let mut out: Tree = files_under(dir, "")
+        .into_iter()
+        // The manifest is bookkeeping, not output: it records the inputs' mtimes.
+        .filter(|p| !p.ends_with(".compactor-manifest.jsonl"))
+        .map(|p| (p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
     out.sort();
     out
 }
