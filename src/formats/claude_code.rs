@@ -1865,6 +1865,10 @@ mod tests {
         ];
         let s = assert_round_trip(&two);
         assert_eq!(s.messages[1].extra[NEW_EVENT_KEY], true);
+        // One event with two results of one call id stays one event.
+        let twice = json!([{"tool_use_id": "toolu_e1", "type": "tool_result", "content": "a"},
+                           {"tool_use_id": "toolu_e1", "type": "tool_result", "content": "b"}]);
+        assert_round_trip(&[user("u6", None, twice)]);
     }
 
     #[test]
