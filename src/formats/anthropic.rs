@@ -29,6 +29,10 @@
 //! - `anthropic_layout` on an assistant message: `{"order": ["content" |
 //!   "tool_use", ...]}`, the original block order, present only when a text /
 //!   thinking block came after a `tool_use` block.
+//! - `anthropic_layout` on a message of another role (`system`, `tool`,
+//!   `exit`, ...) read as it was written, without `openai_role`:
+//!   `{"own_role": true}`; it is written back with that role (a message
+//!   without the mark has `role: "user"` and the carrier, below).
 //! - `anthropic_layout` on a tool message: it starts a new Anthropic user
 //!   message (consecutive tool messages are otherwise one message). Fields:
 //!   `with_user: true` (the user message right after the tool messages holds the
@@ -82,6 +86,8 @@ pub struct Anthropic;
 /// The canonical marker key (see the module docs).
 pub const LAYOUT: &str = "anthropic_layout";
 const OPENAI_ROLE: &str = "openai_role";
+/// The layout field of a message whose role was written as it is.
+const OWN_ROLE: &str = "own_role";
 pub(crate) const OPENAI_CONTENT: &str = "openai_content";
 const OPENAI_IMAGE: &str = "openai_image";
 pub(crate) const OPENAI_ARGUMENTS: &str = "openai_arguments";
@@ -291,6 +297,14 @@ fn decode_one(value: Value, out: &mut Vec<Message>) -> Result<(), String> {
     if let Some(real) = map.get(OPENAI_ROLE).and_then(Value::as_str).map(str::to_string) {
         map.shift_remove(OPENAI_ROLE);
         map.insert("role".into(), Value::String(real));
+        return push_plain(map, attached, out);
+    }
+    if role != "user" && role != "assistant" {
+        // Written as it is (a role Anthropic has no name for, without the
+        // `openai_role` carrier): remember that, or it comes back as `user`.
+        let mut layout = Map::new();
+        layout.insert(OWN_ROLE.into(), Value::Bool(true));
+        map.insert(LAYOUT.into(), Value::Object(layout));
         return push_plain(map, attached, out);
     }
     let blocks = map.get("content").and_then(Value::as_array);
@@ -762,6 +776,12 @@ fn layout_of(m: &Message) -> Option<&Map<String, Value>> {
     m.extra.get(LAYOUT).and_then(Value::as_object)
 }
 
+/// Whether `m` was read from an Anthropic message with a role other than
+/// `user` / `assistant` written as it is; it is written back the same way.
+fn own_role(m: &Message) -> bool {
+    layout_of(m).is_some_and(|l| l.get(OWN_ROLE) == Some(&Value::Bool(true)))
+}
+
 /// Writes canonical messages as Anthropic messages, regrouping tool results.
 fn encode_messages(msgs: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
@@ -769,7 +789,7 @@ fn encode_messages(msgs: &[Message]) -> Vec<Value> {
     while i < msgs.len() {
         let m = &msgs[i];
         match m.role {
-            Role::Tool => {
+            Role::Tool if !own_role(m) => {
                 let mut j = i + 1;
                 while j < msgs.len() && msgs[j].role == Role::Tool && layout_of(&msgs[j]).is_none()
                 {
@@ -809,7 +829,7 @@ fn put_attached(map: &mut Map<String, Value>, m: &Message) {
 fn encode_plain(m: &Message) -> Map<String, Value> {
     let mut j = message_json(m);
     j.shift_remove(LAYOUT);
-    if !matches!(m.role, Role::User | Role::Assistant) {
+    if !matches!(m.role, Role::User | Role::Assistant) && !own_role(m) {
         let mut out = Map::new();
         for (k, v) in j {
             if k == "role" {
@@ -1057,6 +1077,40 @@ mod tests {
         let a = encode(&openai(v.clone()));
         let back = OpenAi.encode(&decode(a.clone()), None).remove(0);
         (a, back)
+    }
+
+    /// Found by the `decode` fuzz target: a message with an unknown role
+    /// (`ass*stant`) holding `tool_use` blocks came back as `role: "user"`
+    /// with `openai_role`.
+    #[test]
+    fn fuzz_decode_anthropic_unknown_role_with_tool_use() {
+        let v = json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "ass*stant", "content": [{"type": "tool_use", "id": "a", "name": "B", "input": {}}]}]});
+        let s = decode(v.clone());
+        assert_eq!(s.messages[1].role, Role::Other("ass*stant".into()));
+        assert_eq!(encode(&s), v);
+        // Every role Anthropic has no name for, written as it is, anywhere.
+        let v = json!({"messages": [
+            {"role": "system", "content": "not the prompt"},
+            {"role": "developer", "content": [{"type": "text", "text": "d"}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "tool", "content": "r2"},
+            {"role": "exit", "content": "bye"}]});
+        let s = decode(v.clone());
+        let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["system", "developer", "tool", "tool", "exit"]);
+        assert_eq!(encode(&s), v);
+        // The mark travels through OpenAI and back.
+        let via = OpenAi.encode(&s, None).remove(0);
+        assert_eq!(via["messages"][4]["anthropic_layout"], json!({"own_role": true}));
+        assert_eq!(encode(&openai(via)), v);
+        // Without the mark (an OpenAI message), the carrier as before.
+        let a = encode(&openai(json!({"messages": [{"role": "exit", "content": "bye"}]})));
+        assert_eq!(
+            a["messages"][0],
+            json!({"role": "user", "openai_role": "exit", "content": "bye"})
+        );
     }
 
     #[test]
