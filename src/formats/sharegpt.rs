@@ -1932,13 +1932,21 @@ fn is_observation(m: &Message) -> bool {
     layout_str(layout_of(m), "from") == Some("observation")
 }
 
+/// Whether `m` was read from an entry without a `value` key.
+fn novalue(m: &Message) -> bool {
+    layout_flag(layout_of(m), "novalue")
+}
+
 /// Groups canonical messages into entries.
 fn plan(msgs: &[Message]) -> Vec<Plan> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < msgs.len() {
         let m = &msgs[i];
-        if m.role == Role::Tool {
+        // A tool entry without `value` was read as a plain entry (no result
+        // to parse) and is written back as one (fuzz finding
+        // `sharegpt_tool_entry_without_value`).
+        if m.role == Role::Tool && !novalue(m) {
             if is_observation(m) {
                 out.push(Plan::Observation(i));
                 i += 1;
@@ -1949,6 +1957,7 @@ fn plan(msgs: &[Message]) -> Vec<Plan> {
             while i < msgs.len()
                 && msgs[i].role == Role::Tool
                 && !is_observation(&msgs[i])
+                && !novalue(&msgs[i])
                 && !layout_flag(layout_of(&msgs[i]), "new_turn")
                 && layout_str(layout_of(&msgs[i]), "from").is_none()
             {
@@ -2016,19 +2025,7 @@ fn plan_ids(msgs: &[Message], plans: &[Plan]) -> (Vec<Vec<bool>>, Vec<Vec<bool>>
                 .collect()
         })
         .collect();
-    // The name of the call each result answers (the latest call with its id).
-    let mut last_name: HashMap<&str, &str> = HashMap::new();
-    let mut answered: HashMap<usize, &str> = HashMap::new();
-    for (i, m) in msgs.iter().enumerate() {
-        for c in &m.tool_calls {
-            last_name.insert(c.id.as_str(), c.name.as_str());
-        }
-        if m.role == Role::Tool
-            && let Some(n) = m.tool_call_id.as_deref().and_then(|id| last_name.get(id))
-        {
-            answered.insert(i, n);
-        }
-    }
+    let answered = answered_names(msgs);
     let max_rounds =
         call_w.iter().map(Vec::len).sum::<usize>() + res_w.iter().map(Vec::len).sum::<usize>() + 1;
     for round in 0..max_rounds {
@@ -2185,23 +2182,32 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     Value::Object(out)
 }
 
+/// The name of the call each result (by message index) answers, as reading
+/// pairs them: a result takes the oldest call with its id that no earlier
+/// result took, so a second result of one call answers none and keeps its own
+/// `name` (fuzz finding `sharegpt_call_pairing`). Tool messages read from
+/// entries without `value` are plain entries, no results.
+fn answered_names(msgs: &[Message]) -> HashMap<usize, &str> {
+    let mut pending: Vec<(&str, &str)> = Vec::new();
+    let mut answered = HashMap::new();
+    for (i, m) in msgs.iter().enumerate() {
+        pending.extend(m.tool_calls.iter().map(|c| (c.id.as_str(), c.name.as_str())));
+        if m.role == Role::Tool
+            && !novalue(m)
+            && let Some(id) = m.tool_call_id.as_deref()
+            && let Some(at) = pending.iter().position(|(p, _)| *p == id)
+        {
+            answered.insert(i, pending.remove(at).1);
+        }
+    }
+    answered
+}
+
 /// Writes the messages as `conversations` entries.
 fn encode_entries(msgs: &[Message]) -> Vec<Value> {
     let plans = plan(msgs);
     let (call_w, res_w) = plan_ids(msgs, &plans);
-    // Names of the calls the results answer, as reading will see them.
-    let mut last_name: HashMap<&str, &str> = HashMap::new();
-    let mut answered: HashMap<usize, String> = HashMap::new();
-    for (i, m) in msgs.iter().enumerate() {
-        for c in &m.tool_calls {
-            last_name.insert(c.id.as_str(), c.name.as_str());
-        }
-        if m.role == Role::Tool
-            && let Some(n) = m.tool_call_id.as_deref().and_then(|id| last_name.get(id))
-        {
-            answered.insert(i, (*n).to_string());
-        }
-    }
+    let answered = answered_names(msgs);
     plans
         .iter()
         .enumerate()
@@ -2210,7 +2216,7 @@ fn encode_entries(msgs: &[Message]) -> Vec<Value> {
                 let m = &msgs[*i];
                 let text = text_of(message_json(m).get("content"));
                 let mut carriers = Map::new();
-                let novalue = layout_flag(layout_of(m), "novalue");
+                let novalue = novalue(m);
                 match (&text.parts, text.form) {
                     (Some(p), _) => {
                         carriers.insert(CONTENT_PARTS.into(), Value::Array(p.clone()));
@@ -2254,7 +2260,7 @@ fn encode_entries(msgs: &[Message]) -> Vec<Value> {
             Plan::Results(group) => {
                 let members: Vec<Message> = group.iter().map(|&i| msgs[i].clone()).collect();
                 let names: Vec<Option<String>> =
-                    group.iter().map(|i| answered.get(i).cloned()).collect();
+                    group.iter().map(|i| answered.get(i).map(|n| n.to_string())).collect();
                 let (value, entry_extra) = render_results(&members, &res_w[t], &names);
                 let first = &msgs[group[0]];
                 let mut e = Map::new();
@@ -2336,6 +2342,59 @@ mod tests {
 
     fn encode(s: &Session) -> Value {
         ShareGpt.encode(s, None).remove(0)
+    }
+
+    /// Found by the `decode` fuzz target: a `tool` entry without `value` (the
+    /// key misspelt) is read as a plain entry, but was written as a result:
+    /// its other keys came back wrapped in a `<tool_response>`.
+    #[test]
+    fn fuzz_decode_sharegpt_tool_entry_without_value() {
+        let call = "<tool_call>\n{\"name\": \"Read\", \"arguments\": {}}\n</tool_call>";
+        let resp = "<tool_response>\n{\"name\": \"Read\", \"content\": \"x\"}\n</tool_response>";
+        for v in [
+            json!({"conversations": [{"from": "human", "value": "go"},
+                {"from": "gpt", "value": call}, {"from": "tool", "valug": resp}]}),
+            json!({"conversations": [{"from": "human", "value": "go"}, {"from": "tool"},
+                {"from": "observation"}, {"from": "tool", "value": resp}]}),
+            json!({"conversations": [{"from": "gpt", "value": call},
+                {"from": "tool", "value": resp}, {"from": "tool", "tool_call_id": "c9"}]}),
+        ] {
+            let s = decode(v.clone());
+            assert!(s.messages.iter().any(|m| m.role == Role::Tool && novalue(m)), "{v}");
+            assert_eq!(encode(&s), v);
+            assert_eq!(decode(encode(&s)), s);
+        }
+    }
+
+    /// Found by the `decode` fuzz target: a second result with the id of a call
+    /// the first already answered answers nothing when read, so its `name`
+    /// is its own, kept where it was; the writer derived it from the call
+    /// (the latest with that id) and moved it after `content`.
+    #[test]
+    fn fuzz_decode_sharegpt_call_pairing() {
+        let call = |name: &str| {
+            format!("<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {{}}}}\n</tool_call>")
+        };
+        let resp = |id: &str, name: &str| {
+            format!(
+                "<tool_response>\n{{\"tool_call_id\": \"{id}\", \"name\": \"{name}\", \"content\": \"ok\"}}\n</tool_response>"
+            )
+        };
+        for v in [
+            json!({"conversations": [{"from": "gpt", "value": call("Edit")},
+                {"from": "tool", "value": resp("c8", "Edit")},
+                {"from": "tool", "value": resp("c8", "Edit")}]}),
+            // Two calls with one id: the results answer them in order.
+            json!({"conversations": [
+                {"from": "gpt", "value": call("Read").replace("\"name\"", "\"id\": \"c1\", \"name\"")},
+                {"from": "gpt", "value": call("Bash").replace("\"name\"", "\"id\": \"c1\", \"name\"")},
+                {"from": "tool", "value": resp("c1", "Read")},
+                {"from": "tool", "value": resp("c1", "Bash")}]}),
+        ] {
+            let s = decode(v.clone());
+            assert_eq!(encode(&s), v);
+            assert_eq!(decode(encode(&s)), s);
+        }
     }
 
     /// Found by the `decode` fuzz target: a result with no id (an unclosed
