@@ -59,3 +59,17 @@ fn finding(target: &str, name: &str, harness: fn(&[u8])) {
 fn fuzz_pipeline_tail_after_dropped_head_result() {
     finding("pipeline", "tail_after_dropped_head_result", compactor::fuzzing::pipeline);
 }
+
+/// A forced compaction dropped a head result answering no call; a valid
+/// request wins, and `verify` checks the head after that repair.
+#[test]
+fn fuzz_pipeline_orphan_result_in_head() {
+    finding("pipeline", "orphan_result_in_head", compactor::fuzzing::pipeline);
+}
+
+/// `verify` flagged a head call whose result was gone in the input: it now
+/// compares head messages with the call pairing repair applied.
+#[test]
+fn fuzz_pipeline_unanswered_call_in_head() {
+    finding("pipeline", "unanswered_call_in_head", compactor::fuzzing::pipeline);
+}
