@@ -454,9 +454,16 @@ fn summarize(
         };
     }
 
+    // The stages write only inside `head_end..protected` (they read the rest),
+    // so the head and the protected tail of `pruned` stay equal to the input's:
+    // the output is assembled by moving them out of `pruned`, not by cloning
+    // the input a second time, and only the pruned range is counted again.
     let mut pruned = msgs.clone();
     let mut effects = prune(&mut pruned, head_end..protected, policy, truncate_kept);
-    let pruned_tokens = meter.messages(&pruned);
+    let mut pruned_tokens = tokens.to_vec();
+    for (t, m) in pruned_tokens[head_end..protected].iter_mut().zip(&pruned[head_end..protected]) {
+        *t = meter.message(m);
+    }
     let cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
 
     let lean = mode != Mode::Legacy;
@@ -474,9 +481,9 @@ fn summarize(
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),
         };
         let built = summary::build_summary(&input, meter);
-        let mut rest: Vec<Message> = pruned[cut..protected].to_vec();
-        rest.extend_from_slice(&msgs[protected..]);
-        let (mut out, placement) = assemble::assemble(msgs[..head_end].to_vec(), &built.text, rest);
+        let rest = pruned.split_off(cut);
+        pruned.truncate(head_end);
+        let (mut out, placement) = assemble::assemble(pruned, &built.text, rest);
         // Non-chat records of the folded messages stay in the file, with the summary.
         let mut carried: Vec<serde_json::Value> =
             middle.iter().flat_map(|m| m.attached.iter().cloned()).collect();
@@ -494,10 +501,7 @@ fn summarize(
         (out, Some(built), Some(placement), kept_from)
     } else {
         // Nothing left to fold: the stages alone are the compaction.
-        let mut out = msgs[..head_end].to_vec();
-        out.extend_from_slice(&pruned[head_end..protected]);
-        out.extend_from_slice(&msgs[protected..]);
-        (out, None, None, head_end)
+        (pruned, None, None, head_end)
     };
     let mut out_msgs = out_msgs;
     if summary_out.is_some() {
