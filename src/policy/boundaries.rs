@@ -27,6 +27,7 @@
 use super::summary::{is_summary, real_user_text};
 use crate::model::{Message, Role};
 use crate::window::tail_soft_ceiling;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 /// Non-system messages protected at the start (H).
@@ -52,19 +53,21 @@ struct Groups {
 }
 
 impl Groups {
-    fn new(msgs: &[Message]) -> Groups {
+    fn new<M: Borrow<Message>>(msgs: &[M]) -> Groups {
+        let msg = |i: usize| -> &Message { msgs[i].borrow() };
         let n = msgs.len();
         let mut call_of = vec![None; n];
         let mut last_call: HashMap<&str, usize> = HashMap::new();
-        for (i, m) in msgs.iter().enumerate() {
+        for (i, answers) in call_of.iter_mut().enumerate() {
+            let m = msg(i);
             if m.is_tool_result() {
                 let by_id = m.tool_call_id.as_deref().and_then(|id| last_call.get(id).copied());
-                call_of[i] = by_id.or_else(|| {
+                *answers = by_id.or_else(|| {
                     let mut j = i;
-                    while j > 0 && msgs[j - 1].is_tool_result() {
+                    while j > 0 && msg(j - 1).is_tool_result() {
                         j -= 1;
                     }
-                    (j > 0 && msgs[j - 1].has_tool_calls()).then(|| j - 1)
+                    (j > 0 && msg(j - 1).has_tool_calls()).then(|| j - 1)
                 });
             }
             for c in &m.tool_calls {
@@ -130,7 +133,13 @@ fn min_tail(available: usize) -> usize {
 }
 
 /// Start of the tail for `budget` tokens. `tokens[i]` is message `i`'s size.
-pub fn tail_start(msgs: &[Message], tokens: &[u64], head_end: usize, budget: u64) -> usize {
+/// `msgs` may be the pruned messages (`Cow`s, see [`super::Slot`]).
+pub fn tail_start<M: Borrow<Message>>(
+    msgs: &[M],
+    tokens: &[u64],
+    head_end: usize,
+    budget: u64,
+) -> usize {
     let n = msgs.len();
     if n <= head_end + 1 {
         // At most one message after the head: it is the newest, and the newest
@@ -181,25 +190,26 @@ pub fn tail_start(msgs: &[Message], tokens: &[u64], head_end: usize, budget: u64
     }
     // A result nothing answers is not a group: the cut need not keep it.
     let mut cut = cut.max(head_end);
-    while cut < n && msgs[cut].is_tool_result() && groups.call_of[cut].is_none() {
+    while cut < n && msgs[cut].borrow().is_tool_result() && groups.call_of[cut].is_none() {
         cut += 1;
     }
     cut
 }
 
 /// Index of the newest real user message at or after `from`.
-pub fn last_real_user(msgs: &[Message], from: usize) -> Option<usize> {
-    (from..msgs.len()).rev().find(|&i| real_user_text(&msgs[i]).is_some())
+pub fn last_real_user<M: Borrow<Message>>(msgs: &[M], from: usize) -> Option<usize> {
+    (from..msgs.len()).rev().find(|&i| real_user_text(msgs[i].borrow()).is_some())
 }
 
 /// Index of the newest assistant message with visible text at or after
 /// `from` (summaries excluded), else of the newest assistant message.
-pub fn last_visible_assistant(msgs: &[Message], from: usize) -> Option<usize> {
-    let is_assistant = |i: &usize| msgs[*i].role == Role::Assistant && !is_summary(&msgs[*i]);
+pub fn last_visible_assistant<M: Borrow<Message>>(msgs: &[M], from: usize) -> Option<usize> {
+    let msg = |i: usize| -> &Message { msgs[i].borrow() };
+    let is_assistant = |i: &usize| msg(*i).role == Role::Assistant && !is_summary(msg(*i));
     (from..msgs.len())
         .rev()
         .filter(is_assistant)
-        .find(|&i| msgs[i].has_visible_text())
+        .find(|&i| msg(i).has_visible_text())
         .or_else(|| (from..msgs.len()).rev().find(is_assistant))
 }
 

@@ -17,6 +17,7 @@
 //! - The newest copy (which may be in the tail) is never touched.
 //! - Only text-only tool results are compared; one with an image is unique.
 
+use super::Slot;
 use crate::model::{Message, Part};
 use std::collections::HashSet;
 use std::ops::Range;
@@ -27,11 +28,11 @@ pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a
 pub const DEDUP_MIN_CHARS: usize = 200;
 
 /// Marks older duplicates inside `range`; returns how many were replaced.
-pub fn dedup_tool_results(messages: &mut [Message], range: Range<usize>) -> usize {
+pub fn dedup_tool_results<S: Slot>(messages: &mut [S], range: Range<usize>) -> usize {
     let mut seen: HashSet<(u128, usize)> = HashSet::new();
     let mut replaced = 0;
     for i in (0..messages.len()).rev() {
-        let m = &messages[i];
+        let m: &Message = messages[i].borrow();
         if !m.is_tool_result() || !m.content.parts.iter().all(|p| matches!(p, Part::Text(_))) {
             continue;
         }
@@ -41,7 +42,7 @@ pub fn dedup_tool_results(messages: &mut [Message], range: Range<usize>) -> usiz
         }
         let key = (xxhash_rust::xxh3::xxh3_128(text.as_bytes()), text.len());
         if !seen.insert(key) && range.contains(&i) {
-            messages[i].content.replace_with_text(DUPLICATE_MARKER);
+            messages[i].write().content.replace_with_text(DUPLICATE_MARKER);
             replaced += 1;
         }
     }

@@ -20,11 +20,13 @@
 //! - Arguments that are not valid JSON are left as they are.
 //! - Idempotent: a one-liner, a duplicate marker or a placeholder is never described again.
 
+use super::Slot;
 use super::dedup::DUPLICATE_MARKER;
 use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
 use super::tool_families::{ToolFamilies, is_description};
 use crate::model::{Message, Part, ToolCall};
 use serde_json::Value;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -45,9 +47,9 @@ pub struct MicroCompacted {
 }
 
 /// Maps each call id to the call, over the whole session.
-pub fn index_calls(messages: &[Message]) -> HashMap<&str, &ToolCall> {
+pub fn index_calls<M: Borrow<Message>>(messages: &[M]) -> HashMap<&str, &ToolCall> {
     let mut index = HashMap::new();
-    for m in messages {
+    for m in messages.iter().map(Borrow::borrow) {
         for call in &m.tool_calls {
             if !call.id.is_empty() {
                 index.insert(call.id.as_str(), call);
@@ -66,8 +68,8 @@ fn is_compacted(text: &str) -> bool {
 }
 
 /// Describes long tool results and shrinks long arguments in `range`.
-pub fn micro_compact(
-    messages: &mut [Message],
+pub fn micro_compact<S: Slot>(
+    messages: &mut [S],
     range: Range<usize>,
     families: &ToolFamilies,
 ) -> MicroCompacted {
@@ -76,6 +78,7 @@ pub fn micro_compact(
         let calls = index_calls(messages);
         messages[range.clone()]
             .iter()
+            .map(Borrow::borrow)
             .enumerate()
             .filter(|(_, m)| m.is_tool_result())
             .filter_map(|(offset, m)| {
@@ -90,7 +93,7 @@ pub fn micro_compact(
             .collect()
     };
     for (i, line) in replacements {
-        let parts = &mut messages[i].content.parts;
+        let parts = &mut messages[i].write().content.parts;
         let mut placed = false;
         parts.retain_mut(|p| match p {
             Part::Text(_) if !placed => {
@@ -103,12 +106,21 @@ pub fn micro_compact(
         });
         out.results_cleared += 1;
     }
-    for m in &mut messages[range] {
-        for call in &mut m.tool_calls {
-            if let Some(short) = shrink_arguments(&call.arguments) {
-                call.arguments = short;
-                out.args_shrunk += 1;
-            }
+    for slot in &mut messages[range] {
+        let m: &Message = (*slot).borrow();
+        let short: Vec<(usize, String)> = m
+            .tool_calls
+            .iter()
+            .enumerate()
+            .filter_map(|(k, call)| Some((k, shrink_arguments(&call.arguments)?)))
+            .collect();
+        if short.is_empty() {
+            continue;
+        }
+        let calls = &mut slot.write().tool_calls;
+        for (k, arguments) in short {
+            calls[k].arguments = arguments;
+            out.args_shrunk += 1;
         }
     }
     out

@@ -36,6 +36,7 @@ use crate::window;
 use anchors::{AnchorBudget, AnchorSet, Category};
 use assemble::Placement;
 use micro_compact::index_calls;
+use std::borrow::{Borrow, Cow};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -334,14 +335,35 @@ fn unchanged_record(session: &Session, mode: Mode, tokens: u64, reason: Reason) 
     }
 }
 
+/// A message a pruning stage may rewrite. `summarize` runs the stages over
+/// `Cow`s borrowed from the input, so pruning clones only the messages it
+/// changes, not the session (the folded middle is never cloned); a slice of
+/// owned messages works the same (tiered mode, tests). A stage calls `write`
+/// only where it changes something.
+pub trait Slot: Borrow<Message> {
+    fn write(&mut self) -> &mut Message;
+}
+
+impl Slot for Message {
+    fn write(&mut self) -> &mut Message {
+        self
+    }
+}
+
+impl Slot for Cow<'_, Message> {
+    fn write(&mut self) -> &mut Message {
+        self.to_mut()
+    }
+}
+
 /// Index of a compaction summary in `msgs[range]`, if any.
 fn summary_in(msgs: &[Message], range: std::ops::Range<usize>) -> Option<usize> {
     range.rev().find(|&i| summary::is_summary(&msgs[i]))
 }
 
 /// Runs stages 1, 2 and 4 (and 3 when `truncate`) on `msgs[range]`.
-fn prune(
-    msgs: &mut [Message],
+fn prune<S: Slot>(
+    msgs: &mut [S],
     range: std::ops::Range<usize>,
     policy: &Policy,
     truncate: bool,
@@ -454,17 +476,21 @@ fn summarize(
         };
     }
 
-    // The stages write only inside `head_end..protected` (they read the rest),
-    // so the head and the protected tail of `pruned` stay equal to the input's:
-    // the output is assembled by moving them out of `pruned`, not by cloning
-    // the input a second time, and only the pruned range is counted again.
-    let mut pruned = msgs.clone();
+    // The stages run over borrowed messages and clone only those they change
+    // (`Slot`): the folded middle is never copied, and only changed messages
+    // are counted again. The output takes the kept messages as they are.
+    let mut pruned: Vec<Cow<'_, Message>> = msgs.iter().map(Cow::Borrowed).collect();
     let mut effects = prune(&mut pruned, head_end..protected, policy, truncate_kept);
     let mut pruned_tokens = tokens.to_vec();
-    for (t, m) in pruned_tokens[head_end..protected].iter_mut().zip(&pruned[head_end..protected]) {
-        *t = meter.message(m);
+    for (t, m) in pruned_tokens.iter_mut().zip(&pruned) {
+        if let Cow::Owned(m) = m {
+            *t = meter.message(m);
+        }
     }
     let cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
+    let owned = |slots: Vec<Cow<'_, Message>>| -> Vec<Message> {
+        slots.into_iter().map(Cow::into_owned).collect()
+    };
 
     let lean = mode != Mode::Legacy;
     let (out_msgs, summary_out, placement, kept_from) = if cut > head_end {
@@ -481,9 +507,9 @@ fn summarize(
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),
         };
         let built = summary::build_summary(&input, meter);
-        let rest = pruned.split_off(cut);
+        let rest = owned(pruned.split_off(cut));
         pruned.truncate(head_end);
-        let (mut out, placement) = assemble::assemble(pruned, &built.text, rest);
+        let (mut out, placement) = assemble::assemble(owned(pruned), &built.text, rest);
         // Non-chat records of the folded messages stay in the file, with the summary.
         let mut carried: Vec<serde_json::Value> =
             middle.iter().flat_map(|m| m.attached.iter().cloned()).collect();
@@ -501,7 +527,7 @@ fn summarize(
         (out, Some(built), Some(placement), kept_from)
     } else {
         // Nothing left to fold: the stages alone are the compaction.
-        (pruned, None, None, head_end)
+        (owned(pruned), None, None, head_end)
     };
     let mut out_msgs = out_msgs;
     if summary_out.is_some() {

@@ -20,7 +20,9 @@
 //! - A message never ends up with no content at all: a message that held
 //!   nothing but reasoning keeps a short placeholder.
 
+use super::Slot;
 use crate::model::{Message, Part, Role};
+use std::borrow::Borrow;
 use std::ops::Range;
 
 /// Replaces a stripped image (H).
@@ -38,18 +40,26 @@ pub struct Stripped {
 }
 
 /// Index of the newest user message that carries an image.
-fn newest_image_user(messages: &[Message]) -> Option<usize> {
+fn newest_image_user<M: Borrow<Message>>(messages: &[M]) -> Option<usize> {
     messages
         .iter()
+        .map(Borrow::borrow)
         .rposition(|m| m.role == Role::User && m.content.parts.iter().any(Part::is_image))
 }
 
 /// Strips images and reasoning from the messages in `range`.
-pub fn strip_media(messages: &mut [Message], range: Range<usize>) -> Stripped {
+pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped {
     let keep = newest_image_user(messages);
     let mut out = Stripped::default();
     for i in range {
-        let m = &mut messages[i];
+        let m: &Message = messages[i].borrow();
+        let strips = (Some(i) != keep && m.content.parts.iter().any(Part::is_image))
+            || m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_)))
+            || m.reasoning.is_some();
+        if !strips {
+            continue;
+        }
+        let m = messages[i].write();
         if Some(i) != keep {
             let placeholder =
                 if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };

@@ -18,6 +18,7 @@
 //! - Applies to messages outside the tail in `tiered` mode and to every text
 //!   quoted into a summary.
 
+use super::Slot;
 use crate::model::Message;
 use std::ops::Range;
 
@@ -73,15 +74,28 @@ pub fn truncate_text(text: &str) -> Option<String> {
 }
 
 /// Truncates every text part of the messages in `range`; returns chars removed.
-pub fn truncate_messages(messages: &mut [Message], range: Range<usize>) -> u64 {
+pub fn truncate_messages<S: Slot>(messages: &mut [S], range: Range<usize>) -> u64 {
     let mut removed = 0u64;
-    for m in &mut messages[range] {
-        for part in &mut m.content.parts {
-            let Some(text) = part.text_str() else { continue };
-            if let Some(short) = truncate_text(text) {
+    for slot in &mut messages[range] {
+        let m: &Message = (*slot).borrow();
+        let short: Vec<(usize, String)> = m
+            .content
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, part)| {
+                let text = part.text_str()?;
+                let short = truncate_text(text)?;
                 removed += (text.chars().count() - short.chars().count()) as u64;
-                part.set_text(short);
-            }
+                Some((k, short))
+            })
+            .collect();
+        if short.is_empty() {
+            continue;
+        }
+        let parts = &mut slot.write().content.parts;
+        for (k, text) in short {
+            parts[k].set_text(text);
         }
     }
     removed
