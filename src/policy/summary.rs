@@ -36,7 +36,9 @@ use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::model::{Message, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
@@ -856,19 +858,88 @@ pub fn add_message_anchors(
         }
     }
     for call in &m.tool_calls {
-        match serde_json::from_str::<Value>(&call.arguments) {
-            Ok(v) => visit_strings(&v, &mut |s| set.extract(s, ordinal, false)),
-            Err(_) => set.extract(&call.arguments, ordinal, false),
+        match json_strings(&call.arguments) {
+            Some(strings) => strings.iter().for_each(|s| set.extract(s, ordinal, false)),
+            None => set.extract(&call.arguments, ordinal, false),
         }
     }
 }
 
-fn visit_strings(v: &Value, f: &mut impl FnMut(&str)) {
-    match v {
-        Value::String(s) => f(s),
-        Value::Array(items) => items.iter().for_each(|x| visit_strings(x, f)),
-        Value::Object(map) => map.values().for_each(|x| visit_strings(x, f)),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+/// The string values of a JSON text (not its keys), in document order and
+/// duplicate keys included, borrowed where they hold no escape; `None` when
+/// the text is not JSON. Anchor extraction reads the arguments of every call
+/// in a session: walking the text costs a fraction of building a `Value` tree.
+fn json_strings(json: &str) -> Option<Vec<Cow<'_, str>>> {
+    let mut out = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(json);
+    Strings(&mut out).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(out)
+}
+
+/// The visitor of [`json_strings`]: pushes every string, ignores the rest.
+struct Strings<'a, 'de>(&'a mut Vec<Cow<'de, str>>);
+
+impl<'de> DeserializeSeed<'de> for Strings<'_, 'de> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strings<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
+        self.0.push(Cow::Borrowed(s));
+        Ok(())
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        self.0.push(Cow::Owned(s.to_string()));
+        Ok(())
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<(), E> {
+        self.0.push(Cow::Owned(s));
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Strings(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(Strings(&mut *self.0))?;
+        }
+        Ok(())
     }
 }
 

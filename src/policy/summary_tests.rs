@@ -249,3 +249,43 @@ fn synthetic_user_messages_are_not_real() {
     assert_eq!(real_user_text(&merged).as_deref(), Some("real words"));
     assert!(is_summary(&merged));
 }
+
+/// `json_strings` gives what walking a parsed `Value` gives (duplicate keys
+/// aside: it keeps both values), and fails where parsing fails.
+#[test]
+fn json_strings_match_a_parsed_walk() {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let deep = format!("{}\"x\"{}", "[".repeat(200), "]".repeat(200));
+    for text in [
+        r#"{"path": "src/a.rs", "n": 3, "ok": true, "z": null, "list": ["x", {"k": "y\nz"}], "f": -1.5e3}"#,
+        r#""just a string""#,
+        r#"{"esc": "tab\there \u00e9 \"q\"", "big": 123456789012345678901234567890}"#,
+        "[]",
+        "  {}  ",
+        r#"{"a": "b"} trailing"#,
+        r#"{"a": "b""#,
+        "not json",
+        "",
+        r#""\ud800""#,
+        &deep,
+    ] {
+        let parsed = serde_json::from_str::<serde_json::Value>(text).ok().map(|v| {
+            let mut out = Vec::new();
+            walk(&v, &mut out);
+            out
+        });
+        let streamed = json_strings(text).map(|v| v.into_iter().map(|s| s.into_owned()).collect());
+        assert_eq!(streamed, parsed, "{text}");
+    }
+    let dup = json_strings(r#"{"a": "first", "a": "second"}"#).unwrap();
+    assert_eq!(dup, ["first", "second"]);
+    // Unescaped strings are borrowed, not copied.
+    assert!(matches!(json_strings(r#"["plain"]"#).unwrap()[0], Cow::Borrowed("plain")));
+}
