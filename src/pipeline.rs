@@ -298,6 +298,13 @@ pub struct Rejection {
     pub reason: String,
 }
 
+/// An input or record that could not be read at all.
+impl From<ReadError> for Rejection {
+    fn from(e: ReadError) -> Rejection {
+        Rejection { source: e.source, kind: RejectKind::Unreadable, reason: e.message }
+    }
+}
+
 impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.source, self.reason)

@@ -48,9 +48,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     .collect();
                 (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
             }
-            Item::Failed { error, .. } => {
-                (None, vec![format!("{}: {}", error.source, error.message)], None)
-            }
+            Item::Failed { error, .. } => (None, vec![error.to_string()], None),
             Item::Start { input, .. } => (None, Vec::new(), Some((input, true))),
             Item::End { input } => (None, Vec::new(), Some((input, false))),
         },

@@ -8,7 +8,7 @@ use crate::messages::err_message;
 use compactor::Mode;
 use compactor::io::output::write_atomic;
 use compactor::io::{ReadOptions, expand_inputs};
-use compactor::pipeline::{Item, JobReader, RejectKind, Rejection, decode_job};
+use compactor::pipeline::{Item, JobReader, Rejection, decode_job};
 use compactor::policy::{Policy, compact, verify::verify};
 use compactor::replay::{Trigger, replay};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
@@ -121,14 +121,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 }
                 (out, errors)
             }
-            Item::Failed { error, .. } => (
-                Vec::new(),
-                vec![Rejection {
-                    source: error.source,
-                    kind: RejectKind::Unreadable,
-                    reason: error.message,
-                }],
-            ),
+            Item::Failed { error, .. } => (Vec::new(), vec![Rejection::from(error)]),
             Item::Start { .. } | Item::End { .. } => (Vec::new(), Vec::new()),
         },
         |(sessions, errors)| {

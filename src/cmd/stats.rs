@@ -35,9 +35,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
                 }
                 (Some((input, format.name(), st)), errors.iter().map(|r| r.to_string()).collect())
             }
-            Item::Failed { error, .. } => {
-                (None, vec![format!("{}: {}", error.source, error.message)])
-            }
+            Item::Failed { error, .. } => (None, vec![error.to_string()]),
             Item::Start { .. } | Item::End { .. } => (None, Vec::<String>::new()),
         },
         |(stats, errors)| {

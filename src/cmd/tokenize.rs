@@ -28,7 +28,7 @@ pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {
                 (decoded.len() as u64, total, errors.len() as u64)
             }
             Item::Failed { error, .. } => {
-                err_message!("{}: {}", error.source, error.message);
+                err_message!("{error}");
                 (0, 0, 1)
             }
             Item::Start { .. } | Item::End { .. } => (0, 0, 0),

@@ -189,6 +189,13 @@ pub struct ReadError {
     pub raw: Vec<u8>,
 }
 
+/// `file:line: reason`, as every command reports it.
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
 /// Reads the records of one input.
 pub struct RecordReader {
     display: String,
