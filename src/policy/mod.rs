@@ -335,10 +335,10 @@ fn unchanged_record(session: &Session, mode: Mode, tokens: u64, reason: Reason) 
     }
 }
 
-/// A message a pruning stage may rewrite. `summarize` runs the stages over
-/// `Cow`s borrowed from the input, so pruning clones only the messages it
-/// changes, not the session (the folded middle is never cloned); a slice of
-/// owned messages works the same (tiered mode, tests). A stage calls `write`
+/// A message a pruning stage may rewrite. `summarize` and tiered mode run the
+/// stages over `Cow`s borrowed from the input, so pruning clones only the
+/// messages it changes, not the session (the folded middle is never cloned); a
+/// slice of owned messages works the same (tests). A stage calls `write`
 /// only where it changes something.
 pub trait Slot: Borrow<Message> {
     fn write(&mut self) -> &mut Message;
@@ -354,6 +354,26 @@ impl Slot for Cow<'_, Message> {
     fn write(&mut self) -> &mut Message {
         self.to_mut()
     }
+}
+
+/// The input's messages as slots for the stages, none cloned yet.
+fn borrowed(msgs: &[Message]) -> Vec<Cow<'_, Message>> {
+    msgs.iter().map(Cow::Borrowed).collect()
+}
+
+/// Sizes of pruned messages: the input's (`tokens`) where a stage left the
+/// message alone, counted again where it wrote one.
+fn recounted(tokens: &[u64], pruned: &[Cow<'_, Message>], meter: &Meter) -> Vec<u64> {
+    let again = |(t, m): (&u64, &Cow<'_, Message>)| match m {
+        Cow::Borrowed(_) => *t,
+        Cow::Owned(m) => meter.message(m),
+    };
+    tokens.iter().zip(pruned).map(again).collect()
+}
+
+/// The slots as owned messages (cloning those no stage wrote).
+fn owned(slots: Vec<Cow<'_, Message>>) -> Vec<Message> {
+    slots.into_iter().map(Cow::into_owned).collect()
 }
 
 /// Index of a compaction summary in `msgs[range]`, if any.
@@ -398,7 +418,7 @@ fn compact_tiered(
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
     let protected = boundaries::tail_start(msgs, tokens, head_end, policy.tail_budget(Mode::Lean));
     let range = head_end..protected.max(head_end);
-    let mut pruned = msgs.clone();
+    let mut pruned = borrowed(msgs);
     let mut effects = Effects::default();
     for tier in [Tier::Dedup, Tier::MicroCompact, Tier::Truncate, Tier::StripMedia] {
         match tier {
@@ -420,9 +440,9 @@ fn compact_tiered(
             }
             Tier::None | Tier::Summary => {}
         }
-        let after = fixed + meter.messages(&pruned).iter().sum::<u64>();
+        let after = fixed + recounted(tokens, &pruned, meter).iter().sum::<u64>();
         if after <= target {
-            let out = session.with_messages(pruned);
+            let out = session.with_messages(owned(pruned));
             let mut record = unchanged_record(session, Mode::Tiered, before, Reason::Compacted);
             record.tier = tier;
             record.compacted = out.messages != session.messages;
@@ -479,18 +499,10 @@ fn summarize(
     // The stages run over borrowed messages and clone only those they change
     // (`Slot`): the folded middle is never copied, and only changed messages
     // are counted again. The output takes the kept messages as they are.
-    let mut pruned: Vec<Cow<'_, Message>> = msgs.iter().map(Cow::Borrowed).collect();
+    let mut pruned = borrowed(msgs);
     let mut effects = prune(&mut pruned, head_end..protected, policy, truncate_kept);
-    let mut pruned_tokens = tokens.to_vec();
-    for (t, m) in pruned_tokens.iter_mut().zip(&pruned) {
-        if let Cow::Owned(m) = m {
-            *t = meter.message(m);
-        }
-    }
+    let pruned_tokens = recounted(tokens, &pruned, meter);
     let cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
-    let owned = |slots: Vec<Cow<'_, Message>>| -> Vec<Message> {
-        slots.into_iter().map(Cow::into_owned).collect()
-    };
 
     let lean = mode != Mode::Legacy;
     let (out_msgs, summary_out, placement, kept_from) = if cut > head_end {
