@@ -967,7 +967,8 @@ fn drop_redundant_ids(msgs: &mut [Message]) {
     }
     // Same plan (which call and result ids get written) with and without the
     // marks: the marks are redundant.
-    if any && plan_ids(&stripped, &plan(&stripped)) == plan_ids(msgs, &plan(msgs)) {
+    let ids = |m: &[Message]| plan_ids(m, &plan(m), &answered_names(m));
+    if any && ids(&stripped) == ids(msgs) {
         msgs.clone_from_slice(&stripped);
     }
 }
@@ -1983,7 +1984,12 @@ fn plan(msgs: &[Message]) -> Vec<Plan> {
 
 /// Decides which ids must be written so that reading pairs and names every
 /// call and result as the session does.
-fn plan_ids(msgs: &[Message], plans: &[Plan]) -> (Vec<Vec<bool>>, Vec<Vec<bool>>) {
+/// `answered`: [`answered_names`] of `msgs`.
+fn plan_ids(
+    msgs: &[Message],
+    plans: &[Plan],
+    answered: &HashMap<usize, &str>,
+) -> (Vec<Vec<bool>>, Vec<Vec<bool>>) {
     let mut call_w: Vec<Vec<bool>> = plans
         .iter()
         .map(|p| match p {
@@ -2025,7 +2031,6 @@ fn plan_ids(msgs: &[Message], plans: &[Plan]) -> (Vec<Vec<bool>>, Vec<Vec<bool>>
                 .collect()
         })
         .collect();
-    let answered = answered_names(msgs);
     let max_rounds =
         call_w.iter().map(Vec::len).sum::<usize>() + res_w.iter().map(Vec::len).sum::<usize>() + 1;
     for round in 0..max_rounds {
@@ -2206,8 +2211,8 @@ fn answered_names(msgs: &[Message]) -> HashMap<usize, &str> {
 /// Writes the messages as `conversations` entries.
 fn encode_entries(msgs: &[Message]) -> Vec<Value> {
     let plans = plan(msgs);
-    let (call_w, res_w) = plan_ids(msgs, &plans);
     let answered = answered_names(msgs);
+    let (call_w, res_w) = plan_ids(msgs, &plans, &answered);
     plans
         .iter()
         .enumerate()
@@ -2216,18 +2221,18 @@ fn encode_entries(msgs: &[Message]) -> Vec<Value> {
                 let m = &msgs[*i];
                 let text = text_of(message_json(m).get("content"));
                 let mut carriers = Map::new();
-                let novalue = novalue(m);
+                let without_value = novalue(m);
                 match (&text.parts, text.form) {
                     (Some(p), _) => {
                         carriers.insert(CONTENT_PARTS.into(), Value::Array(p.clone()));
                     }
-                    (None, "absent") if novalue => {}
+                    (None, "absent") if without_value => {}
                     (None, "null" | "absent") => {
                         carriers.insert(OPENAI_CONTENT.into(), Value::String(text.form.into()));
                     }
                     _ => {}
                 }
-                let omit_value = text.form == "absent" && novalue;
+                let omit_value = text.form == "absent" && without_value;
                 entry(m, (!omit_value).then_some(text.text), carriers, None)
             }
             Plan::Calls(i, fc) => {
