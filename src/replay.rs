@@ -37,6 +37,7 @@ use crate::policy::{self, Policy};
 use crate::tokens::Meter;
 use crate::window;
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// How the trigger is decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,9 +103,14 @@ pub struct Replay {
     pub cache_write_original: u64,
     pub cache_write_live: u64,
     pub output_tokens: u64,
-    /// The history the agent would hold at the end (live history + the rest).
+    /// The live history at the end is `compacted` (the last compaction's
+    /// output) followed by the original messages from `appended_from` on:
+    /// kept apart so that the original messages are never copied
+    /// ([`Replay::final_session`] builds the whole history when asked).
     #[serde(skip)]
-    pub final_session: Session,
+    compacted: Vec<Message>,
+    #[serde(skip)]
+    appended_from: usize,
 }
 
 /// A message's identity for the shared-prefix test: equal messages, equal keys.
@@ -208,8 +214,13 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
 
     let mut original = Request { base, ..Request::default() };
     let mut prev_original = Snapshot { base, ..Snapshot::default() };
-    // The live history as messages, and as the cache sees it.
-    let mut live: Vec<Message> = Vec::new();
+    // The live history as messages: the last compaction's output, then the
+    // original messages from `appended_from` on (borrowed, not copied: only a
+    // compaction needs them as its own session). And as the cache sees it.
+    let mut compacted: Vec<Message> = Vec::new();
+    let mut appended_from = 0usize;
+    // The session's other fields, copied once for every compaction's input.
+    let mut shell: Option<Session> = None;
     let mut live_req = Request { base, ..Request::default() };
     let mut prev_live = Snapshot { base, ..Snapshot::default() };
     // After a compaction: how many leading messages the new live request
@@ -230,13 +241,21 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
                 Trigger::Gateway => window::gateway_triggered(size, n, policy.window),
             };
             let compacts = policy.mode != crate::policy::Mode::None && !out.thrash_stopped;
-            if compacts && fires(measured(live_req.total()), live.len()) {
+            let live_len = compacted.len() + (i - appended_from);
+            if compacts && fires(measured(live_req.total()), live_len) {
                 let before = measured(live_req.total());
-                let current = session.with_messages(std::mem::take(&mut live));
-                let result = policy::compact(&current, &forced, meter);
-                live = result.session.messages;
+                let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
+                current.messages = std::mem::take(&mut compacted);
+                current.messages.extend(msgs[appended_from..i].iter().cloned());
+                appended_from = i;
+                let result = policy::compact(current, &forced, meter);
+                let output = match result.session {
+                    Cow::Owned(s) => Some(s.messages),
+                    Cow::Borrowed(_) => None,
+                };
+                compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
                 let old = std::mem::replace(&mut live_req, Request { base, ..Request::default() });
-                for lm in &live {
+                for lm in &compacted {
                     live_req.push(key(lm), meter.message(lm), lm.role.is_system());
                 }
                 let sent = &old.keys[..prev_live.len.min(old.keys.len())];
@@ -286,9 +305,9 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
         let k = key(m);
         original.push(k, tokens[i], m.role.is_system());
         live_req.push(k, tokens[i], m.role.is_system());
-        live.push(m.clone());
     }
-    out.final_session = session.with_messages(live);
+    out.compacted = compacted;
+    out.appended_from = appended_from;
     out
 }
 
@@ -302,6 +321,17 @@ pub struct Prices {
 }
 
 impl Replay {
+    /// The history the agent would hold at the end of `session` (the session
+    /// this replay walked): the last compaction's output and the original
+    /// messages appended since; the session itself when nothing was compacted.
+    pub fn final_session(&self, session: &Session) -> Session {
+        let mut messages = self.compacted.clone();
+        messages.extend(
+            session.messages[self.appended_from.min(session.messages.len())..].iter().cloned(),
+        );
+        session.with_messages(messages)
+    }
+
     /// Dollars for all calls without and with compaction.
     pub fn cost(&self, p: &Prices) -> (f64, f64) {
         let per = |uncached: u64, read: u64, write: u64| {

@@ -81,18 +81,14 @@ fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
     );
 
     // The second summary updated the first: the actions of both folds, numbered 1..N.
+    let last = r.final_session(&s);
     let summaries: Vec<&Message> =
-        r.final_session.messages.iter().filter(|x| policy::summary::is_summary(x)).collect();
+        last.messages.iter().filter(|x| policy::summary::is_summary(x)).collect();
     assert_eq!(summaries.len(), 1, "updated, not nested");
     let text = summaries[0].text_content();
     assert!(text.contains("1. Ran `make step-0`"), "{text}");
-    let kept: std::collections::HashSet<&str> = r
-        .final_session
-        .messages
-        .iter()
-        .flat_map(|x| &x.tool_calls)
-        .map(|c| c.id.as_str())
-        .collect();
+    let kept: std::collections::HashSet<&str> =
+        last.messages.iter().flat_map(|x| &x.tool_calls).map(|c| c.id.as_str()).collect();
     let folded = s
         .messages
         .iter()
@@ -104,6 +100,17 @@ fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
         "{folded}\n{text}"
     );
     assert!(!text.contains(&format!("\n{}. ", folded + 1)));
+
+    // The final history is the last compaction's output (its last message is
+    // the original message just before call 91) and every original message since.
+    let at = r.calls[91].message;
+    let since = s.messages.len() - at;
+    assert_eq!(last.messages[last.messages.len() - since..], s.messages[at..]);
+    assert!(last.messages.len() < s.messages.len());
+    // Without compaction, it is the session itself.
+    let none = replay(&s, &policy(Mode::None, 64_000), &m, Trigger::Threshold);
+    assert!(none.compactions.is_empty());
+    assert_eq!(none.final_session(&s), s);
 }
 
 #[test]

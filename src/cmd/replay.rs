@@ -32,6 +32,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut final_writer: Option<SessionWriter> = None;
+    let write_final = args.write_final.is_some();
     crate::cmd::run_items(
         &pool,
         &mut reader,
@@ -43,7 +44,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     .into_iter()
                     .map(|s| {
                         let r = replay(&s, &policy, &meter, trigger);
-                        (s, r)
+                        // Built here, in parallel, and only when it is written.
+                        let last = write_final.then(|| r.final_session(&s));
+                        (s, r, last)
                     })
                     .collect();
                 (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
@@ -72,7 +75,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 _ => {}
             }
             let Some((format, sessions)) = done else { return Ok(()) };
-            for (session, r) in sessions {
+            for (session, r, last) in sessions {
                 let row = ReplayRow::new(
                     &session.source,
                     &session.id,
@@ -99,10 +102,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                         w.write(&serde_json::to_value(&line)?)?;
                     }
                 }
-                if let Some(w) = final_writer.as_mut() {
+                if let (Some(w), Some(last)) = (final_writer.as_mut(), last) {
                     let to = config::output_format(&args.to)?.0.unwrap_or(format);
                     let to = if to.unit() == compactor::formats::Unit::File { format } else { to };
-                    for v in to.adapter().encode(&r.final_session, None) {
+                    for v in to.adapter().encode(&last, None) {
                         w.write(&v)?;
                     }
                 }

@@ -247,31 +247,36 @@ pub struct Compaction {
 }
 
 /// A compacted session and its record.
+///
+/// The session is borrowed from the input when compaction left it as it was
+/// (mode `none`, under the trigger, nothing to gain): most sessions of an
+/// archive, which would otherwise be copied whole only to be written back or
+/// compared with themselves.
 #[derive(Clone, Debug)]
-pub struct Outcome {
-    pub session: Session,
+pub struct Outcome<'a> {
+    pub session: Cow<'a, Session>,
     pub compaction: Compaction,
 }
 
 /// Compacts one session. Pure and deterministic.
-pub fn compact(session: &Session, policy: &Policy, meter: &Meter) -> Outcome {
+pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outcome<'a> {
     let tokens = meter.messages(&session.messages);
     let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
     let mut record = unchanged_record(session, policy.mode, before, Reason::UnderTrigger);
     if policy.mode == Mode::None {
         record.reason = Reason::ModeNone;
-        return Outcome { session: session.clone(), compaction: record };
+        return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     let triggered = policy.force
         || before >= policy.threshold
         || policy.target_tokens.is_some_and(|t| before > t);
     if !triggered {
-        return Outcome { session: session.clone(), compaction: record };
+        return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     if is_recorded_output(session, before, meter) {
         record.reason = Reason::NothingNew;
-        return Outcome { session: session.clone(), compaction: record };
+        return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     let outcome = match policy.mode {
         Mode::Tiered => compact_tiered(session, policy, meter, &tokens, fixed, before),
@@ -286,12 +291,12 @@ pub fn compact(session: &Session, policy: &Policy, meter: &Meter) -> Outcome {
             false,
             Tier::Summary,
         ),
-        Mode::None => Outcome { session: session.clone(), compaction: record.clone() },
+        Mode::None => Outcome { session: Cow::Borrowed(session), compaction: record.clone() },
     };
     // Never make a request bigger (a forced compaction of a short session can).
     if outcome.compaction.compacted && outcome.compaction.tokens_after >= before {
         record.reason = Reason::NoGain;
-        return Outcome { session: session.clone(), compaction: record };
+        return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     outcome
 }
@@ -405,14 +410,14 @@ fn prune<S: Slot>(
 }
 
 /// Tiered mode: one stage at a time until the request is at or under the target.
-fn compact_tiered(
-    session: &Session,
+fn compact_tiered<'a>(
+    session: &'a Session,
     policy: &Policy,
     meter: &Meter,
     tokens: &[u64],
     fixed: u64,
     before: u64,
-) -> Outcome {
+) -> Outcome<'a> {
     let target = policy.tiered_target();
     let msgs = &session.messages;
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
@@ -454,7 +459,7 @@ fn compact_tiered(
             record.tail_tokens = after - record.head_tokens - fixed;
             record.effects = effects;
             record.anchors = anchor_figures(session, &out, policy, None);
-            return Outcome { session: out, compaction: record };
+            return Outcome { session: Cow::Owned(out), compaction: record };
         }
     }
     summarize(session, policy, meter, tokens, fixed, before, Mode::Tiered, true, Tier::Summary)
@@ -462,8 +467,8 @@ fn compact_tiered(
 
 /// The summarizing pass (lean, legacy, and tiered's last tier).
 #[allow(clippy::too_many_arguments)]
-fn summarize(
-    session: &Session,
+fn summarize<'a>(
+    session: &'a Session,
     policy: &Policy,
     meter: &Meter,
     tokens: &[u64],
@@ -472,14 +477,14 @@ fn summarize(
     mode: Mode,
     truncate_kept: bool,
     tier: Tier,
-) -> Outcome {
+) -> Outcome<'a> {
     let msgs = &session.messages;
     let budget = policy.tail_budget(if mode == Mode::Legacy { Mode::Legacy } else { Mode::Lean });
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
     let protected = boundaries::tail_start(msgs, tokens, head_end, budget);
     if protected <= head_end {
         return Outcome {
-            session: session.clone(),
+            session: Cow::Borrowed(session),
             compaction: unchanged_record(session, mode, before, Reason::TooShort),
         };
     }
@@ -491,7 +496,7 @@ fn summarize(
         && !policy.force
     {
         return Outcome {
-            session: session.clone(),
+            session: Cow::Borrowed(session),
             compaction: unchanged_record(session, mode, before, Reason::NothingNew),
         };
     }
@@ -579,7 +584,7 @@ fn summarize(
         record.secrets_masked = s.secrets_masked;
     }
     record.anchors = anchor_figures(session, &out, policy, summary_out.as_ref());
-    Outcome { session: out, compaction: record }
+    Outcome { session: Cow::Owned(out), compaction: record }
 }
 
 /// Every text of a session that a model would read, joined: content, reasoning, call arguments.
