@@ -37,7 +37,7 @@ use crate::model::{Message, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -379,16 +379,19 @@ const OTHER_TARGET_KEYS: &[&str] = &[
 ];
 
 /// What a call acted on, for the action list (`` `cmd` ``, a path, a pattern...).
-fn call_target(call: &ToolCall, families: &ToolFamilies) -> (Family, String) {
-    let args = call.args_object().unwrap_or_default();
-    let resolved = families.resolve(&call.name, Some(&args));
-    let path = || first_str(&args, PATH_KEYS);
+fn call_target(
+    call: &ToolCall,
+    args: &Map<String, Value>,
+    families: &ToolFamilies,
+) -> (Family, String) {
+    let resolved = families.resolve(&call.name, Some(args));
+    let path = || first_str(args, PATH_KEYS);
     let target = match resolved.family {
-        Family::Shell => shell_command(&args).map(|c| format!("`{}`", clip(&c, 80))),
+        Family::Shell => shell_command(args).map(|c| format!("`{}`", clip(&c, 80))),
         Family::Read | Family::Write => path(),
         Family::Edit => path().or_else(|| {
             let body =
-                first_str(&args, &["input", "patch"]).unwrap_or_else(|| call.arguments.clone());
+                first_str(args, &["input", "patch"]).unwrap_or_else(|| call.arguments.clone());
             body.lines().find_map(|l| {
                 ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
                     .iter()
@@ -396,15 +399,15 @@ fn call_target(call: &ToolCall, families: &ToolFamilies) -> (Family, String) {
                     .map(|p| p.trim().to_string())
             })
         }),
-        Family::Search => first_str(&args, &["pattern", "query", "regex", "glob"]).map(|p| {
+        Family::Search => first_str(args, &["pattern", "query", "regex", "glob"]).map(|p| {
             let p = format!("'{}'", clip(&p, 60));
             match path() {
                 Some(dir) => format!("{p} in {dir}"),
                 None => p,
             }
         }),
-        Family::Web | Family::Browser => first_str(&args, &["url", "urls", "query"]),
-        Family::Delegate => first_str(&args, &["description", "goal", "prompt", "task"])
+        Family::Web | Family::Browser => first_str(args, &["url", "urls", "query"]),
+        Family::Delegate => first_str(args, &["description", "goal", "prompt", "task"])
             .map(|g| format!("'{}'", clip(&g, 60))),
         Family::Other => OTHER_TARGET_KEYS
             .iter()
@@ -460,8 +463,7 @@ fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
 }
 
 /// Open items of a todo-list call (`todos`, `plan`, `tasks` arrays).
-fn todo_items(call: &ToolCall) -> Option<Vec<String>> {
-    let args = call.args_object()?;
+fn todo_items(args: &Map<String, Value>) -> Option<Vec<String>> {
     let list = ["todos", "plan", "tasks", "items"].iter().find_map(|k| args.get(*k)?.as_array())?;
     let mut open = Vec::new();
     for item in list {
@@ -552,7 +554,9 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                     }
                 }
                 for call in &m.tool_calls {
-                    let (family, target) = call_target(call, input.families);
+                    // Parsed once for everything below that reads the arguments.
+                    let args = call.args_object().unwrap_or_default();
+                    let (family, target) = call_target(call, &args, input.families);
                     let result = results.get(call.id.as_str()).copied();
                     let (phrase, failed) = outcome(family, result);
                     let date = date_of(m).map(|d| format!(" on {d}")).unwrap_or_default();
@@ -576,7 +580,6 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                         format!("[tool: {}]{target_part}: {line}{when}", call.name)
                     });
                     last_outcome.insert(key, blocked);
-                    let args = call.args_object().unwrap_or_default();
                     let mut paths: Vec<String> = first_str(&args, PATH_KEYS).into_iter().collect();
                     if family == Family::Edit && paths.is_empty() && !target.is_empty() {
                         paths.push(target.clone());
@@ -587,7 +590,7 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                         e.1 = i;
                         e.2 |= matches!(family, Family::Write | Family::Edit);
                     }
-                    if let Some(open) = todo_items(call) {
+                    if let Some(open) = todo_items(&args) {
                         d.remaining = open;
                     }
                 }
@@ -846,9 +849,7 @@ pub fn add_message_anchors(
 ) {
     let errors = if m.is_tool_result() {
         let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id));
-        call.is_none_or(|c| {
-            families.resolve(&c.name, c.args_object().as_ref()).family != Family::Read
-        })
+        call.is_none_or(|c| families.resolve_call(c).family != Family::Read)
     } else {
         true
     };

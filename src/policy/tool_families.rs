@@ -142,6 +142,16 @@ impl ToolFamilies {
             .map_or(plain(Family::Other), |(_, f)| plain(*f))
     }
 
+    /// [`resolve`](Self::resolve) for a call, parsing its arguments only when
+    /// its family depends on one of them: anchor extraction resolves the call
+    /// of every tool result of a session, and most names need no arguments.
+    pub fn resolve_call(&self, call: &ToolCall) -> Resolved {
+        match self.file.tools.get(&call.name) {
+            Some(Entry::ByArgument { .. }) => self.resolve(&call.name, call.args_object().as_ref()),
+            _ => self.resolve(&call.name, None),
+        }
+    }
+
     /// The one-line description of a call and its (long) result.
     pub fn describe(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
         let name = call.map_or(fallback_name, |c| c.name.as_str());
@@ -562,6 +572,29 @@ mod tests {
         assert_eq!(f.resolve("run_it", None).family, Family::Shell);
         assert_eq!(f.resolve("pw_click", None).family, Family::Browser);
         assert!(f.extend_from_json("{not json").is_err());
+    }
+
+    #[test]
+    fn resolving_a_call_reads_its_arguments_only_where_they_decide() {
+        let f = ToolFamilies::default();
+        let call = |name: &str, args: &str| ToolCall {
+            name: name.into(),
+            arguments: args.into(),
+            ..ToolCall::default()
+        };
+        for (name, args, family) in [
+            ("str_replace_editor", r#"{"command": "view", "path": "a.rs"}"#, Family::Read),
+            ("str_replace_editor", r#"{"command": "str_replace"}"#, Family::Edit),
+            ("str_replace_editor", "not json", Family::Other),
+            ("Read", r#"{"file_path": "a.rs"}"#, Family::Read),
+            ("browser_click", "{}", Family::Browser),
+            ("unheard_of", r#"{"command": "view"}"#, Family::Other),
+        ] {
+            let c = call(name, args);
+            let lazy = f.resolve_call(&c);
+            assert_eq!(lazy, f.resolve(name, c.args_object().as_ref()), "{name} {args}");
+            assert_eq!(lazy.family, family, "{name} {args}");
+        }
     }
 
     #[test]
