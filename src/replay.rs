@@ -211,6 +211,8 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
     let mut out = Replay { threshold: policy.threshold, ..Replay::default() };
     let mut forced = policy.clone();
     forced.force = true;
+    // Only the compacted history and its size are read from each compaction.
+    forced.measure_retention = false;
 
     let mut original = Request { base, ..Request::default() };
     let mut prev_original = Snapshot { base, ..Snapshot::default() };

@@ -196,3 +196,21 @@ fn anchors_are_retained_by_the_lean_index() {
     assert!(found > 50);
     assert!(kept(&lean) > kept(&legacy), "lean {} legacy {}", kept(&lean), kept(&legacy));
 }
+
+#[test]
+fn retention_can_be_left_unmeasured_without_changing_the_compaction() {
+    let m = meter();
+    let s = synth_session(10, 60_000);
+    for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+        let measured = compact(&s, &forced(mode, 64_000), &m);
+        let mut p = forced(mode, 64_000);
+        p.measure_retention = false;
+        let bare = compact(&s, &p, &m);
+        assert!(!measured.compaction.anchors.retention.is_empty(), "{mode}");
+        assert!(bare.compaction.anchors.retention.is_empty(), "{mode}");
+        assert_eq!(bare.session, measured.session, "{mode}");
+        let mut record = bare.compaction.clone();
+        record.anchors.retention = measured.compaction.anchors.retention.clone();
+        assert_eq!(record, measured.compaction, "{mode}");
+    }
+}

@@ -128,6 +128,11 @@ pub struct Policy {
     pub protect_first_n: usize,
     pub anchor_budget: AnchorBudget,
     pub families: ToolFamilies,
+    /// Measure anchor retention for the record ([`AnchorFigures::retention`]):
+    /// it extracts the anchors of the whole input and searches the output for
+    /// them. Replay turns it off: its compactions' records are never read, and
+    /// it compacts the live history again at every trigger.
+    pub measure_retention: bool,
 }
 
 impl Policy {
@@ -142,6 +147,7 @@ impl Policy {
             protect_first_n: boundaries::PROTECT_FIRST_N,
             anchor_budget: AnchorBudget::Auto,
             families: ToolFamilies::default(),
+            measure_retention: true,
         }
     }
 
@@ -636,8 +642,12 @@ fn anchor_figures(
     policy: &Policy,
     built: Option<&summary::Summary>,
 ) -> AnchorFigures {
-    let set = session_anchors(&input.messages, &policy.families);
-    let retention = set.retention(&session_text(&output.messages));
+    let retention = if policy.measure_retention {
+        session_anchors(&input.messages, &policy.families)
+            .retention(&session_text(&output.messages))
+    } else {
+        BTreeMap::new()
+    };
     AnchorFigures {
         retention,
         region_found: built.map_or(0, |s| s.anchors_found),
