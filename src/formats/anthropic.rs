@@ -262,7 +262,16 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     if layout == Layout::BareArray {
         extra.clear();
     }
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
+    Ok(Session {
+        id,
+        source,
+        layout,
+        messages,
+        tools,
+        extra: extra.into(),
+        trailing,
+        ..Session::default()
+    })
 }
 
 /// Takes the `compactor_attached` records out of a message or block.
@@ -723,7 +732,7 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     let mut messages = Some(messages);
     let mut system = system;
     let mut tools = session.tools.clone();
-    for (k, v) in &session.extra {
+    for (k, v) in session.extra.iter() {
         match k.as_str() {
             "messages" => {
                 if let Some(s) = system.take() {

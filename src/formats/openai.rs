@@ -173,7 +173,16 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     if layout == Layout::BareArray {
         extra.clear();
     }
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
+    Ok(Session {
+        id,
+        source,
+        layout,
+        messages,
+        tools,
+        extra: extra.into(),
+        trailing,
+        ..Session::default()
+    })
 }
 
 /// Writes one OpenAI session record. Non-chat records of file dialects are
@@ -196,7 +205,7 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     if session.layout == Layout::BareArray {
         return Value::Array(messages);
     }
-    let mut map = session.extra.clone();
+    let mut map = (*session.extra).clone();
     map.insert("messages".into(), Value::Array(messages));
     fill(&mut map, "tools", session.tools.clone());
     if !session.trailing.is_empty() {

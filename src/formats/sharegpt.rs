@@ -853,7 +853,16 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     if layout == Layout::BareArray {
         extra.clear();
     }
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
+    Ok(Session {
+        id,
+        source,
+        layout,
+        messages,
+        tools,
+        extra: extra.into(),
+        trailing,
+        ..Session::default()
+    })
 }
 
 /// A tool call read from its JSON text.
@@ -2137,7 +2146,7 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     let mut conversations = Some(Value::Array(encode_entries(rest)));
     let mut tools = session.tools.clone();
     let mut out = Map::new();
-    for (k, v) in &session.extra {
+    for (k, v) in session.extra.iter() {
         match k.as_str() {
             "messages" => {
                 if let Some(c) = conversations.take() {

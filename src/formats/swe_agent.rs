@@ -104,7 +104,13 @@ impl Adapter for SweAgent {
                 decode_entry(v).map_err(|e| DecodeError::new(format!("history[{i}]: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Session { id: source.to_string(), source, messages, extra, ..Session::default() })
+        Ok(Session {
+            id: source.to_string(),
+            source,
+            messages,
+            extra: extra.into(),
+            ..Session::default()
+        })
     }
 
     fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
@@ -115,7 +121,7 @@ impl Adapter for SweAgent {
         let history: Vec<Value> = session.messages.iter().map(encode_entry).collect();
         let mut history = Some(Value::Array(history));
         let mut doc = Map::new();
-        for (k, v) in &session.extra {
+        for (k, v) in session.extra.iter() {
             if k == "messages" {
                 if let Some(h) = history.take() {
                     doc.insert("history".into(), h);

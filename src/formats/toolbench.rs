@@ -100,13 +100,13 @@ impl Adapter for ToolBench {
             source,
             messages,
             tools,
-            extra: doc,
+            extra: doc.into(),
             ..Session::default()
         })
     }
 
     fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
-        let mut doc = session.extra.clone();
+        let mut doc = (*session.extra).clone();
         let layout = doc.shift_remove("messages");
         let layout = layout.as_ref().and_then(|v| v.get(MARK));
         let function_at = layout.and_then(|l| l.get("function_at")).and_then(Value::as_u64);

@@ -21,6 +21,7 @@ pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};
 
 use serde_json::{Map, Value};
 use std::fmt;
+use std::sync::Arc;
 
 /// Where a session came from, so that any elided content can be found again.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -64,8 +65,10 @@ pub struct Session {
     pub messages: Vec<Message>,
     /// Tool schemas as sent to the model, untouched. They count toward the request size.
     pub tools: Option<Value>,
-    /// Every other top-level field, written back unchanged.
-    pub extra: Map<String, Value>,
+    /// Every other top-level field, written back unchanged. Shared, not copied,
+    /// by the sessions a compaction or a replay derives from this one: archives
+    /// keep megabytes of metadata here (trajectories, trees, run configs).
+    pub extra: Arc<Map<String, Value>>,
     /// Records after the last message that are not chat (file dialects).
     pub trailing: Vec<Value>,
     /// Compactions the source recorded before we saw it (Claude Code

@@ -214,3 +214,15 @@ fn retention_can_be_left_unmeasured_without_changing_the_compaction() {
         assert_eq!(record, measured.compaction, "{mode}");
     }
 }
+
+#[test]
+fn a_compacted_session_shares_the_inputs_top_level_fields() {
+    let m = meter();
+    let mut s = synth_session(11, 60_000);
+    std::sync::Arc::make_mut(&mut s.extra).insert("trajectory".into(), "x".repeat(10_000).into());
+    for mode in [Mode::Lean, Mode::Tiered] {
+        let out = compact(&s, &forced(mode, 64_000), &m);
+        assert!(out.compaction.compacted, "{mode}");
+        assert!(std::sync::Arc::ptr_eq(&out.session.extra, &s.extra), "{mode}: copied");
+    }
+}
