@@ -226,3 +226,30 @@ fn a_compacted_session_shares_the_inputs_top_level_fields() {
         assert!(std::sync::Arc::ptr_eq(&out.session.extra, &s.extra), "{mode}: copied");
     }
 }
+
+#[test]
+fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
+    let m = meter();
+    let s = synth_session(12, 150_000);
+    let p = forced(Mode::Tiered, 64_000);
+    let tiered = compact(&s, &p, &m);
+    assert_eq!(tiered.compaction.tier, Tier::Summary, "the tiers alone must not suffice here");
+    // What the summary tier did before it took the tiers' result: prune afresh.
+    let tokens = m.messages(&s.messages);
+    let fixed = m.tools(s.tools.as_ref()) + m.request_overhead();
+    let before = fixed + tokens.iter().sum::<u64>();
+    let fresh = summarize(
+        &s,
+        &p,
+        &m,
+        &tokens,
+        fixed,
+        before,
+        Mode::Tiered,
+        Pruning::Run { truncate: true },
+        Tier::Summary,
+    );
+    assert_eq!(tiered.session, fresh.session);
+    assert_eq!(tiered.compaction, fresh.compaction);
+    assert!(tiered.compaction.effects.tool_results_cleared > 0);
+}

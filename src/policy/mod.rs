@@ -294,7 +294,7 @@ pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outc
             fixed,
             before,
             policy.mode,
-            false,
+            Pruning::Run { truncate: false },
             Tier::Summary,
         ),
         Mode::None => Outcome { session: Cow::Borrowed(session), compaction: record.clone() },
@@ -431,6 +431,7 @@ fn compact_tiered<'a>(
     let range = head_end..protected.max(head_end);
     let mut pruned = borrowed(msgs);
     let mut effects = Effects::default();
+    let mut counts = Vec::new();
     for tier in [Tier::Dedup, Tier::MicroCompact, Tier::Truncate, Tier::StripMedia] {
         match tier {
             Tier::Dedup => {
@@ -451,7 +452,8 @@ fn compact_tiered<'a>(
             }
             Tier::None | Tier::Summary => {}
         }
-        let after = fixed + recounted(tokens, &pruned, meter).iter().sum::<u64>();
+        counts = recounted(tokens, &pruned, meter);
+        let after = fixed + counts.iter().sum::<u64>();
         if after <= target {
             let out = session.with_messages(owned(pruned));
             let mut record = unchanged_record(session, Mode::Tiered, before, Reason::Compacted);
@@ -468,7 +470,19 @@ fn compact_tiered<'a>(
             return Outcome { session: Cow::Owned(out), compaction: record };
         }
     }
-    summarize(session, policy, meter, tokens, fixed, before, Mode::Tiered, true, Tier::Summary)
+    // The summary tier prunes exactly as the tiers above did (same stages, same
+    // order, same range): it takes their result instead of pruning again.
+    let done = Pruning::Done { slots: pruned, effects, tokens: counts };
+    summarize(session, policy, meter, tokens, fixed, before, Mode::Tiered, done, Tier::Summary)
+}
+
+/// Stages 1-4 before a summary: run them, or take what a caller already ran.
+enum Pruning<'a> {
+    /// Run them; stage 3 (truncation) only when `truncate`.
+    Run { truncate: bool },
+    /// Tiered mode ran all four, one at a time, over the same range: the
+    /// messages as they left them, what they did, and the messages' sizes.
+    Done { slots: Vec<Cow<'a, Message>>, effects: Effects, tokens: Vec<u64> },
 }
 
 /// The summarizing pass (lean, legacy, and tiered's last tier).
@@ -481,7 +495,7 @@ fn summarize<'a>(
     fixed: u64,
     before: u64,
     mode: Mode,
-    truncate_kept: bool,
+    pruning: Pruning<'a>,
     tier: Tier,
 ) -> Outcome<'a> {
     let msgs = &session.messages;
@@ -510,9 +524,15 @@ fn summarize<'a>(
     // The stages run over borrowed messages and clone only those they change
     // (`Slot`): the folded middle is never copied, and only changed messages
     // are counted again. The output takes the kept messages as they are.
-    let mut pruned = borrowed(msgs);
-    let mut effects = prune(&mut pruned, head_end..protected, policy, truncate_kept);
-    let pruned_tokens = recounted(tokens, &pruned, meter);
+    let (mut pruned, mut effects, pruned_tokens) = match pruning {
+        Pruning::Run { truncate } => {
+            let mut pruned = borrowed(msgs);
+            let effects = prune(&mut pruned, head_end..protected, policy, truncate);
+            let counts = recounted(tokens, &pruned, meter);
+            (pruned, effects, counts)
+        }
+        Pruning::Done { slots, effects, tokens } => (slots, effects, tokens),
+    };
     let cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
 
     let lean = mode != Mode::Legacy;
