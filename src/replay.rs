@@ -30,7 +30,9 @@
 //! ## Cost
 //! Linear in the session: message sizes are counted once, request sizes are
 //! kept as running sums, and the shared prefix is only recomputed after a
-//! compaction (between compactions a request extends the previous one).
+//! compaction (between compactions a request extends the previous one). An
+//! original message is copied only into the input of a compaction it takes
+//! part in, and compactions skip the anchor-retention figure (never read here).
 
 use crate::model::{Message, Role, Session};
 use crate::policy::{self, Policy};
@@ -221,7 +223,7 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
     // compaction needs them as its own session). And as the cache sees it.
     let mut compacted: Vec<Message> = Vec::new();
     let mut appended_from = 0usize;
-    // The session's other fields, copied once for every compaction's input.
+    // The session's other fields, copied once and reused as every compaction's input.
     let mut shell: Option<Session> = None;
     let mut live_req = Request { base, ..Request::default() };
     let mut prev_live = Snapshot { base, ..Snapshot::default() };
