@@ -262,16 +262,8 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     if layout == Layout::BareArray {
         extra.clear();
     }
-    Ok(Session {
-        id,
-        source,
-        layout,
-        messages,
-        tools,
-        extra: extra.into(),
-        trailing,
-        ..Session::default()
-    })
+    let extra = extra.into();
+    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
 }
 
 /// Takes the `compactor_attached` records out of a message or block.

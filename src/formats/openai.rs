@@ -173,16 +173,8 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
     if layout == Layout::BareArray {
         extra.clear();
     }
-    Ok(Session {
-        id,
-        source,
-        layout,
-        messages,
-        tools,
-        extra: extra.into(),
-        trailing,
-        ..Session::default()
-    })
+    let extra = extra.into();
+    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
 }
 
 /// Writes one OpenAI session record. Non-chat records of file dialects are

@@ -104,13 +104,8 @@ impl Adapter for SweAgent {
                 decode_entry(v).map_err(|e| DecodeError::new(format!("history[{i}]: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Session {
-            id: source.to_string(),
-            source,
-            messages,
-            extra: extra.into(),
-            ..Session::default()
-        })
+        let extra = extra.into();
+        Ok(Session { id: source.to_string(), source, messages, extra, ..Session::default() })
     }
 
     fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
