@@ -612,7 +612,7 @@ fn cli_converts_a_claude_code_log_to_openai_without_losing_a_message() {
         assert_eq!(shape(&converted), shape(&source), "{name}");
         for (a, b) in converted.messages.iter().zip(&source.messages) {
             // Every Claude Code field is a field of its own in the OpenAI message.
-            for (k, v) in &b.extra {
+            for (k, v) in b.extra.iter() {
                 assert_eq!(a.extra.get(k), Some(v), "{name}: `{k}`");
             }
             assert_eq!(a.meta.timestamp, b.meta.timestamp, "{name}");

@@ -311,7 +311,7 @@ fn decode_one(value: Value, out: &mut Vec<Message>) -> Result<(), String> {
     let blocks = map.get("content").and_then(Value::as_array);
     if role == "assistant" && blocks.is_some_and(|b| b.iter().any(is_tool_use)) {
         let mut m = decode_assistant(map)?;
-        m.attached = attached;
+        m.attached = attached.into();
         out.push(m);
         return Ok(());
     }
@@ -331,7 +331,7 @@ fn push_plain(
         *c = unconvert_content(std::mem::take(c));
     }
     let mut m = decode_message(Value::Object(map))?;
-    m.attached = attached;
+    m.attached = attached.into();
     out.push(m);
     Ok(())
 }
@@ -525,13 +525,13 @@ fn decode_results(
         }
         map.insert("content".into(), Value::Array(others));
         let mut u = decode_message(Value::Object(map))?;
-        u.attached = attached;
+        u.attached = attached.into();
         Some(u)
     };
     if let Some(first) = tools.first_mut()
         && (prev_is_tool || !layout.is_empty())
     {
-        first.extra.insert(LAYOUT.into(), Value::Object(layout));
+        first.extra_mut().insert(LAYOUT.into(), Value::Object(layout));
     }
     out.extend(tools);
     out.extend(user);
@@ -564,7 +564,7 @@ fn decode_result_block(block: Value) -> Result<Message, String> {
         }
     }
     let mut m = decode_message(Value::Object(j)).map_err(|e| format!("tool_result: {e}"))?;
-    m.attached = attached;
+    m.attached = attached.into();
     Ok(m)
 }
 
@@ -1215,7 +1215,7 @@ mod tests {
         assert_eq!(a[OPENAI_LAYOUT], json!("bare_array"));
         assert_eq!(back, v);
         let mut s = openai(json!({"messages": [{"role": "user", "content": "a"}]}));
-        s.messages[0].attached.push(json!({"type": "snapshot"}));
+        std::sync::Arc::make_mut(&mut s.messages[0].attached).push(json!({"type": "snapshot"}));
         s.trailing.push(json!({"type": "end"}));
         let again = decode(encode(&s));
         assert_eq!(again.messages[0].attached, s.messages[0].attached);

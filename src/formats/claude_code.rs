@@ -88,6 +88,7 @@ use crate::model::{
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The claude-code dialect.
 pub struct ClaudeCode;
@@ -440,7 +441,7 @@ impl Decoder {
             })
             .collect();
         if let Some(m) = self.messages.get_mut(open.index) {
-            m.extra.insert(EVENTS_KEY.into(), Value::Array(entries));
+            m.extra_mut().insert(EVENTS_KEY.into(), Value::Array(entries));
         }
     }
 
@@ -453,8 +454,8 @@ impl Decoder {
             tool_call_id: None,
             reasoning: None,
             meta,
-            extra,
-            attached: std::mem::take(&mut self.pending),
+            extra: extra.into(),
+            attached: std::mem::take(&mut self.pending).into(),
         }
     }
 
@@ -502,7 +503,7 @@ impl Decoder {
                 records_before: self.pending.len(),
                 envelope: Some(envelope),
             });
-            m.attached.append(&mut self.pending);
+            Arc::make_mut(&mut m.attached).append(&mut self.pending);
             return;
         }
         self.close();
@@ -538,7 +539,7 @@ impl Decoder {
             && prev.role == Role::Tool
             && same_event(prev, &m)
         {
-            m.extra.insert(NEW_EVENT_KEY.into(), Value::Bool(true));
+            m.extra_mut().insert(NEW_EVENT_KEY.into(), Value::Bool(true));
         }
         self.messages.push(m);
     }
@@ -1117,7 +1118,7 @@ impl Writer {
             }
         }
         // Fields a message from another dialect carried (its own timestamp, ...).
-        for (k, v) in &m.extra {
+        for (k, v) in m.extra.iter() {
             if !matches!(k.as_str(), "parentUuid" | "isSidechain" | "type" | "message" | "uuid") {
                 ev.insert(k.clone(), v.clone());
             }
@@ -1245,7 +1246,7 @@ impl Writer {
 /// The envelope new events copy per-session fields from before any message is written.
 fn first_neighbour(session: &Session) -> Map<String, Value> {
     let has = |v: &Map<String, Value>| v.contains_key("sessionId");
-    let found = session.messages.iter().map(|m| &m.extra).find(|e| has(e)).or_else(|| {
+    let found = session.messages.iter().map(|m| &*m.extra).find(|e| has(e)).or_else(|| {
         session
             .messages
             .iter()
@@ -1433,9 +1434,9 @@ mod tests {
         assert_eq!(s.messages[2].extra["toolUseResult"]["stdout"], "full output");
         assert_eq!(s.messages[3].content.form, ContentForm::Parts);
         // The snapshot before call b is kept for that event (recordsBefore above).
-        assert_eq!(s.messages[1].attached, [snapshot(1)]);
+        assert_eq!(s.messages[1].attached.as_slice(), [snapshot(1)]);
         assert!(s.messages[3].attached.is_empty());
-        assert_eq!(s.messages[0].attached, [snapshot(0)]);
+        assert_eq!(s.messages[0].attached.as_slice(), [snapshot(0)]);
         assert_eq!(s.trailing.len(), 1);
         assert_eq!(s.id, "S1");
         assert!(s.tools.is_none());
@@ -1455,8 +1456,8 @@ mod tests {
         let s = assert_round_trip(&v);
         assert_eq!(s.messages.len(), 4);
         assert_eq!(s.messages[1].tool_calls.len(), 2);
-        assert_eq!(s.messages[1].attached, [snapshot(1)]);
-        assert_eq!(s.messages[2].attached, [snapshot(2)]);
+        assert_eq!(s.messages[1].attached.as_slice(), [snapshot(1)]);
+        assert_eq!(s.messages[2].attached.as_slice(), [snapshot(2)]);
     }
 
     #[test]
@@ -1714,9 +1715,10 @@ mod tests {
     fn a_new_summary_message_gets_a_derived_uuid_and_a_continuous_chain() {
         let mut s = decode(&streamed());
         // Fold messages 1..4 (the tool group) into a summary, as the core does.
-        let folded: Vec<Value> = s.messages.drain(1..4).flat_map(|m| m.attached).collect();
+        let folded: Vec<Value> =
+            s.messages.drain(1..4).flat_map(|mut m| m.take_attached()).collect();
         let mut summary = Message::text(Role::User, format!("{SUMMARY_PREFIX} Earlier turns ..."));
-        summary.attached = folded;
+        summary.attached = folded.into();
         s.messages.insert(1, summary);
         let out = ClaudeCode.encode(&s, None);
         assert_eq!(out, ClaudeCode.encode(&s, None), "deterministic");
@@ -1742,7 +1744,7 @@ mod tests {
         let a5 = out.iter().find(|v| v["uuid"] == "a5").unwrap();
         assert_eq!(a5["parentUuid"], uuid);
         // Another parent gives another uuid.
-        s.messages[0].extra.insert("uuid".into(), json!("u1-other"));
+        s.messages[0].extra_mut().insert("uuid".into(), json!("u1-other"));
         let other = ClaudeCode.encode(&s, None);
         assert!(other.iter().all(|v| v["uuid"] != uuid));
     }

@@ -71,6 +71,7 @@ use crate::model::{
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// The Codex rollout dialect.
 pub struct Codex;
@@ -406,7 +407,8 @@ impl Building {
     /// The message, with its layout marker last in `attached` when it needs one.
     fn finish(mut self) -> Message {
         if self.layout {
-            self.message.attached.push(marker("layout", Value::Array(self.entries)));
+            Arc::make_mut(&mut self.message.attached)
+                .push(marker("layout", Value::Array(self.entries)));
         }
         self.message
     }
@@ -447,11 +449,11 @@ impl Decoder {
         let ts = line.get("timestamp").and_then(Value::as_str).map(str::to_string);
         let mut m = Message::text(role, text);
         if let Some(ts) = &ts {
-            m.extra.insert("timestamp".into(), Value::String(ts.clone()));
+            m.extra_mut().insert("timestamp".into(), Value::String(ts.clone()));
         }
         m.meta.timestamp = ts;
-        m.attached = self.take_keeps();
-        m.attached.push(marker(name, Value::Object(line)));
+        m.attached = self.take_keeps().into();
+        Arc::make_mut(&mut m.attached).push(marker(name, Value::Object(line)));
         self.push(Building::new(m));
     }
 
@@ -497,7 +499,9 @@ impl Decoder {
         let mut seen_reasoning = !start;
         for p in std::mem::take(&mut self.pending) {
             match p {
-                Pending::Keep(v) if !seen_reasoning => b.message.attached.push(v),
+                Pending::Keep(v) if !seen_reasoning => {
+                    Arc::make_mut(&mut b.message.attached).push(v)
+                }
                 Pending::Keep(v) => b.entries.push(entry("record", v, None)),
                 Pending::Reasoning { raw, ts, .. } => {
                     seen_reasoning = true;
@@ -554,15 +558,15 @@ impl Decoder {
             tool_call_id: None,
             reasoning: None,
             meta: MessageMeta { timestamp: at, usage: None },
-            extra,
-            attached: Vec::new(),
+            extra: extra.into(),
+            attached: Default::default(),
         };
         let mut b = Building::new(message);
         if role == Role::Assistant {
             self.absorb(&mut b, true);
         } else {
             self.flush_reasoning();
-            b.message.attached = self.take_keeps();
+            b.message.attached = self.take_keeps().into();
         }
         b.message.content.parts.extend(parts);
         // Every decoded message ends its `attached` with its own marker, so
@@ -596,8 +600,8 @@ impl Decoder {
             tool_call_id: None,
             reasoning: None,
             meta: MessageMeta { timestamp: at, usage: None },
-            extra,
-            attached: Vec::new(),
+            extra: extra.into(),
+            attached: Default::default(),
         };
         let mut b = Building::new(message);
         b.layout = true;
@@ -662,8 +666,8 @@ impl Decoder {
             tool_call_id: Some(call_id),
             reasoning: None,
             meta: MessageMeta { timestamp: at, usage: None },
-            extra,
-            attached: self.take_keeps(),
+            extra: extra.into(),
+            attached: self.take_keeps().into(),
         };
         self.push(Building::new(message));
     }
@@ -997,7 +1001,7 @@ fn content_payload(m: &Message) -> Value {
     let role = Value::String(m.role.as_str().to_string());
     let mut payload = Map::new();
     if m.extra.get("type").and_then(Value::as_str) == Some("message") {
-        for (k, v) in &m.extra {
+        for (k, v) in m.extra.iter() {
             match k.as_str() {
                 "timestamp" => {}
                 "role" if is_slot(v) => {
@@ -1036,7 +1040,7 @@ fn output_payload(m: &Message) -> Value {
     };
     let call_id = Value::String(m.tool_call_id.clone().unwrap_or_default());
     let mut payload = Map::new();
-    for (k, v) in &m.extra {
+    for (k, v) in m.extra.iter() {
         match k.as_str() {
             "timestamp" => {}
             "tool_call_id" => {
@@ -1286,10 +1290,10 @@ mod tests {
         let mut s = decode(&sample());
         // Sanitize-like: call `b` and its result go; its records move on.
         s.messages[3].tool_calls.retain(|c| c.id == "a");
-        let dropped = s.messages.remove(4);
-        let mut carried = dropped.attached;
-        carried.append(&mut s.messages[4].attached);
-        s.messages[4].attached = carried;
+        let mut dropped = s.messages.remove(4);
+        let mut carried = dropped.take_attached();
+        carried.append(&mut s.messages[4].take_attached());
+        s.messages[4].attached = carried.into();
         let out = Codex.encode(&s, None);
         let kinds: Vec<String> = out
             .iter()
@@ -1320,9 +1324,10 @@ mod tests {
         assert!(!out.iter().any(|l| l.to_string().contains('\u{fdd0}')));
         // Folding the group into a (new) summary keeps its non-chat records.
         let mut s = decode(&sample());
-        let folded: Vec<Value> = s.messages.drain(2..6).flat_map(|m| m.attached).collect();
+        let folded: Vec<Value> =
+            s.messages.drain(2..6).flat_map(|mut m| m.take_attached()).collect();
         let mut summary = Message::text(Role::User, "summary");
-        summary.attached = folded;
+        summary.attached = folded.into();
         s.messages.insert(2, summary);
         let out = Codex.encode(&s, None);
         assert!(out.iter().any(|l| l["payload"]["type"] == "exec_command_end"));
@@ -1374,10 +1379,10 @@ mod tests {
         assert_eq!(h[2]["type"], "compaction");
         // Folding the history's last message moves the compaction item and the close with it.
         let mut s3 = s;
-        let folded = s3.messages.remove(2);
-        let mut carried = folded.attached;
-        carried.append(&mut s3.messages[2].attached);
-        s3.messages[2].attached = carried;
+        let mut folded = s3.messages.remove(2);
+        let mut carried = folded.take_attached();
+        carried.append(&mut s3.messages[2].take_attached());
+        s3.messages[2].attached = carried.into();
         let out = Codex.encode(&s3, None);
         let h = out[3]["payload"]["replacement_history"].as_array().unwrap();
         assert_eq!(h.len(), 2);

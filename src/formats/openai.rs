@@ -22,6 +22,7 @@ use crate::model::{
     Session, Source, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// The OpenAI chat dialect.
 pub struct OpenAi;
@@ -153,7 +154,7 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
             };
             let mut msg =
                 decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}")))?;
-            msg.attached = attached;
+            msg.attached = attached.into();
             Ok(msg)
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -285,8 +286,8 @@ pub fn decode_message(value: Value) -> Result<Message, String> {
         tool_call_id,
         reasoning,
         meta,
-        extra: map,
-        attached: Vec::new(),
+        extra: map.into(),
+        attached: Arc::default(),
     })
 }
 
@@ -399,7 +400,7 @@ fn decode_tool_call(value: &Value) -> Option<ToolCall> {
 
 /// Writes one OpenAI message object.
 pub fn encode_message(m: &Message) -> Value {
-    let mut map = m.extra.clone();
+    let mut map = Map::clone(&m.extra);
     map.insert("role".into(), Value::String(m.role.as_str().to_string()));
     fill(&mut map, "content", encode_content(&m.content));
     let calls = (!m.tool_calls.is_empty())
@@ -600,7 +601,7 @@ mod tests {
     #[test]
     fn non_chat_records_are_carried_and_read_back() {
         let mut s = decode(json!({"messages": [{"role": "user", "content": "a"}]})).unwrap();
-        s.messages[0].attached = vec![json!({"type": "snapshot"})];
+        s.messages[0].attached = vec![json!({"type": "snapshot"})].into();
         s.trailing = vec![json!({"type": "summary"})];
         let v = encode(&s, None);
         assert_eq!(v["messages"][0]["compactor_attached"], json!([{"type": "snapshot"}]));

@@ -918,9 +918,9 @@ fn decode_entries(entries: &[Map<String, Value>]) -> Result<Vec<Message>, String
             let results = matches!(kind, EntryKind::Results);
             if results
                 && prev_results
-                && let Some(Value::Object(l)) = msgs
-                    .first_mut()
-                    .map(|m| m.extra.entry(LAYOUT).or_insert_with(|| Value::Object(Map::new())))
+                && let Some(Value::Object(l)) = msgs.first_mut().map(|m| {
+                    m.extra_mut().entry(LAYOUT).or_insert_with(|| Value::Object(Map::new()))
+                })
             {
                 l.insert("new_turn".into(), Value::Bool(true));
             }
@@ -941,7 +941,10 @@ fn drop_redundant_ids(msgs: &mut [Message]) {
     let mut stripped = msgs.to_vec();
     let mut any = false;
     for m in &mut stripped {
-        let Some(Value::Object(l)) = m.extra.get_mut(LAYOUT) else { continue };
+        if !m.extra.contains_key(LAYOUT) {
+            continue;
+        }
+        let Some(Value::Object(l)) = m.extra_mut().get_mut(LAYOUT) else { continue };
         if l.get("id") == Some(&Value::Bool(true)) {
             l.shift_remove("id");
             any = true;
@@ -963,7 +966,7 @@ fn drop_redundant_ids(msgs: &mut [Message]) {
             }
         }
         if l.is_empty() {
-            m.extra.shift_remove(LAYOUT);
+            m.extra_mut().shift_remove(LAYOUT);
         }
     }
     // Same plan (which call and result ids get written) with and without the
@@ -1499,8 +1502,8 @@ fn build_entry(p: Parsed, t: usize, ids: &Assigned) -> Result<(Vec<Message>, Ent
 /// Moves the `compactor_attached` carrier into `attached`.
 fn take_attached(m: &mut Message) {
     if let Some(Value::Array(items)) = m.extra.get(ATTACHED) {
-        m.attached = items.clone();
-        m.extra.shift_remove(ATTACHED);
+        m.attached = items.clone().into();
+        m.extra_mut().shift_remove(ATTACHED);
     }
 }
 

@@ -228,6 +228,33 @@ fn a_compacted_session_shares_the_inputs_top_level_fields() {
 }
 
 #[test]
+fn kept_messages_share_their_unknown_keys_with_the_input() {
+    let m = meter();
+    let mut s = synth_session(13, 60_000);
+    for msg in &mut s.messages {
+        msg.extra_mut().insert("toolUseResult".into(), "y".repeat(2_000).into());
+        std::sync::Arc::make_mut(&mut msg.attached).push(serde_json::json!({"type": "snapshot"}));
+    }
+    for mode in [Mode::Lean, Mode::Tiered] {
+        let out = compact(&s, &forced(mode, 64_000), &m);
+        assert!(out.compaction.compacted, "{mode}");
+        // The system prompt (its text gains a note) and the last message are kept.
+        for (i, o) in [(0, 0), (s.messages.len() - 1, out.session.messages.len() - 1)] {
+            assert_eq!(out.session.messages[o].extra, s.messages[i].extra, "{mode}: message {i}");
+            assert!(
+                std::sync::Arc::ptr_eq(&out.session.messages[o].extra, &s.messages[i].extra),
+                "{mode}: message {i}'s unknown keys were copied"
+            );
+        }
+    }
+    // Changing a copy's keys leaves the original's alone (copy on write).
+    let mut copy = s.messages[0].clone();
+    copy.extra_mut().insert("added".into(), true.into());
+    assert!(!s.messages[0].extra.contains_key("added"));
+    assert!(copy.extra.contains_key("added"));
+}
+
+#[test]
 fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let m = meter();
     let s = synth_session(12, 150_000);

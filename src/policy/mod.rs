@@ -558,12 +558,12 @@ fn summarize<'a>(
             middle.iter().flat_map(|m| m.attached.iter().cloned()).collect();
         let kept_from = match placement {
             Placement::Standalone { index, .. } => {
-                out[index].attached = carried;
+                out[index].attached = carried.into();
                 index + 1
             }
             Placement::Merged { index } => {
-                carried.append(&mut out[index].attached);
-                out[index].attached = carried;
+                carried.append(&mut out[index].take_attached());
+                out[index].attached = carried.into();
                 index
             }
         };

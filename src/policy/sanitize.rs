@@ -85,12 +85,12 @@ pub fn sanitize(
     messages.retain_mut(|m| {
         i += 1;
         if !keep[i - 1] {
-            carried.append(&mut m.attached);
+            carried.append(&mut m.take_attached());
             return false;
         }
         if !carried.is_empty() {
-            carried.append(&mut m.attached);
-            m.attached = std::mem::take(&mut carried);
+            carried.append(&mut m.take_attached());
+            m.attached = std::mem::take(&mut carried).into();
         }
         true
     });
@@ -239,15 +239,15 @@ mod tests {
     #[test]
     fn records_attached_to_dropped_messages_move_on() {
         let mut orphan = result("zzz");
-        orphan.attached = vec![serde_json::json!({"type": "snapshot", "n": 1})];
+        orphan.attached = vec![serde_json::json!({"type": "snapshot", "n": 1})].into();
         let mut last = result("yyy");
-        last.attached = vec![serde_json::json!({"n": 2})];
+        last.attached = vec![serde_json::json!({"n": 2})].into();
         let mut ms =
             vec![Message::text(Role::User, "u"), orphan, Message::text(Role::Assistant, "a"), last];
         let mut trailing = vec![serde_json::json!({"n": 3})];
         sanitize(&mut ms, 4, &mut trailing);
         assert_eq!(ms.len(), 2);
-        assert_eq!(ms[1].attached, [serde_json::json!({"type": "snapshot", "n": 1})]);
+        assert_eq!(ms[1].attached.as_slice(), [serde_json::json!({"type": "snapshot", "n": 1})]);
         assert_eq!(trailing, [serde_json::json!({"n": 2}), serde_json::json!({"n": 3})]);
     }
 
