@@ -4,15 +4,64 @@
 //! per code point; everything else costs ceil(UTF-8 bytes / 4). For ASCII that
 //! is ceil(chars / 4). The ranges are the reference's own.
 
-/// Returns true if and only if `c` is in one of the reference's dense ranges.
-fn is_dense(c: char) -> bool {
+/// Returns true if and only if code point `c` is in one of the reference's dense ranges.
+fn is_dense(c: u32) -> bool {
     matches!(c,
-        '\u{1100}'..='\u{11ff}'
-        | '\u{2e80}'..='\u{9fff}'
-        | '\u{a960}'..='\u{a97f}'
-        | '\u{ac00}'..='\u{d7af}'
-        | '\u{f900}'..='\u{faff}'
-        | '\u{ff00}'..='\u{ffef}')
+        0x1100..=0x11ff
+        | 0x2e80..=0x9fff
+        | 0xa960..=0xa97f
+        | 0xac00..=0xd7af
+        | 0xf900..=0xfaff
+        | 0xff00..=0xffef)
+}
+
+/// Counts what the estimate needs of a UTF-8 byte stream: its bytes and its
+/// dense code points. Every dense range lies in U+0800..U+FFFF, so a dense
+/// character is always a three-byte sequence: only lead bytes `0xE0..=0xEF`
+/// need decoding, every other byte is just counted (no `char` iteration).
+/// A sequence may be split between two `feed` calls (a JSON writer's chunks).
+#[derive(Default)]
+struct Tally {
+    bytes: u64,
+    dense: u64,
+    /// Code point bits of a three-byte sequence in progress, and how many of
+    /// its continuation bytes are still due (0 when none is open).
+    partial: u32,
+    due: u8,
+}
+
+impl Tally {
+    fn feed(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len() as u64;
+        for &b in bytes {
+            if self.due > 0 {
+                self.partial = (self.partial << 6) | u32::from(b & 0x3f);
+                self.due -= 1;
+                if self.due == 0 && is_dense(self.partial) {
+                    self.dense += 1;
+                }
+            } else if b & 0xf0 == 0xe0 {
+                self.partial = u32::from(b & 0x0f);
+                self.due = 2;
+            }
+        }
+    }
+
+    fn estimate(&self) -> u64 {
+        // Dense code points cost one token each; every other byte a quarter.
+        self.dense + (self.bytes - 3 * self.dense).div_ceil(4)
+    }
+}
+
+impl std::io::Write for Tally {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.feed(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Estimated tokens of `text`.
@@ -20,21 +69,81 @@ pub(crate) fn estimate(text: &str) -> u64 {
     if text.is_ascii() {
         return (text.len() as u64).div_ceil(4);
     }
-    let mut dense = 0u64;
-    let mut rest_bytes = 0u64;
-    for c in text.chars() {
-        if is_dense(c) {
-            dense += 1;
-        } else {
-            rest_bytes += c.len_utf8() as u64;
-        }
+    let mut t = Tally::default();
+    t.feed(text.as_bytes());
+    t.estimate()
+}
+
+/// Estimated tokens of `value` serialized as compact JSON: the same as
+/// `estimate(&value.to_string())`, without building the string (`report` and
+/// `replay` measure every non-text part and the tool schemas at each compaction).
+pub(crate) fn estimate_json(value: &serde_json::Value) -> u64 {
+    let mut t = Tally::default();
+    match serde_json::to_writer(&mut t, value) {
+        Ok(()) => t.estimate(),
+        // Writing to a tally cannot fail; fall back to the plain path anyway.
+        Err(_) => estimate(&value.to_string()),
     }
-    dense + rest_bytes.div_ceil(4)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::estimate;
+    use super::{estimate, estimate_json};
+
+    /// The reference's rule, char by char: what the byte-level tally must equal.
+    fn by_chars(text: &str) -> u64 {
+        let dense = |c: char| {
+            matches!(c,
+                '\u{1100}'..='\u{11ff}'
+                | '\u{2e80}'..='\u{9fff}'
+                | '\u{a960}'..='\u{a97f}'
+                | '\u{ac00}'..='\u{d7af}'
+                | '\u{f900}'..='\u{faff}'
+                | '\u{ff00}'..='\u{ffef}')
+        };
+        let n = text.chars().filter(|c| dense(*c)).count() as u64;
+        let rest: usize = text.chars().filter(|c| !dense(*c)).map(char::len_utf8).sum();
+        n + (rest as u64).div_ceil(4)
+    }
+
+    #[test]
+    fn the_byte_tally_equals_the_char_rule_at_every_range_edge() {
+        // Both sides of every range bound, other three-byte characters (U+0800,
+        // U+2014, U+FFFF), two- and four-byte ones.
+        let edges = [
+            0x10ff, 0x1100, 0x11ff, 0x1200, 0x2e7f, 0x2e80, 0x9fff, 0xa000, 0xa95f, 0xa960, 0xa97f,
+            0xa980, 0xabff, 0xac00, 0xd7af, 0xd7b0, 0xf8ff, 0xf900, 0xfaff, 0xfb00, 0xfeff, 0xff00,
+            0xffef, 0xfff0, 0xffff, 0x0800, 0x2014, 0x00e9, 0x1f642,
+        ];
+        for cp in edges {
+            let c = char::from_u32(cp).unwrap_or('?');
+            for text in [c.to_string(), format!("ab{c}cd{c}{c}"), format!("{c}x")] {
+                assert_eq!(estimate(&text), by_chars(&text), "U+{cp:04X} in {text:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        #[test]
+        fn the_byte_tally_equals_the_char_rule(text in "\\PC{0,40}") {
+            proptest::prop_assert_eq!(estimate(&text), by_chars(&text));
+        }
+
+        #[test]
+        fn json_is_estimated_as_its_serialization(
+            keys in proptest::collection::vec("\\PC{0,8}", 0..4),
+            text in "\\PC{0,30}",
+            n in proptest::num::i64::ANY,
+        ) {
+            let mut map = serde_json::Map::new();
+            for k in keys {
+                map.insert(k, serde_json::json!([text.clone(), n, null, true, {"q": "a\"b\\c\n"}]));
+            }
+            let v = serde_json::Value::Object(map);
+            proptest::prop_assert_eq!(estimate_json(&v), estimate(&v.to_string()));
+        }
+    }
 
     #[test]
     fn ascii_is_chars_over_four_rounded_up() {

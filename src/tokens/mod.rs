@@ -257,7 +257,8 @@ impl Meter {
                     let key = (h.digest128(), len);
                     self.cache.get_or_insert_key(key, || self.count_uncached(&other.to_string()))
                 }
-                _ => self.text(&other.to_string()),
+                Some(_) => self.text(&other.to_string()),
+                None => hermes::estimate_json(other),
             },
         }
     }
