@@ -102,7 +102,10 @@ pub struct Anchor {
 /// The anchors of a set of texts.
 #[derive(Clone, Debug, Default)]
 pub struct AnchorSet {
-    map: BTreeMap<(Category, String), (u32, u64)>,
+    /// Per category (indexed by `Category as usize`, the order of `Category::ALL`):
+    /// value -> (count, last ordinal). Looked up by `&str`, so a value seen
+    /// again costs no allocation.
+    maps: [BTreeMap<String, (u32, u64)>; Category::ALL.len()],
     /// Candidates dropped because they look like secrets.
     secrets_dropped: u64,
 }
@@ -245,9 +248,16 @@ impl AnchorSet {
         let scan = scan_cached(text, errors);
         self.secrets_dropped += scan.secrets;
         for (category, value) in &scan.hits {
-            let e = self.map.entry((*category, value.to_string())).or_insert((0, ordinal));
-            e.0 += 1;
-            e.1 = e.1.max(ordinal);
+            let map = &mut self.maps[*category as usize];
+            match map.get_mut(&**value) {
+                Some(e) => {
+                    e.0 += 1;
+                    e.1 = e.1.max(ordinal);
+                }
+                None => {
+                    map.insert(value.to_string(), (1, ordinal));
+                }
+            }
         }
     }
 
@@ -258,30 +268,30 @@ impl AnchorSet {
 
     /// Number of distinct anchors.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.maps.iter().map(BTreeMap::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.maps.iter().all(BTreeMap::is_empty)
     }
 
     /// Distinct anchors per category.
     pub fn counts(&self) -> BTreeMap<Category, usize> {
         let mut out = BTreeMap::new();
-        for (cat, _) in self.map.keys() {
-            *out.entry(*cat).or_insert(0) += 1;
+        for (cat, map) in Category::ALL.iter().zip(&self.maps) {
+            if !map.is_empty() {
+                out.insert(*cat, map.len());
+            }
         }
         out
     }
 
     /// Anchors of one category, best first: count, then recency, then value.
     pub fn ranked(&self, category: Category) -> Vec<Anchor> {
-        let mut out: Vec<Anchor> = self
-            .map
-            .range((category, String::new())..)
-            .take_while(|((c, _), _)| *c == category)
-            .map(|((c, v), (count, last))| Anchor {
-                category: *c,
+        let mut out: Vec<Anchor> = self.maps[category as usize]
+            .iter()
+            .map(|(v, (count, last))| Anchor {
+                category,
                 value: v.clone(),
                 count: *count,
                 last_seen: *last,
@@ -295,18 +305,23 @@ impl AnchorSet {
 
     /// All anchors, by category then value.
     pub fn iter(&self) -> impl Iterator<Item = Anchor> + '_ {
-        self.map.iter().map(|((c, v), (count, last))| Anchor {
-            category: *c,
+        self.entries().map(|(c, v, (count, last))| Anchor {
+            category: c,
             value: v.clone(),
             count: *count,
             last_seen: *last,
         })
     }
 
+    /// Every anchor with its (count, last ordinal), by category then value.
+    fn entries(&self) -> impl Iterator<Item = (Category, &String, &(u32, u64))> + '_ {
+        Category::ALL.iter().zip(&self.maps).flat_map(|(c, m)| m.iter().map(|(v, e)| (*c, v, e)))
+    }
+
     /// Per category: (distinct anchors, how many appear verbatim in `output`).
     pub fn retention(&self, output: &str) -> BTreeMap<Category, (usize, usize)> {
         let mut out: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
-        let keys: Vec<&(Category, String)> = self.map.keys().collect();
+        let keys: Vec<(Category, &String)> = self.entries().map(|(c, v, _)| (c, v)).collect();
         let mut found = vec![false; keys.len()];
         // One search over one text: a contiguous NFA builds far faster than the
         // DFA `AhoCorasick::new` picks for small sets, and searches nearly as fast.
@@ -558,7 +573,7 @@ pub fn build_index(set: &AnchorSet, budget_chars: usize) -> AnchorIndex {
 
 /// The distinct anchors of a set, as a set of (category, value) for lookups.
 pub fn keys(set: &AnchorSet) -> HashSet<(Category, String)> {
-    set.map.keys().cloned().collect()
+    set.entries().map(|(c, v, _)| (c, v.clone())).collect()
 }
 
 #[cfg(test)]
@@ -573,6 +588,40 @@ mod tests {
 
     fn of(cat: Category, text: &str) -> Vec<String> {
         extract(text).into_iter().filter(|(c, _)| *c == cat).map(|(_, v)| v).collect()
+    }
+
+    #[test]
+    fn category_all_is_in_discriminant_and_rendering_order() {
+        // `AnchorSet` indexes its maps by `category as usize` and walks them in
+        // `Category::ALL` order, which must be the order of `(Category, value)`.
+        for (i, c) in Category::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i, "{c}");
+        }
+        assert!(Category::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_value_seen_again_is_counted_with_its_latest_position() {
+        let mut s = AnchorSet::new();
+        s.extract("see src/main.rs and PR #12", 3, true);
+        s.extract("src/main.rs again", 9, true);
+        s.extract("src/main.rs once more", 5, true);
+        let paths = s.ranked(Category::Paths);
+        assert_eq!(paths.len(), 1);
+        assert_eq!(
+            (paths[0].value.as_str(), paths[0].count, paths[0].last_seen),
+            ("src/main.rs", 3, 9)
+        );
+        assert_eq!(s.len(), 2);
+        let all: Vec<(Category, String)> = s.iter().map(|a| (a.category, a.value)).collect();
+        assert_eq!(
+            all,
+            [(Category::Prs, "PR #12".to_string()), (Category::Paths, "src/main.rs".to_string())]
+        );
+        assert_eq!(
+            s.counts().into_iter().collect::<Vec<_>>(),
+            [(Category::Prs, 1), (Category::Paths, 1)]
+        );
     }
 
     #[test]
