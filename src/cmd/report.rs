@@ -9,7 +9,7 @@ use compactor::Mode;
 use compactor::io::output::write_atomic;
 use compactor::io::{ReadOptions, expand_inputs};
 use compactor::pipeline::{Item, JobReader, Rejection, decode_job};
-use compactor::policy::{Policy, compact, verify::verify};
+use compactor::policy::{Policy, Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::render::{Series, csv, html, markdown};
@@ -87,8 +87,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     }
                     let mut session_rows = Vec::new();
                     let mut series = Vec::new();
+                    // The input's anchors are read once for the three modes.
+                    let prepared = Prepared::new(s);
                     for p in &policies {
-                        let outcome = compact(s, p, &meter);
+                        let outcome = compact_prepared(&prepared, p, &meter);
                         let problems = verify(s, &outcome, &meter).len();
                         let r = replay(s, p, &meter, Trigger::Threshold);
                         let row = SessionRow::new(

@@ -36,6 +36,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 /// The reference's fixed anchor-index budget in chars (H).
 pub const REFERENCE_ANCHOR_BUDGET_CHARS: usize = 7_000;
@@ -108,6 +109,9 @@ pub struct AnchorSet {
     maps: [BTreeMap<String, (u32, u64)>; Category::ALL.len()],
     /// Candidates dropped because they look like secrets.
     secrets_dropped: u64,
+    /// The search for every value, built by the first `retention` after the
+    /// last `extract` (one input's anchors are searched for in several outputs).
+    automaton: OnceLock<Option<AhoCorasick>>,
 }
 
 /// How budget is set for the anchor index.
@@ -247,6 +251,9 @@ impl AnchorSet {
     pub fn extract(&mut self, text: &str, ordinal: u64, errors: bool) {
         let scan = scan_cached(text, errors);
         self.secrets_dropped += scan.secrets;
+        if !scan.hits.is_empty() {
+            self.automaton.take();
+        }
         for (category, value) in &scan.hits {
             let map = &mut self.maps[*category as usize];
             match map.get_mut(&**value) {
@@ -323,12 +330,15 @@ impl AnchorSet {
         let mut out: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
         let keys: Vec<(Category, &String)> = self.entries().map(|(c, v, _)| (c, v)).collect();
         let mut found = vec![false; keys.len()];
-        // One search over one text: a contiguous NFA builds far faster than the
-        // DFA `AhoCorasick::new` picks for small sets, and searches nearly as fast.
-        let ac = AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(keys.iter().map(|(_, v)| v.as_str()));
-        if let Ok(ac) = ac {
+        // A few searches over one text each: a contiguous NFA builds far faster
+        // than the DFA `AhoCorasick::new` picks for small sets, and searches nearly as fast.
+        let ac = self.automaton.get_or_init(|| {
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .build(keys.iter().map(|(_, v)| v.as_str()))
+                .ok()
+        });
+        if let Some(ac) = ac {
             for m in ac.find_overlapping_iter(output) {
                 found[m.pattern().as_usize()] = true;
             }
@@ -598,6 +608,17 @@ mod tests {
             assert_eq!(*c as usize, i, "{c}");
         }
         assert!(Category::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn retention_searches_for_anchors_added_after_an_earlier_search() {
+        let mut s = AnchorSet::new();
+        s.extract("edit src/a.rs", 0, true);
+        let out = "kept src/a.rs and src/b.rs";
+        assert_eq!(s.retention(out)[&Category::Paths], (1, 1));
+        s.extract("then src/b.rs and src/c.rs", 1, true);
+        assert_eq!(s.retention(out)[&Category::Paths], (3, 2), "the search must be rebuilt");
+        assert_eq!(s.retention("nothing")[&Category::Paths], (3, 0));
     }
 
     #[test]

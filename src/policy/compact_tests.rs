@@ -255,6 +255,34 @@ fn kept_messages_share_their_unknown_keys_with_the_input() {
 }
 
 #[test]
+fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
+    let m = meter();
+    let s = synth_session(14, 150_000);
+    let prepared = Prepared::new(&s);
+    let mut custom = forced(Mode::Lean, 64_000);
+    // `Bash` read as a file read: its error lines are no longer anchors.
+    custom.families.extend_from_json(r#"{"tools": {"Bash": "read"}}"#).unwrap();
+    // Three modes share the prepared input's anchors; a policy with other tool
+    // families must not be given anchors read with the first policy's.
+    let lean = compact(&s, &forced(Mode::Lean, 64_000), &m).compaction.anchors.retention;
+    let other = compact(&s, &custom, &m).compaction.anchors.retention;
+    assert_ne!(lean.get(&Category::Errors), other.get(&Category::Errors), "families matter here");
+    for p in [
+        forced(Mode::Legacy, 64_000),
+        forced(Mode::Lean, 64_000),
+        custom,
+        forced(Mode::Tiered, 64_000),
+    ] {
+        let shared = compact_prepared(&prepared, &p, &m);
+        let alone = compact(&s, &p, &m);
+        assert!(shared.compaction.compacted, "{}", p.mode);
+        assert!(!shared.compaction.anchors.retention.is_empty(), "{}", p.mode);
+        assert_eq!(shared.compaction, alone.compaction, "{}", p.mode);
+        assert_eq!(shared.session, alone.session, "{}", p.mode);
+    }
+}
+
+#[test]
 fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let m = meter();
     let s = synth_session(12, 150_000);
@@ -266,7 +294,7 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let fixed = m.tools(s.tools.as_ref()) + m.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
     let fresh = summarize(
-        &s,
+        &Prepared::new(&s),
         &p,
         &m,
         &tokens,

@@ -40,6 +40,7 @@ use std::borrow::{Borrow, Cow};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 use tool_families::ToolFamilies;
 
 /// How a session is compacted.
@@ -264,8 +265,49 @@ pub struct Outcome<'a> {
     pub compaction: Compaction,
 }
 
+/// One input, with what compaction learns of it whatever the policy, computed
+/// at most once: `report` compacts each session under three policies, and the
+/// input's anchors (for the retention figures) are the same for all three.
+/// It borrows the session, so the facts cannot outlive or miss a change to it.
+#[derive(Debug)]
+pub struct Prepared<'a> {
+    session: &'a Session,
+    /// The input's anchors, with the tool families they were read with.
+    anchors: OnceLock<(ToolFamilies, AnchorSet)>,
+}
+
+impl<'a> Prepared<'a> {
+    pub fn new(session: &'a Session) -> Prepared<'a> {
+        Prepared { session, anchors: OnceLock::new() }
+    }
+
+    pub fn session(&self) -> &'a Session {
+        self.session
+    }
+
+    /// The anchors of the whole input, read with `families`: computed once,
+    /// then shared (computed afresh, not kept, for other families).
+    fn anchors(&self, families: &ToolFamilies) -> Cow<'_, AnchorSet> {
+        let (read_with, set) = self
+            .anchors
+            .get_or_init(|| (families.clone(), session_anchors(&self.session.messages, families)));
+        if read_with == families {
+            Cow::Borrowed(set)
+        } else {
+            Cow::Owned(session_anchors(&self.session.messages, families))
+        }
+    }
+}
+
 /// Compacts one session. Pure and deterministic.
 pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outcome<'a> {
+    compact_prepared(&Prepared::new(session), policy, meter)
+}
+
+/// Compacts a prepared input: the same outcome as [`compact`] of its session,
+/// sharing what other compactions of the same `Prepared` computed.
+pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Outcome<'a> {
+    let session = input.session;
     let tokens = meter.messages(&session.messages);
     let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
@@ -285,9 +327,9 @@ pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outc
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     let outcome = match policy.mode {
-        Mode::Tiered => compact_tiered(session, policy, meter, &tokens, fixed, before),
+        Mode::Tiered => compact_tiered(input, policy, meter, &tokens, fixed, before),
         Mode::Lean | Mode::Legacy => summarize(
-            session,
+            input,
             policy,
             meter,
             &tokens,
@@ -417,13 +459,14 @@ fn prune<S: Slot>(
 
 /// Tiered mode: one stage at a time until the request is at or under the target.
 fn compact_tiered<'a>(
-    session: &'a Session,
+    input: &Prepared<'a>,
     policy: &Policy,
     meter: &Meter,
     tokens: &[u64],
     fixed: u64,
     before: u64,
 ) -> Outcome<'a> {
+    let session = input.session;
     let target = policy.tiered_target();
     let msgs = &session.messages;
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
@@ -466,14 +509,14 @@ fn compact_tiered<'a>(
             record.verbatim_tail_messages = msgs.len() - protected;
             record.tail_tokens = after - record.head_tokens - fixed;
             record.effects = effects;
-            record.anchors = anchor_figures(session, &out, policy, None);
+            record.anchors = anchor_figures(input, &out, policy, None);
             return Outcome { session: Cow::Owned(out), compaction: record };
         }
     }
     // The summary tier prunes exactly as the tiers above did (same stages, same
     // order, same range): it takes their result instead of pruning again.
     let done = Pruning::Done { slots: pruned, effects, tokens: counts };
-    summarize(session, policy, meter, tokens, fixed, before, Mode::Tiered, done, Tier::Summary)
+    summarize(input, policy, meter, tokens, fixed, before, Mode::Tiered, done, Tier::Summary)
 }
 
 /// Stages 1-4 before a summary: run them, or take what a caller already ran.
@@ -488,7 +531,7 @@ enum Pruning<'a> {
 /// The summarizing pass (lean, legacy, and tiered's last tier).
 #[allow(clippy::too_many_arguments)]
 fn summarize<'a>(
-    session: &'a Session,
+    input: &Prepared<'a>,
     policy: &Policy,
     meter: &Meter,
     tokens: &[u64],
@@ -498,6 +541,7 @@ fn summarize<'a>(
     pruning: Pruning<'a>,
     tier: Tier,
 ) -> Outcome<'a> {
+    let session = input.session;
     let msgs = &session.messages;
     let budget = policy.tail_budget(if mode == Mode::Legacy { Mode::Legacy } else { Mode::Lean });
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
@@ -609,7 +653,7 @@ fn summarize<'a>(
         record.user_messages_kept_whole = s.user_messages_whole;
         record.secrets_masked = s.secrets_masked;
     }
-    record.anchors = anchor_figures(session, &out, policy, summary_out.as_ref());
+    record.anchors = anchor_figures(input, &out, policy, summary_out.as_ref());
     Outcome { session: Cow::Owned(out), compaction: record }
 }
 
@@ -657,14 +701,13 @@ pub fn session_anchors(messages: &[Message], families: &ToolFamilies) -> AnchorS
 }
 
 fn anchor_figures(
-    input: &Session,
+    input: &Prepared<'_>,
     output: &Session,
     policy: &Policy,
     built: Option<&summary::Summary>,
 ) -> AnchorFigures {
     let retention = if policy.measure_retention {
-        session_anchors(&input.messages, &policy.families)
-            .retention(&session_text(&output.messages))
+        input.anchors(&policy.families).retention(&session_text(&output.messages))
     } else {
         BTreeMap::new()
     };

@@ -59,7 +59,7 @@ impl Family {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
 enum Entry {
     Family(Family),
@@ -76,7 +76,7 @@ enum Entry {
     },
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 struct FamilyFile {
     #[serde(default)]
     tools: BTreeMap<String, Entry>,
@@ -95,7 +95,7 @@ pub struct Resolved {
 }
 
 /// The name → family map.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolFamilies {
     file: FamilyFile,
 }
