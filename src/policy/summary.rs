@@ -783,7 +783,7 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
     let mut limits = Limits::START;
     let mut core = render_core(&draft, limits);
     for _ in 0..12 {
-        if meter.text(&core) <= input.budget_tokens {
+        if meter.fits(&core, input.budget_tokens) {
             break;
         }
         limits = limits.shrink();

@@ -187,6 +187,16 @@ impl Meter {
         }
     }
 
+    /// Returns true if and only if `text` is at most `budget` tokens. Every
+    /// counter charges at most one token per byte (a BPE token spans at least
+    /// one byte; the estimate charges a quarter per byte and one per
+    /// three-byte dense character), so a text of at most `budget` bytes fits
+    /// without being counted: summaries are checked against their budget at
+    /// every compaction and are new text each time.
+    pub fn fits(&self, text: &str, budget: u64) -> bool {
+        text.len() as u64 <= budget || self.text(text) <= budget
+    }
+
     fn message_overhead(&self) -> u64 {
         match self.kind {
             CounterKind::Hermes => HERMES_MESSAGE_OVERHEAD_TOKENS,
@@ -321,6 +331,37 @@ fn hash_json(v: &Value, h: &mut xxhash_rust::xxh3::Xxh3, len: &mut usize) {
 mod tests {
     use super::*;
     use crate::model::{Message, Role, ToolCall};
+
+    #[test]
+    fn no_counter_charges_more_tokens_than_bytes() {
+        // What `fits` relies on, on every fixture text and some worst cases.
+        let mut texts: Vec<String> = vec![
+            "a".into(),
+            "\u{0}\u{1}\u{7f}".into(),
+            "你好世界".into(),
+            "🙂🙂🙂".into(),
+            "é".repeat(50),
+            " \n\t".repeat(40),
+            (0..300u32).filter_map(char::from_u32).collect(),
+        ];
+        for dir in ["fixtures/openai", "fixtures/edge", "fixtures/anthropic"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            for e in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                if let Ok(t) = std::fs::read_to_string(e.path()) {
+                    texts.extend(t.lines().map(str::to_string));
+                }
+            }
+        }
+        assert!(texts.len() > 50, "fixtures not found");
+        for kind in [CounterKind::O200k, CounterKind::Cl100k, CounterKind::Hermes] {
+            let m = Meter::new(kind, DEFAULT_IMAGE_TOKENS);
+            for t in &texts {
+                assert!(m.text(t) <= t.len() as u64, "{}: {t:?}", kind.name());
+                let exact = m.text(t);
+                assert!(m.fits(t, exact) && (exact == 0 || !m.fits(t, exact - 1)), "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn o200k_counts_exact_tokens() {
