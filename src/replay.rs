@@ -119,7 +119,7 @@ pub struct Replay {
 fn key(m: &Message) -> u128 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(m.role.as_str().as_bytes());
-    for p in &m.content.parts {
+    for p in m.content.parts.iter() {
         h.update(&[0xff]);
         if let Some(t) = p.text_str() {
             h.update(t.as_bytes());
@@ -127,7 +127,7 @@ fn key(m: &Message) -> u128 {
             h.update(&info.byte_len.to_le_bytes());
         }
     }
-    for c in &m.tool_calls {
+    for c in m.tool_calls.iter() {
         h.update(c.id.as_bytes());
         h.update(c.arguments.as_bytes());
     }

@@ -28,7 +28,7 @@ fn work_session(rounds: usize) -> Session {
             msgs.push(Message::text(Role::User, format!("Status check {r}: keep going.")));
         }
         let mut call = Message::text(Role::Assistant, format!("Step {r}."));
-        call.tool_calls.push(ToolCall {
+        call.tool_calls_mut().push(ToolCall {
             id: format!("c{r}"),
             name: "Bash".into(),
             arguments: format!(r#"{{"command":"make step-{r}"}}"#),
@@ -88,11 +88,11 @@ fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
     let text = summaries[0].text_content();
     assert!(text.contains("1. Ran `make step-0`"), "{text}");
     let kept: std::collections::HashSet<&str> =
-        last.messages.iter().flat_map(|x| &x.tool_calls).map(|c| c.id.as_str()).collect();
+        last.messages.iter().flat_map(|x| x.tool_calls.iter()).map(|c| c.id.as_str()).collect();
     let folded = s
         .messages
         .iter()
-        .flat_map(|x| &x.tool_calls)
+        .flat_map(|x| x.tool_calls.iter())
         .filter(|c| !kept.contains(c.id.as_str()))
         .count();
     assert!(

@@ -91,7 +91,7 @@ impl Stats {
         let call_names: BTreeMap<&str, &str> = s
             .messages
             .iter()
-            .flat_map(|m| &m.tool_calls)
+            .flat_map(|m| m.tool_calls.iter())
             .map(|c| (c.id.as_str(), c.name.as_str()))
             .collect();
         let mut prefix = st.tool_schema_tokens + meter.request_overhead();
@@ -112,7 +112,7 @@ impl Stats {
             st.messages += 1;
             *st.messages_by_role.entry(role.clone()).or_insert(0) += 1;
             *st.tokens_by_role.entry(role.clone()).or_insert(0) += tokens;
-            for part in &m.content.parts {
+            for part in m.content.parts.iter() {
                 match part {
                     Part::Image { .. } => {
                         st.images += 1;
@@ -125,7 +125,7 @@ impl Stats {
             if let Some(r) = &m.reasoning {
                 st.reasoning_tokens += meter.text(&r.text);
             }
-            for c in &m.tool_calls {
+            for c in m.tool_calls.iter() {
                 st.tool_calls += 1;
                 *st.tool_calls_by_name.entry(c.name.clone()).or_insert(0) += 1;
                 let t = meter.text(&c.arguments) + meter.text(&c.name) + meter.text(&c.id);
@@ -226,7 +226,7 @@ mod tests {
 
     fn session() -> Session {
         let mut call = Message::text(Role::Assistant, "checking");
-        call.tool_calls.push(ToolCall {
+        call.tool_calls_mut().push(ToolCall {
             id: "c1".into(),
             name: "Bash".into(),
             arguments: r#"{"command":"ls"}"#.into(),

@@ -62,7 +62,12 @@ pub(crate) fn counts(s: &Session) -> Counts {
         messages: s.messages.len(),
         calls: s.messages.iter().map(|m| m.tool_calls.len()).sum(),
         results: s.messages.iter().filter(|m| m.is_tool_result()).count(),
-        images: s.messages.iter().flat_map(|m| &m.content.parts).filter(|p| p.is_image()).count(),
+        images: s
+            .messages
+            .iter()
+            .flat_map(|m| m.content.parts.iter())
+            .filter(|p| p.is_image())
+            .count(),
     }
 }
 
@@ -158,7 +163,7 @@ pub(crate) fn fixtures_match_sources(format: Format, dir: &str) -> Counts {
                 };
                 assert_eq!(images(g), images(w), "{at}");
                 assert_eq!(g.tool_calls.len(), w.tool_calls.len(), "{at}");
-                for (gc, wc) in g.tool_calls.iter().zip(&w.tool_calls) {
+                for (gc, wc) in g.tool_calls.iter().zip(w.tool_calls.iter()) {
                     assert_eq!((&gc.id, &gc.name), (&wc.id, &wc.name), "{at}");
                     assert_eq!(parsed(&gc.arguments), parsed(&wc.arguments), "{at}");
                 }

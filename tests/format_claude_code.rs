@@ -616,7 +616,7 @@ fn cli_converts_a_claude_code_log_to_openai_without_losing_a_message() {
                 assert_eq!(a.extra.get(k), Some(v), "{name}: `{k}`");
             }
             assert_eq!(a.meta.timestamp, b.meta.timestamp, "{name}");
-            for (ca, cb) in a.tool_calls.iter().zip(&b.tool_calls) {
+            for (ca, cb) in a.tool_calls.iter().zip(b.tool_calls.iter()) {
                 assert_eq!((&ca.id, &ca.name, &ca.arguments), (&cb.id, &cb.name, &cb.arguments));
             }
         }

@@ -293,7 +293,8 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
                 .collect();
             let want: Vec<&str> = c.tool_calls.iter().map(|t| t.id.as_str()).collect();
             assert_eq!(ids, want, "{name}");
-            for (t, ct) in m["tool_calls"].as_array().into_iter().flatten().zip(&c.tool_calls) {
+            for (t, ct) in m["tool_calls"].as_array().into_iter().flatten().zip(c.tool_calls.iter())
+            {
                 assert_eq!(t["function"]["name"], ct.name.as_str());
                 assert_eq!(t["function"]["arguments"], ct.arguments.as_str());
             }
@@ -398,7 +399,7 @@ fn odd_items_pass_through_and_usage_is_read() {
     // Encrypted reasoning costs nothing.
     let meter = o200k_meter();
     let mut bare = group.clone();
-    bare.content.parts.clear();
+    bare.content.parts_mut().clear();
     assert_eq!(meter.message(group), meter.message(&bare));
     // Reasoning that no message follows stays at the end, as a record.
     assert_eq!(s.trailing.last().unwrap()["payload"]["type"], "reasoning");

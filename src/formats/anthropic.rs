@@ -421,7 +421,7 @@ fn decode_assistant(mut map: Map<String, Value>) -> Result<Message, String> {
     let mut m = decode_message(Value::Object(map))?;
     // A string `input` (no carrier) is still the call's JSON value, not OpenAI
     // string arguments: keep it as a value so it is written back as it was.
-    for (call, string_input) in m.tool_calls.iter_mut().zip(string_inputs) {
+    for (call, string_input) in m.tool_calls_mut().iter_mut().zip(string_inputs) {
         if string_input {
             call.arguments = Value::String(std::mem::take(&mut call.arguments)).to_string();
             call.args_form = ArgsForm::Value;
@@ -896,7 +896,7 @@ fn encode_assistant(m: &Message) -> Map<String, Value> {
     let carrier = (derived_form(&content_blocks) != form).then_some(form);
     let tool_blocks: Vec<Value> = calls
         .into_iter()
-        .zip(&m.tool_calls)
+        .zip(m.tool_calls.iter())
         .map(|(cj, call)| Value::Object(tool_use_block(cj, call.args_form, &call.arguments)))
         .collect();
     let order = layout.as_ref().and_then(|l| l.get("order"));

@@ -244,11 +244,11 @@ fn take_event(mut map: Map<String, Value>, source: &Source) -> Result<Event, Dec
 
 fn content_of(raw: RawContent) -> Content {
     match raw {
-        RawContent::Absent => Content { parts: Vec::new(), form: ContentForm::Absent },
-        RawContent::Null => Content { parts: Vec::new(), form: ContentForm::Null },
+        RawContent::Absent => Content { parts: Default::default(), form: ContentForm::Absent },
+        RawContent::Null => Content { parts: Default::default(), form: ContentForm::Null },
         RawContent::Text(s) => Content::from_text(s),
         RawContent::Blocks(blocks) => Content {
-            parts: blocks.into_iter().map(decode_part).collect(),
+            parts: Arc::new(blocks.into_iter().map(decode_part).collect()),
             form: ContentForm::Parts,
         },
     }
@@ -450,7 +450,7 @@ impl Decoder {
         Message {
             role,
             content,
-            tool_calls: Vec::new(),
+            tool_calls: Default::default(),
             tool_call_id: None,
             reasoning: None,
             meta,
@@ -492,8 +492,8 @@ impl Decoder {
             if !parts.is_empty() {
                 m.content.form = ContentForm::Parts;
             }
-            m.content.parts.extend(parts);
-            m.tool_calls.extend(calls);
+            m.content.parts_mut().extend(parts);
+            m.tool_calls_mut().extend(calls);
             if let Some(u) = usage_of(&envelope) {
                 m.meta.usage = Some(u);
             }
@@ -507,9 +507,12 @@ impl Decoder {
             return;
         }
         self.close();
-        let mut m =
-            self.message(Role::Assistant, Content { parts, form: ContentForm::Parts }, envelope);
-        m.tool_calls = calls;
+        let mut m = self.message(
+            Role::Assistant,
+            Content { parts: parts.into(), form: ContentForm::Parts },
+            envelope,
+        );
+        m.tool_calls = calls.into();
         if m.content.parts.is_empty() && !m.tool_calls.is_empty() {
             // Only calls: `content: null` in the OpenAI shape. Blocks are written
             // back as an array whenever a message has calls.
@@ -1091,7 +1094,7 @@ impl Writer {
         m: &Message,
     ) -> Map<String, Value> {
         let mut text = m.text_content();
-        for c in &m.tool_calls {
+        for c in m.tool_calls.iter() {
             text.push('\n');
             text.push_str(&c.id);
         }
@@ -1664,7 +1667,7 @@ mod tests {
     #[test]
     fn stripped_thinking_drops_its_event_and_relinks_its_children() {
         let mut s = decode(&streamed());
-        s.messages[1].content.parts.remove(0);
+        s.messages[1].content.parts_mut().remove(0);
         let out = ClaudeCode.encode(&s, None);
         let uuids: Vec<&str> = out.iter().filter_map(|v| v["uuid"].as_str()).collect();
         assert_eq!(uuids, ["u1", "a2", "a3", "r1", "a4", "r2", "a5", "d1"]);
@@ -1690,7 +1693,7 @@ mod tests {
     #[test]
     fn dropped_calls_leave_only_the_others() {
         let mut s = decode(&streamed());
-        s.messages[1].tool_calls.remove(1);
+        s.messages[1].tool_calls_mut().remove(1);
         s.messages.remove(3);
         let out = ClaudeCode.encode(&s, Some(&json!({})));
         let uuids: Vec<&str> = out.iter().filter_map(|v| v["uuid"].as_str()).collect();

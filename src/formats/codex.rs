@@ -520,7 +520,7 @@ impl Decoder {
                         .iter()
                         .take_while(|p| matches!(p, Part::Reasoning(_)))
                         .count();
-                    b.message.content.parts.insert(at, Part::Reasoning(raw));
+                    b.message.content.parts_mut().insert(at, Part::Reasoning(raw));
                     b.message.content.form = ContentForm::Parts;
                     b.entries.push(entry("reasoning", Value::from(k), ts.as_ref()));
                 }
@@ -553,8 +553,8 @@ impl Decoder {
         }
         let message = Message {
             role: role.clone(),
-            content: Content { parts: Vec::new(), form: ContentForm::Parts },
-            tool_calls: Vec::new(),
+            content: Content { parts: Default::default(), form: ContentForm::Parts },
+            tool_calls: Default::default(),
             tool_call_id: None,
             reasoning: None,
             meta: MessageMeta { timestamp: at, usage: None },
@@ -568,7 +568,7 @@ impl Decoder {
             self.flush_reasoning();
             b.message.attached = self.take_keeps().into();
         }
-        b.message.content.parts.extend(parts);
+        b.message.content.parts_mut().extend(parts);
         // Every decoded message ends its `attached` with its own marker, so
         // records moved in front of it later are never mistaken for its own.
         b.layout = true;
@@ -585,7 +585,7 @@ impl Decoder {
         {
             self.absorb(&mut b, false);
             b.entries.push(e);
-            b.message.tool_calls.push(call);
+            b.message.tool_calls_mut().push(call);
             self.done.push(b);
             return;
         }
@@ -595,8 +595,8 @@ impl Decoder {
         }
         let message = Message {
             role: Role::Assistant,
-            content: Content { parts: Vec::new(), form: ContentForm::Null },
-            tool_calls: vec![call],
+            content: Content { parts: Default::default(), form: ContentForm::Null },
+            tool_calls: Arc::new(vec![call]),
             tool_call_id: None,
             reasoning: None,
             meta: MessageMeta { timestamp: at, usage: None },
@@ -630,7 +630,7 @@ impl Decoder {
         if let Some(ts) = &ts {
             extra.insert("timestamp".into(), Value::String(ts.clone()));
         }
-        let mut content = Content { parts: Vec::new(), form: ContentForm::String };
+        let mut content = Content { parts: Default::default(), form: ContentForm::String };
         for (k, v) in payload {
             match k.as_str() {
                 "call_id" => {
@@ -643,14 +643,16 @@ impl Decoder {
                     }
                     Value::Array(items) => {
                         content = Content {
-                            parts: items.into_iter().map(decode_part).collect(),
+                            parts: Arc::new(items.into_iter().map(decode_part).collect()),
                             form: ContentForm::Parts,
                         };
                         extra.insert("content".into(), slot());
                     }
                     other => {
-                        content =
-                            Content { parts: vec![Part::Other(other)], form: ContentForm::Parts };
+                        content = Content {
+                            parts: Arc::new(vec![Part::Other(other)]),
+                            form: ContentForm::Parts,
+                        };
                         extra.insert("content".into(), raw_output_slot());
                     }
                 },
@@ -662,7 +664,7 @@ impl Decoder {
         let message = Message {
             role: Role::Tool,
             content,
-            tool_calls: Vec::new(),
+            tool_calls: Default::default(),
             tool_call_id: Some(call_id),
             reasoning: None,
             meta: MessageMeta { timestamp: at, usage: None },
@@ -1289,7 +1291,7 @@ mod tests {
     fn dropped_calls_and_folded_records_stay_consistent() {
         let mut s = decode(&sample());
         // Sanitize-like: call `b` and its result go; its records move on.
-        s.messages[3].tool_calls.retain(|c| c.id == "a");
+        s.messages[3].tool_calls_mut().retain(|c| c.id == "a");
         let mut dropped = s.messages.remove(4);
         let mut carried = dropped.take_attached();
         carried.append(&mut s.messages[4].take_attached());
@@ -1421,7 +1423,7 @@ mod tests {
         assert_eq!(v["messages"][2]["content"][0]["text"], "x");
         // Shrunk arguments are written back in the item's own field.
         let mut s = s;
-        s.messages[1].tool_calls[1].arguments = r#"{"input":"short"}"#.into();
+        s.messages[1].tool_calls_mut()[1].arguments = r#"{"input":"short"}"#.into();
         s.messages[2].content.replace_with_text("[terminal] one-liner");
         let out = Codex.encode(&s, None);
         assert_eq!(out[2]["payload"]["input"], "short");

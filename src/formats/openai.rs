@@ -238,11 +238,11 @@ pub fn decode_message(value: Value) -> Result<Message, String> {
     let raw_content =
         if map.contains_key("content") { map.insert("content".into(), slot()) } else { None };
     let content = match raw_content {
-        None => Content { parts: Vec::new(), form: ContentForm::Absent },
-        Some(Value::Null) => Content { parts: Vec::new(), form: ContentForm::Null },
+        None => Content { parts: Default::default(), form: ContentForm::Absent },
+        Some(Value::Null) => Content { parts: Default::default(), form: ContentForm::Null },
         Some(Value::String(s)) => Content::from_text(s),
         Some(Value::Array(items)) => Content {
-            parts: items.into_iter().map(decode_part).collect(),
+            parts: Arc::new(items.into_iter().map(decode_part).collect()),
             form: ContentForm::Parts,
         },
         Some(other) => {
@@ -282,7 +282,7 @@ pub fn decode_message(value: Value) -> Result<Message, String> {
     Ok(Message {
         role,
         content,
-        tool_calls,
+        tool_calls: tool_calls.into(),
         tool_call_id,
         reasoning,
         meta,
@@ -587,7 +587,7 @@ mod tests {
             "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]});
         let mut s = decode(v).unwrap();
         s.messages[0].reasoning = None;
-        s.messages[0].tool_calls.clear();
+        s.messages[0].tool_calls_mut().clear();
         assert_eq!(encode(&s, None), json!({"messages": [{"role": "assistant", "content": "x"}]}));
     }
 

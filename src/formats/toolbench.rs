@@ -153,7 +153,7 @@ fn decode_transcript(items: Vec<Value>) -> Result<Vec<Message>, DecodeError> {
             && let Some(call) = legacy_call(&m.extra, i)
         {
             open = Some(call.id.clone());
-            m.tool_calls.push(call);
+            m.tool_calls_mut().push(call);
             m.extra = Arc::new(
                 Arc::unwrap_or_clone(std::mem::take(&mut m.extra))
                     .into_iter()
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn dropped_calls_and_orphans_write_back_cleanly() {
         let mut s = ToolBench.decode(rec(answer())).unwrap();
-        s.messages[5].tool_calls.clear();
+        s.messages[5].tool_calls_mut().clear();
         let out = ToolBench.encode(&s, None).remove(0);
         let last = &out["answer_generation"]["train_messages"][1][5];
         assert_eq!(last, &json!({"role": "assistant", "content": "Trying again"}));

@@ -190,8 +190,9 @@ pub struct Reasoning {
 pub struct Message {
     pub role: Role,
     pub content: Content,
-    /// Tool calls of an assistant message, in order.
-    pub tool_calls: Vec<ToolCall>,
+    /// Tool calls of an assistant message, in order. Shared like `extra`
+    /// ([`Message::tool_calls_mut`]): arguments can be whole files.
+    pub tool_calls: Arc<Vec<ToolCall>>,
     /// For a tool result: the id of the call it answers.
     pub tool_call_id: Option<String>,
     pub reasoning: Option<Reasoning>,
@@ -214,7 +215,7 @@ impl Message {
         Message {
             role,
             content: Content::from_text(text),
-            tool_calls: Vec::new(),
+            tool_calls: Arc::default(),
             tool_call_id: None,
             reasoning: None,
             meta: MessageMeta::default(),
@@ -247,6 +248,11 @@ impl Message {
     /// still shares them.
     pub fn extra_mut(&mut self) -> &mut Map<String, Value> {
         Arc::make_mut(&mut self.extra)
+    }
+
+    /// The tool calls, to change: copied first if another message still shares them.
+    pub fn tool_calls_mut(&mut self) -> &mut Vec<ToolCall> {
+        Arc::make_mut(&mut self.tool_calls)
     }
 
     /// Moves the attached records out (copied only if another message shares them).

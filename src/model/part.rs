@@ -6,6 +6,7 @@
 //! field for each of them.
 
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// How a message's `content` was written in the source, so it is written back alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,14 +89,21 @@ impl Part {
 /// The content of a message.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Content {
-    pub parts: Vec<Part>,
+    /// Shared (copy on write, [`Content::parts_mut`]): compaction and replay
+    /// copy the messages they keep, and the parts hold the chat text itself.
+    pub parts: Arc<Vec<Part>>,
     pub form: ContentForm,
 }
 
 impl Content {
     /// Plain string content.
     pub fn from_text(text: impl Into<String>) -> Content {
-        Content { parts: vec![Part::text(text)], form: ContentForm::String }
+        Content { parts: Arc::new(vec![Part::text(text)]), form: ContentForm::String }
+    }
+
+    /// The parts, to change: copied first if another message still shares them.
+    pub fn parts_mut(&mut self) -> &mut Vec<Part> {
+        Arc::make_mut(&mut self.parts)
     }
 
     /// All text parts joined by newlines.
@@ -127,7 +135,7 @@ impl Content {
             ContentForm::Parts => ContentForm::Parts,
             ContentForm::String | ContentForm::Null | ContentForm::Absent => ContentForm::String,
         };
-        self.parts = vec![Part::text(text)];
+        self.parts = Arc::new(vec![Part::text(text)]);
         self.form = form;
     }
 
@@ -136,11 +144,11 @@ impl Content {
         match self.form {
             ContentForm::String if self.parts.len() == 1 => {
                 let old = self.parts[0].text_str().unwrap_or_default().to_string();
-                self.parts[0].set_text(format!("{text}\n\n{old}"));
+                self.parts_mut()[0].set_text(format!("{text}\n\n{old}"));
             }
-            ContentForm::Parts => self.parts.insert(0, Part::text(text)),
+            ContentForm::Parts => self.parts_mut().insert(0, Part::text(text)),
             _ => {
-                self.parts.insert(0, Part::text(text));
+                self.parts_mut().insert(0, Part::text(text));
                 self.form = ContentForm::String;
             }
         }
@@ -153,11 +161,11 @@ impl Content {
                 let old = self.parts[0].text_str().unwrap_or_default().to_string();
                 let joined =
                     if old.is_empty() { text.to_string() } else { format!("{old}\n\n{text}") };
-                self.parts[0].set_text(joined);
+                self.parts_mut()[0].set_text(joined);
             }
-            ContentForm::Parts => self.parts.push(Part::text(text)),
+            ContentForm::Parts => self.parts_mut().push(Part::text(text)),
             _ => {
-                self.parts.push(Part::text(text));
+                self.parts_mut().push(Part::text(text));
                 self.form = ContentForm::String;
             }
         }

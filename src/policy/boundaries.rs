@@ -70,7 +70,7 @@ impl Groups {
                     (j > 0 && msg(j - 1).has_tool_calls()).then(|| j - 1)
                 });
             }
-            for c in &m.tool_calls {
+            for c in m.tool_calls.iter() {
                 last_call.insert(c.id.as_str(), i);
             }
         }
@@ -243,9 +243,9 @@ mod tests {
     }
     fn call(ids: &[&str]) -> Message {
         let mut m = Message::text(Role::Assistant, "");
-        m.content.parts.clear();
+        m.content.parts_mut().clear();
         for id in ids {
-            m.tool_calls.push(ToolCall {
+            m.tool_calls_mut().push(ToolCall {
                 id: (*id).into(),
                 name: "Bash".into(),
                 ..Default::default()

@@ -137,7 +137,7 @@ fn tiered_dedup_alone_can_be_enough() {
     let mut extra = Vec::new();
     for k in 0..20 {
         let mut a = crate::model::Message::text(Role::Assistant, "");
-        a.tool_calls.push(crate::model::ToolCall {
+        a.tool_calls_mut().push(crate::model::ToolCall {
             id: format!("d{k}"),
             name: "Bash".into(),
             arguments: "{}".into(),
@@ -228,30 +228,40 @@ fn a_compacted_session_shares_the_inputs_top_level_fields() {
 }
 
 #[test]
-fn kept_messages_share_their_unknown_keys_with_the_input() {
+fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
+    use std::sync::Arc;
     let m = meter();
     let mut s = synth_session(13, 60_000);
     for msg in &mut s.messages {
         msg.extra_mut().insert("toolUseResult".into(), "y".repeat(2_000).into());
-        std::sync::Arc::make_mut(&mut msg.attached).push(serde_json::json!({"type": "snapshot"}));
+        Arc::make_mut(&mut msg.attached).push(serde_json::json!({"type": "snapshot"}));
     }
     for mode in [Mode::Lean, Mode::Tiered] {
         let out = compact(&s, &forced(mode, 64_000), &m);
         assert!(out.compaction.compacted, "{mode}");
-        // The system prompt (its text gains a note) and the last message are kept.
-        for (i, o) in [(0, 0), (s.messages.len() - 1, out.session.messages.len() - 1)] {
-            assert_eq!(out.session.messages[o].extra, s.messages[i].extra, "{mode}: message {i}");
-            assert!(
-                std::sync::Arc::ptr_eq(&out.session.messages[o].extra, &s.messages[i].extra),
-                "{mode}: message {i}'s unknown keys were copied"
-            );
+        // The system prompt keeps its keys (its text gains a note).
+        assert!(Arc::ptr_eq(&out.session.messages[0].extra, &s.messages[0].extra), "{mode}");
+        // The verbatim tail is the input's own messages: nothing of them is copied.
+        let n = out.compaction.verbatim_tail_messages;
+        assert!(n > 2, "{mode}: tail of {n}");
+        let (inp, outp) = (&s.messages[s.messages.len() - n..], &out.session.messages);
+        let tail = &outp[outp.len() - n..];
+        assert!(tail.iter().any(|t| !t.tool_calls.is_empty()), "{mode}: no calls in the tail");
+        for (i, (a, b)) in inp.iter().zip(tail).enumerate() {
+            assert_eq!(a, b, "{mode}: tail message {i}");
+            assert!(Arc::ptr_eq(&a.extra, &b.extra), "{mode}: keys of tail message {i} copied");
+            assert!(Arc::ptr_eq(&a.content.parts, &b.content.parts), "{mode}: parts of {i} copied");
+            assert!(Arc::ptr_eq(&a.tool_calls, &b.tool_calls), "{mode}: calls of {i} copied");
         }
     }
-    // Changing a copy's keys leaves the original's alone (copy on write).
+    // Changing a copy leaves the original alone (copy on write).
     let mut copy = s.messages[0].clone();
     copy.extra_mut().insert("added".into(), true.into());
-    assert!(!s.messages[0].extra.contains_key("added"));
-    assert!(copy.extra.contains_key("added"));
+    copy.content.parts_mut().clear();
+    copy.tool_calls_mut().push(Default::default());
+    assert!(!s.messages[0].extra.contains_key("added") && copy.extra.contains_key("added"));
+    assert!(!s.messages[0].content.parts.is_empty() && copy.content.parts.is_empty());
+    assert!(s.messages[0].tool_calls.is_empty() && copy.tool_calls.len() == 1);
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub struct MicroCompacted {
 pub fn index_calls<M: Borrow<Message>>(messages: &[M]) -> HashMap<&str, &ToolCall> {
     let mut index = HashMap::new();
     for m in messages.iter().map(Borrow::borrow) {
-        for call in &m.tool_calls {
+        for call in m.tool_calls.iter() {
             if !call.id.is_empty() {
                 index.insert(call.id.as_str(), call);
             }
@@ -93,7 +93,7 @@ pub fn micro_compact<S: Slot>(
             .collect()
     };
     for (i, line) in replacements {
-        let parts = &mut messages[i].write().content.parts;
+        let parts = messages[i].write().content.parts_mut();
         let mut placed = false;
         parts.retain_mut(|p| match p {
             Part::Text(_) if !placed => {
@@ -117,7 +117,7 @@ pub fn micro_compact<S: Slot>(
         if short.is_empty() {
             continue;
         }
-        let calls = &mut slot.write().tool_calls;
+        let calls = slot.write().tool_calls_mut();
         for (k, arguments) in short {
             calls[k].arguments = arguments;
             out.args_shrunk += 1;
@@ -168,7 +168,7 @@ mod tests {
 
     fn call(id: &str, name: &str, args: &str) -> Message {
         let mut m = Message::text(Role::Assistant, "");
-        m.tool_calls.push(ToolCall {
+        m.tool_calls_mut().push(ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: args.into(),
@@ -220,7 +220,8 @@ mod tests {
             Part::text("t".repeat(300)),
             Part::Image { raw: Map::new(), info: Default::default() },
             Part::text("more"),
-        ];
+        ]
+        .into();
         let mut msgs = vec![call("a", "browser_snapshot", "{}"), m];
         micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
         assert_eq!(msgs[1].content.parts.len(), 2);

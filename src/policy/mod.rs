@@ -661,13 +661,13 @@ fn summarize<'a>(
 pub fn session_text(messages: &[Message]) -> String {
     let mut out = String::new();
     for m in messages {
-        for p in &m.content.parts {
+        for p in m.content.parts.iter() {
             if let Some(t) = p.text_str() {
                 out.push_str(t);
                 out.push('\n');
             }
         }
-        for c in &m.tool_calls {
+        for c in m.tool_calls.iter() {
             out.push_str(&c.arguments);
             out.push('\n');
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&c.arguments) {

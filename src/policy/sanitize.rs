@@ -52,7 +52,7 @@ pub fn sanitize(
     let mut answered: HashSet<String> = HashSet::new();
     let mut keep = vec![true; messages.len()];
     for (i, m) in messages.iter().enumerate() {
-        for c in &m.tool_calls {
+        for c in m.tool_calls.iter() {
             called.insert(c.id.clone());
         }
         if m.is_tool_result() {
@@ -69,11 +69,12 @@ pub fn sanitize(
     // Calls: keep those answered by a kept result, or still in flight at the end.
     let last_chat = messages.iter().rposition(is_chat);
     for (i, m) in messages.iter_mut().enumerate().take(protected_from) {
-        if m.tool_calls.is_empty() || Some(i) == last_chat {
+        // All answered (the usual case): the calls, shared with the input, stay untouched.
+        if Some(i) == last_chat || m.tool_calls.iter().all(|c| answered.contains(&c.id)) {
             continue;
         }
         let before = m.tool_calls.len();
-        m.tool_calls.retain(|c| answered.contains(&c.id));
+        m.tool_calls_mut().retain(|c| answered.contains(&c.id));
         let removed = before - m.tool_calls.len();
         out.calls_dropped += removed;
         if removed > 0 && m.tool_calls.is_empty() && !m.has_visible_text() {
@@ -131,7 +132,7 @@ pub fn validate(messages: &[Message]) -> Vec<String> {
         }
         pending = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
         pending_from = i;
-        for c in &m.tool_calls {
+        for c in m.tool_calls.iter() {
             if !seen.insert(c.id.as_str()) {
                 problems.push(format!("message {i}: duplicate call id `{}`", c.id));
             }
@@ -147,10 +148,10 @@ mod tests {
 
     fn call(ids: &[&str]) -> Message {
         let mut m = Message::text(Role::Assistant, "");
-        m.content.parts.clear();
+        m.content.parts_mut().clear();
         m.content.form = crate::model::ContentForm::Null;
         for id in ids {
-            m.tool_calls.push(ToolCall {
+            m.tool_calls_mut().push(ToolCall {
                 id: (*id).into(),
                 name: "f".into(),
                 ..Default::default()

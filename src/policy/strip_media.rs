@@ -63,7 +63,7 @@ pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped
         if Some(i) != keep {
             let placeholder =
                 if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };
-            for part in &mut m.content.parts {
+            for part in m.content.parts_mut() {
                 if part.is_image() {
                     *part = Part::text(placeholder);
                     out.images += 1;
@@ -72,7 +72,7 @@ pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped
         }
         let had_parts = !m.content.parts.is_empty();
         let before = m.content.parts.len();
-        m.content.parts.retain(|p| !matches!(p, Part::Reasoning(_)));
+        m.content.parts_mut().retain(|p| !matches!(p, Part::Reasoning(_)));
         out.reasoning += before - m.content.parts.len();
         if m.reasoning.take().is_some() {
             out.reasoning += 1;
@@ -96,7 +96,7 @@ mod tests {
 
     fn with_parts(role: Role, parts: Vec<Part>) -> Message {
         let mut m = Message::text(role, "");
-        m.content.parts = parts;
+        m.content.parts = parts.into();
         m.content.form = ContentForm::Parts;
         m
     }

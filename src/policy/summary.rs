@@ -553,7 +553,7 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                         }
                     }
                 }
-                for call in &m.tool_calls {
+                for call in m.tool_calls.iter() {
                     // Parsed once for everything below that reads the arguments.
                     let args = call.args_object().unwrap_or_default();
                     let (family, target) = call_target(call, &args, input.families);
@@ -853,12 +853,12 @@ pub fn add_message_anchors(
     } else {
         true
     };
-    for part in &m.content.parts {
+    for part in m.content.parts.iter() {
         if let Some(t) = part.text_str() {
             set.extract(t, ordinal, errors);
         }
     }
-    for call in &m.tool_calls {
+    for call in m.tool_calls.iter() {
         match json_strings(&call.arguments) {
             Some(strings) => strings.iter().for_each(|s| set.extract(s, ordinal, false)),
             None => set.extract(&call.arguments, ordinal, false),

@@ -19,8 +19,8 @@ fn asst(t: &str) -> Message {
 
 fn call(id: &str, name: &str, args: &str) -> Message {
     let mut m = Message::text(Role::Assistant, "");
-    m.content.parts.clear();
-    m.tool_calls.push(ToolCall {
+    m.content.parts_mut().clear();
+    m.tool_calls_mut().push(ToolCall {
         id: id.into(),
         name: name.into(),
         arguments: args.into(),

@@ -93,7 +93,7 @@ pub fn truncate_messages<S: Slot>(messages: &mut [S], range: Range<usize>) -> u6
         if short.is_empty() {
             continue;
         }
-        let parts = &mut slot.write().content.parts;
+        let parts = slot.write().content.parts_mut();
         for (k, text) in short {
             parts[k].set_text(text);
         }

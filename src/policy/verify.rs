@@ -80,7 +80,7 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
 fn without_unanswered_calls(m: &Message, answered: &std::collections::HashSet<&str>) -> Message {
     let mut m = m.clone();
     let before = m.tool_calls.len();
-    m.tool_calls.retain(|c| answered.contains(c.id.as_str()));
+    m.tool_calls_mut().retain(|c| answered.contains(c.id.as_str()));
     if m.tool_calls.len() < before && m.tool_calls.is_empty() && !m.has_visible_text() {
         m.content.replace_with_text(super::sanitize::CALL_REMOVED_TEXT);
     }
@@ -94,7 +94,7 @@ fn head_without_orphans(head: &[Message]) -> Vec<&Message> {
     let mut answered = std::collections::HashSet::new();
     let mut out = Vec::new();
     for m in head {
-        for c in &m.tool_calls {
+        for c in m.tool_calls.iter() {
             called.insert(c.id.clone());
         }
         if m.is_tool_result() {

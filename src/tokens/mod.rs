@@ -222,7 +222,7 @@ impl Meter {
         if let Some(r) = &m.reasoning {
             total += self.text(&r.text);
         }
-        for call in &m.tool_calls {
+        for call in m.tool_calls.iter() {
             total += match self.kind {
                 CounterKind::Hermes => {
                     let chars = call.id.len() + call.name.len() + call.arguments.len();
@@ -443,7 +443,7 @@ mod tests {
         let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
         let plain = Message::text(Role::Assistant, "ok");
         let mut calling = plain.clone();
-        calling.tool_calls.push(ToolCall {
+        calling.tool_calls_mut().push(ToolCall {
             id: "call_1".into(),
             name: "read_file".into(),
             arguments: r#"{"path":"src/main.rs"}"#.into(),
