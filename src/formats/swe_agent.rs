@@ -36,7 +36,6 @@ use super::openai::{decode_message, decode_session, encode_message, encode_sessi
 use super::{Adapter, DecodeError, Record, Unit, single};
 use crate::model::{Message, Role, Session};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// The SWE-agent trajectory dialect.
 pub struct SweAgent;
@@ -172,18 +171,7 @@ fn decode_entry(v: Value) -> Result<Message, String> {
         && let Some(id) = single_id
     {
         m.tool_call_id = Some(id);
-        m.extra = Arc::new(
-            Arc::unwrap_or_clone(std::mem::take(&mut m.extra))
-                .into_iter()
-                .map(|(k, v)| {
-                    if k == "tool_call_ids" {
-                        ("tool_call_id".to_string(), Value::String(TOOL_CALL_IDS.into()))
-                    } else {
-                        (k, v)
-                    }
-                })
-                .collect(),
-        );
+        m.replace_key("tool_call_ids", "tool_call_id", Value::String(TOOL_CALL_IDS.into()));
     }
     Ok(m)
 }

@@ -27,7 +27,6 @@ use super::openai::{decode_message, encode_message};
 use super::{Adapter, DecodeError, Record, Unit, single};
 use crate::model::{ArgsForm, Message, Role, Session, ToolCall};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// The ToolBench DFSDT answer dialect.
 pub struct ToolBench;
@@ -154,18 +153,7 @@ fn decode_transcript(items: Vec<Value>) -> Result<Vec<Message>, DecodeError> {
         {
             open = Some(call.id.clone());
             m.tool_calls_mut().push(call);
-            m.extra = Arc::new(
-                Arc::unwrap_or_clone(std::mem::take(&mut m.extra))
-                    .into_iter()
-                    .map(|(k, v)| {
-                        if k == "function_call" {
-                            ("tool_calls".to_string(), Value::String(SLOT.into()))
-                        } else {
-                            (k, v)
-                        }
-                    })
-                    .collect(),
-            );
+            m.replace_key("function_call", "tool_calls", Value::String(SLOT.into()));
         } else if m.role == Role::Other("function".into()) {
             m.role = Role::Tool;
             m.tool_call_id = open.take();

@@ -255,6 +255,21 @@ impl Message {
         Arc::make_mut(&mut self.tool_calls)
     }
 
+    /// Replaces the unknown key `from` by `to`, holding `value`, at the same
+    /// position (keys are written back in the order they were read).
+    pub fn replace_key(&mut self, from: &str, to: &str, value: Value) {
+        let mut value = Some(value);
+        let old = Arc::unwrap_or_clone(std::mem::take(&mut self.extra));
+        self.extra = Arc::new(
+            old.into_iter()
+                .map(|(k, v)| match value.take_if(|_| k == from) {
+                    Some(new) => (to.to_string(), new),
+                    None => (k, v),
+                })
+                .collect(),
+        );
+    }
+
     /// Moves the attached records out (copied only if another message shares them).
     pub fn take_attached(&mut self) -> Vec<Value> {
         Arc::unwrap_or_clone(std::mem::take(&mut self.attached))
@@ -263,5 +278,27 @@ impl Message {
     /// The tool name recorded on a tool result itself (`name`), if any.
     pub fn result_name(&self) -> Option<&str> {
         self.extra.get("name").and_then(Value::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_key_keeps_the_position_and_leaves_a_sharing_copy_alone() {
+        let mut m = Message::text(Role::Tool, "x");
+        for (k, v) in [("a", 1), ("old", 2), ("z", 3)] {
+            m.extra_mut().insert(k.into(), v.into());
+        }
+        let shared = m.clone();
+        m.replace_key("old", "new", Value::from("v"));
+        let keys: Vec<&str> = m.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a", "new", "z"]);
+        assert_eq!(m.extra["new"], "v");
+        assert_eq!(shared.extra["old"], 2, "the copy still has the old key");
+        m.replace_key("absent", "other", Value::Null);
+        assert_eq!(m.extra.len(), 3);
+        assert!(!m.extra.contains_key("other"));
     }
 }
