@@ -281,10 +281,6 @@ impl<'a> Prepared<'a> {
         Prepared { session, anchors: OnceLock::new() }
     }
 
-    pub fn session(&self) -> &'a Session {
-        self.session
-    }
-
     /// The anchors of the whole input, read with `families`: computed once,
     /// then shared (computed afresh, not kept, for other families).
     fn anchors(&self, families: &ToolFamilies) -> Cow<'_, AnchorSet> {
