@@ -1215,7 +1215,7 @@ mod tests {
         assert_eq!(a[OPENAI_LAYOUT], json!("bare_array"));
         assert_eq!(back, v);
         let mut s = openai(json!({"messages": [{"role": "user", "content": "a"}]}));
-        std::sync::Arc::make_mut(&mut s.messages[0].attached).push(json!({"type": "snapshot"}));
+        s.messages[0].attached_mut().push(json!({"type": "snapshot"}));
         s.trailing.push(json!({"type": "end"}));
         let again = decode(encode(&s));
         assert_eq!(again.messages[0].attached, s.messages[0].attached);

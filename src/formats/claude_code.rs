@@ -503,7 +503,7 @@ impl Decoder {
                 records_before: self.pending.len(),
                 envelope: Some(envelope),
             });
-            Arc::make_mut(&mut m.attached).append(&mut self.pending);
+            m.attached_mut().append(&mut self.pending);
             return;
         }
         self.close();

@@ -407,8 +407,7 @@ impl Building {
     /// The message, with its layout marker last in `attached` when it needs one.
     fn finish(mut self) -> Message {
         if self.layout {
-            Arc::make_mut(&mut self.message.attached)
-                .push(marker("layout", Value::Array(self.entries)));
+            self.message.attached_mut().push(marker("layout", Value::Array(self.entries)));
         }
         self.message
     }
@@ -453,7 +452,7 @@ impl Decoder {
         }
         m.meta.timestamp = ts;
         m.attached = self.take_keeps().into();
-        Arc::make_mut(&mut m.attached).push(marker(name, Value::Object(line)));
+        m.attached_mut().push(marker(name, Value::Object(line)));
         self.push(Building::new(m));
     }
 
@@ -499,9 +498,7 @@ impl Decoder {
         let mut seen_reasoning = !start;
         for p in std::mem::take(&mut self.pending) {
             match p {
-                Pending::Keep(v) if !seen_reasoning => {
-                    Arc::make_mut(&mut b.message.attached).push(v)
-                }
+                Pending::Keep(v) if !seen_reasoning => b.message.attached_mut().push(v),
                 Pending::Keep(v) => b.entries.push(entry("record", v, None)),
                 Pending::Reasoning { raw, ts, .. } => {
                     seen_reasoning = true;

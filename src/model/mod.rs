@@ -270,6 +270,11 @@ impl Message {
         );
     }
 
+    /// The attached records, to change: copied first if another message still shares them.
+    pub fn attached_mut(&mut self) -> &mut Vec<Value> {
+        Arc::make_mut(&mut self.attached)
+    }
+
     /// Moves the attached records out (copied only if another message shares them).
     pub fn take_attached(&mut self) -> Vec<Value> {
         Arc::unwrap_or_clone(std::mem::take(&mut self.attached))

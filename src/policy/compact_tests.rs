@@ -234,7 +234,7 @@ fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
     let mut s = synth_session(13, 60_000);
     for msg in &mut s.messages {
         msg.extra_mut().insert("toolUseResult".into(), "y".repeat(2_000).into());
-        Arc::make_mut(&mut msg.attached).push(serde_json::json!({"type": "snapshot"}));
+        msg.attached_mut().push(serde_json::json!({"type": "snapshot"}));
     }
     for mode in [Mode::Lean, Mode::Tiered] {
         let out = compact(&s, &forced(mode, 64_000), &m);
