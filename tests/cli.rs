@@ -145,6 +145,33 @@ fn thread_count_does_not_change_a_byte() {
     assert!(outputs[0].1 == outputs[1].1, "reports differ between -j1 and -j4");
 }
 
+/// Without `--report` the retention figures are not measured (nothing would
+/// show them): the sessions written must not change, and a report asked for
+/// must still carry them.
+#[test]
+fn the_output_is_the_same_with_and_without_a_report() {
+    let dir = TestDir::new();
+    let mut outputs = Vec::new();
+    for with_report in [false, true] {
+        let out = dir.join(&format!("o{with_report}.jsonl"));
+        let mut cmd = compactor();
+        cmd.args(["compact", "--force", "--window", "32000", "-q", "-o"]).arg(&out);
+        if with_report {
+            cmd.arg("--report").arg(dir.join("r.jsonl"));
+        }
+        for rel in VALID {
+            cmd.arg(fixture(rel));
+        }
+        run_ok(&mut cmd);
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert!(outputs[0] == outputs[1], "the report changed the sessions written");
+    let rows = json_lines(&std::fs::read_to_string(dir.join("r.jsonl")).unwrap());
+    let found: u64 = rows.iter().map(|r| r["anchors_found"].as_u64().unwrap()).sum();
+    let retained: u64 = rows.iter().map(|r| r["anchors_retained"].as_u64().unwrap()).sum();
+    assert!(found > 100 && retained > 0 && retained < found, "{found} {retained}");
+}
+
 #[test]
 fn gzip_input_reads_like_plain() {
     use std::io::Write;

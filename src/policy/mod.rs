@@ -132,7 +132,8 @@ pub struct Policy {
     /// Measure anchor retention for the record ([`AnchorFigures::retention`]):
     /// it extracts the anchors of the whole input and searches the output for
     /// them. Replay turns it off: its compactions' records are never read, and
-    /// it compacts the live history again at every trigger.
+    /// it compacts the live history again at every trigger; so does `compact`
+    /// without `--report`, whose records go nowhere the figures are shown.
     pub measure_retention: bool,
 }
 
