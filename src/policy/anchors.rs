@@ -142,6 +142,13 @@ struct Patterns {
     branch: Regex,
     path: Regex,
     error: Regex,
+    /// Necessary for an `error` match: a line without it is not an error
+    /// line, so only the lines around its matches are tried (see [`error_lines`]).
+    error_hint: Regex,
+    /// Necessary for a `pr` match (`PR`, `pull/`, `issues/` or `#`): a text
+    /// without it skips the `pr` pass, whose leading class defeats the
+    /// regex engine's own literal prefilter.
+    pr_hint: Regex,
     handle: Regex,
 }
 
@@ -182,6 +189,13 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
             | (?-u:\b)ERROR(?-u:\b)",
         )
         .ok()?,
+        // A literal of every `error` alternative but `E[A-Z]{3,}: ` (see
+        // [`error_lines`]); all literals, so the search runs at memchr speed.
+        error_hint: Regex::new(
+            r"Error|Exception|error|Traceback|panic|fatal|FAIL|npm ERR!|Uncaught |ERROR|ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV|command not found|No such file or directory|Permission denied|Segmentation fault",
+        )
+        .ok()?,
+        pr_hint: Regex::new(r"PR|pull/|issues/|#").ok()?,
         handle: Regex::new(r"(?:^|[^\w.@/\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})(?-u:\b)").ok()?,
     })
 });
@@ -440,7 +454,8 @@ fn scan(text: &str, errors: bool) -> Scan {
         }
     }
     let in_url = |start: usize| url_spans.iter().any(|r| r.contains(&start));
-    for c in p.pr.captures_iter(text) {
+    let prs = if p.pr_hint.is_match(text) { Some(p.pr.captures_iter(text)) } else { None };
+    for c in prs.into_iter().flatten() {
         let (value, start) = match c.get(1) {
             Some(short) => (short.as_str(), short.start()),
             None => (c.get(0).map_or("", |m| m.as_str()), c.get(0).map_or(0, |m| m.start())),
@@ -480,13 +495,9 @@ fn scan(text: &str, errors: bool) -> Scan {
         }
     }
     if errors {
-        for line in text.lines() {
-            let line = line.trim();
-            if !line.is_empty() && line.len() < 4_000 && p.error.is_match(line) {
-                let cut =
-                    line.char_indices().nth(MAX_ERROR_LINE_CHARS).map_or(line.len(), |(i, _)| i);
-                out.add(Category::Errors, &line[..cut]);
-            }
+        for line in error_lines(p, text) {
+            let cut = line.char_indices().nth(MAX_ERROR_LINE_CHARS).map_or(line.len(), |(i, _)| i);
+            out.add(Category::Errors, &line[..cut]);
         }
     }
     for c in p.handle.captures_iter(text) {
@@ -504,6 +515,49 @@ fn scan(text: &str, errors: bool) -> Scan {
         out.add(Category::Handles, &text[at..name.end()]);
     }
     out
+}
+
+/// The error lines of `text`, trimmed, in order: the lines of `text.lines()`
+/// that are not empty, shorter than 4,000 bytes and match `error` once trimmed.
+/// Only the lines holding an `error_hint` match are tried: trying every line
+/// cost more than all the other anchor patterns together.
+///
+/// A line `E[A-Z]{3,}: ` matches holds an upper-case letter then `": "`, the
+/// second hint: a pattern of 26 prefixes would turn the literal search of the
+/// first into an automaton walk.
+fn error_lines<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
+    // The next candidate of each hint at or after `from`; `usize::MAX` when none is left.
+    let hint = |from: usize| p.error_hint.find_at(text, from).map_or(usize::MAX, |m| m.start());
+    let colon = |from: usize| {
+        text[from..]
+            .match_indices(": ")
+            .map(|(i, _)| from + i)
+            .find(|&i| i > from && text.as_bytes()[i - 1].is_ascii_uppercase())
+            .map_or(usize::MAX, |i| i - 1)
+    };
+    let (mut from, mut next_hint, mut next_colon) = (0, hint(0), colon(0));
+    std::iter::from_fn(move || {
+        while from <= text.len() {
+            if next_hint < from {
+                next_hint = hint(from);
+            }
+            if next_colon < from {
+                next_colon = colon(from);
+            }
+            let at = next_hint.min(next_colon);
+            if at == usize::MAX {
+                return None;
+            }
+            let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            from = end + 1;
+            let line = text[start..end].trim();
+            if !line.is_empty() && line.len() < 4_000 && p.error.is_match(line) {
+                return Some(line);
+            }
+        }
+        None
+    })
 }
 
 /// Returns true if and only if `line` (trimmed) reads like an error report:
@@ -688,6 +742,86 @@ mod tests {
         );
         assert_eq!(of(Category::Paths, "see https://x.test/a/b.html"), Vec::<String>::new());
         assert_eq!(of(Category::Paths, r"C:\Users\me\proj\app.py"), [r"C:\Users\me\proj\app.py"]);
+    }
+
+    /// Pieces that make (or nearly make) error lines and PR references, for
+    /// texts that put them at every position of a line.
+    const PIECES: &[&str] = &[
+        "Error",
+        "error",
+        "Error: ",
+        "ValueError",
+        "Exception",
+        "Traceback (most recent call last)",
+        "panic: ",
+        "panicked at",
+        "fatal error:",
+        "FAIL",
+        "FAILED",
+        "--- FAIL:",
+        "npm ERR!",
+        "Uncaught ",
+        "ENOENT",
+        "EPERM: ",
+        "ERROR",
+        "EXYZ: ",
+        "SIGSEGV",
+        "command not found",
+        "No such file or directory",
+        "Permission denied",
+        "Segmentation fault",
+        "E ",
+        "[ERROR] ",
+        "PR",
+        "PR #12",
+        "pull/7",
+        "issues/42",
+        "#123",
+        ":#fff",
+        "x",
+        "ok",
+        "a.b.",
+        "_",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\u{3000}",
+        "\u{85}",
+        "é",
+        ":",
+        "(",
+        "at ",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The hinted search finds exactly the lines a try of every line finds.
+        #[test]
+        fn error_lines_are_those_of_a_line_by_line_search(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..40),
+        ) {
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let p = PATTERNS.as_ref().unwrap();
+            let every_line: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && l.len() < 4_000 && p.error.is_match(l))
+                .collect();
+            proptest::prop_assert_eq!(error_lines(p, &text).collect::<Vec<_>>(), every_line);
+        }
+
+        /// A text the `pr` pattern matches always holds its hint.
+        #[test]
+        fn a_pr_reference_always_holds_the_hint(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..20),
+        ) {
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let p = PATTERNS.as_ref().unwrap();
+            proptest::prop_assert!(!p.pr.is_match(&text) || p.pr_hint.is_match(&text));
+        }
     }
 
     #[test]
