@@ -467,16 +467,15 @@ impl Engine<'_> {
                             .ok()
                     })
                     .flatten();
-                Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
+                // Lines are what JSON Lines output and redaction need.
+                if self.lines || self.redact {
+                    Output::Raw(to.adapter().encode_lines(&outcome.session, object.as_ref()))
+                } else {
+                    Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
+                }
             }
         };
         let mut row = SessionRow::new(&source, &session.id, format.name(), &compaction, counter);
-        let output = match output {
-            Output::Values(values) if self.lines && !self.redact => Output::Raw(
-                values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect(),
-            ),
-            other => other,
-        };
         let output = if self.redact {
             let (out, masked) = redact_output(output);
             row.secrets_redacted = masked.into_iter().map(|(k, v)| (k.to_string(), v)).collect();

@@ -16,6 +16,7 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
 pub mod openai;
+mod openai_lines;
 pub mod sharegpt;
 pub mod swe_agent;
 pub mod toolbench;
@@ -82,6 +83,13 @@ pub trait Adapter: Sync + Send {
     /// Writes a session back as records (one for a record dialect, the file's
     /// lines for a file dialect). `compaction` is added where the shape has room.
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value>;
+    /// [`Adapter::encode`]'s records as JSON text, one line each (no newline):
+    /// what a JSON Lines output writes. A dialect may write them without
+    /// building the `Value`s, byte for byte the same.
+    fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
+        let values = self.encode(session, compaction);
+        values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
+    }
 }
 
 /// How many records of a file detection looks at.

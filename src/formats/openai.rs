@@ -28,7 +28,7 @@ use std::sync::Arc;
 pub struct OpenAi;
 
 /// Message fields the reasoning text may be read from, in order of preference.
-const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning"];
+pub(crate) const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning"];
 
 /// Marks the key slot of a field that was taken out into a typed field. It is a
 /// Unicode noncharacter, so no real input holds this exact string; encoding
@@ -106,6 +106,10 @@ impl Adapter for OpenAi {
 
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
         vec![encode_session(session, compaction)]
+    }
+
+    fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
+        vec![super::openai_lines::session_line(session, compaction)]
     }
 }
 

@@ -1,0 +1,312 @@
+//! The OpenAI encoding written straight to JSON text.
+//!
+//! [`super::openai::encode_session`] builds a `Value` tree: a deep copy of every
+//! message's unknown keys, content and calls, serialized once and dropped. In
+//! archives converted from Claude Code the unknown keys alone are nearly half
+//! the bytes, so the copy cost more than the writing. This module serializes
+//! the same object from borrowed parts. Its output is byte for byte
+//! `serde_json::to_vec(&encode_session(..))` (tests below, and on every
+//! fixture in `tests/`), so the two can never disagree on what is written.
+//!
+//! Key order follows `encode_session`'s map edits: a key set on a map that has
+//! it keeps its place, a new key goes last in the order set, and a key unset
+//! is removed only where it holds a slot marker.
+
+use super::openai::{ATTACHED, TRAILING, carry, is_slot};
+use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// The session's record as one line of JSON (no newline).
+pub fn session_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    // Writing to a Vec fails only on a serializer error, and nothing here raises one.
+    let _ = serde_json::to_writer(&mut out, &SessionJson { session, compaction });
+    out
+}
+
+/// What a key of a patched map gets: `Some(value)` sets it, `None` removes a
+/// slot marker (and leaves any other value as it was).
+type Edit<'a> = (&'a str, Option<Field<'a>>);
+
+/// A value written by the encoder.
+enum Field<'a> {
+    Str(&'a str),
+    Value(&'a Value),
+    Owned(Value),
+    /// Records carried into this dialect ([`carry`]).
+    Carried(&'a [Value]),
+    Messages(&'a [Message]),
+    Content(&'a Content),
+    Calls(&'a [ToolCall]),
+    Function(&'a ToolCall),
+}
+
+/// `base` with `edits` applied in order, as `encode_session` applies them.
+struct Patched<'a> {
+    base: &'a Map<String, Value>,
+    edits: Vec<Edit<'a>>,
+}
+
+impl Serialize for Patched<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (key, value) in self.base {
+            // The last edit of a key decides; `encode_session` edits each key once.
+            match self.edits.iter().rev().find(|(k, _)| k == key) {
+                Some((_, Some(field))) => map.serialize_entry(key, field)?,
+                Some((_, None)) if is_slot(value) => {}
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        for (i, (key, field)) in self.edits.iter().enumerate() {
+            let Some(field) = field else { continue };
+            let set_again = self.edits[i + 1..].iter().any(|(k, _)| k == key);
+            if !self.base.contains_key(*key) && !set_again {
+                map.serialize_entry(key, field)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct SessionJson<'a> {
+    session: &'a Session,
+    compaction: Option<&'a Value>,
+}
+
+impl Serialize for SessionJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let session = self.session;
+        if session.layout == Layout::BareArray {
+            return Field::Messages(&session.messages).serialize(s);
+        }
+        let mut edits = vec![
+            ("messages", Some(Field::Messages(&session.messages))),
+            ("tools", session.tools.as_ref().map(Field::Value)),
+        ];
+        if !session.trailing.is_empty() {
+            edits.push((TRAILING, Some(Field::Carried(&session.trailing))));
+        }
+        if let Some(c) = self.compaction {
+            edits.push(("compaction", Some(Field::Value(c))));
+        }
+        Patched { base: &session.extra, edits }.serialize(s)
+    }
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Str(text) => s.serialize_str(text),
+            Field::Value(v) => v.serialize(s),
+            Field::Owned(v) => v.serialize(s),
+            Field::Carried(records) => {
+                let mut seq = s.serialize_seq(Some(records.len()))?;
+                for r in records.iter() {
+                    seq.serialize_element(&carry(r))?;
+                }
+                seq.end()
+            }
+            Field::Messages(messages) => {
+                let mut seq = s.serialize_seq(Some(messages.len()))?;
+                for m in messages.iter() {
+                    seq.serialize_element(&message(m))?;
+                }
+                seq.end()
+            }
+            Field::Content(c) => content(c, s),
+            Field::Calls(calls) => {
+                let mut seq = s.serialize_seq(Some(calls.len()))?;
+                for call in calls.iter() {
+                    seq.serialize_element(&tool_call(call))?;
+                }
+                seq.end()
+            }
+            Field::Function(call) => function(call).serialize(s),
+        }
+    }
+}
+
+/// [`super::openai::encode_message`], plus the attached records `encode_session` adds.
+fn message(m: &Message) -> Patched<'_> {
+    let mut edits = vec![
+        ("role", Some(Field::Str(m.role.as_str()))),
+        ("content", content_present(&m.content).then_some(Field::Content(&m.content))),
+        ("tool_calls", (!m.tool_calls.is_empty()).then_some(Field::Calls(&m.tool_calls))),
+        ("tool_call_id", m.tool_call_id.as_deref().map(Field::Str)),
+    ];
+    for field in super::openai::REASONING_FIELDS {
+        let text = m.reasoning.as_ref().filter(|r| r.field == *field).map(|r| r.text.as_str());
+        edits.push((field, text.map(Field::Str)));
+    }
+    if !m.attached.is_empty() {
+        edits.push((ATTACHED, Some(Field::Carried(&m.attached))));
+    }
+    Patched { base: &m.extra, edits }
+}
+
+/// Whether [`super::openai::encode_content`] gives the key a value.
+fn content_present(c: &Content) -> bool {
+    !(c.form == ContentForm::Absent && c.parts.is_empty())
+}
+
+/// [`super::openai::encode_content`] of a present content.
+fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
+    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
+    match c.form {
+        ContentForm::Null if c.parts.is_empty() => s.serialize_unit(),
+        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
+            let text = match &c.parts[..] {
+                [only] => {
+                    only.text_str().map_or_else(|| Cow::Owned(c.joined_text()), Cow::Borrowed)
+                }
+                _ => Cow::Owned(c.joined_text()),
+            };
+            s.serialize_str(&text)
+        }
+        _ => {
+            let mut seq = s.serialize_seq(Some(c.parts.len()))?;
+            for p in c.parts.iter() {
+                match p {
+                    Part::Text(raw) | Part::Reasoning(raw) | Part::Image { raw, .. } => {
+                        seq.serialize_element(raw)?
+                    }
+                    Part::Other(v) => seq.serialize_element(v)?,
+                }
+            }
+            seq.end()
+        }
+    }
+}
+
+/// [`super::openai::encode_tool_call`].
+fn tool_call(call: &ToolCall) -> Patched<'_> {
+    let id = (!call.id.is_empty() || call.extra.contains_key("id")).then_some(Field::Str(&call.id));
+    Patched {
+        base: &call.extra,
+        edits: vec![("id", id), ("function", Some(Field::Function(call)))],
+    }
+}
+
+/// The `function` object of [`super::openai::encode_tool_call`].
+fn function(call: &ToolCall) -> Patched<'_> {
+    let extra = &call.function_extra;
+    let arguments_absent =
+        call.arguments.is_empty() && extra.contains_key("name") && !extra.contains_key("arguments");
+    let arguments = match call.args_form {
+        ArgsForm::String => Field::Str(&call.arguments),
+        ArgsForm::Value => match serde_json::from_str(&call.arguments) {
+            Ok(v) => Field::Owned(v),
+            Err(_) => Field::Str(&call.arguments),
+        },
+    };
+    let mut edits = vec![("name", Some(Field::Str(&call.name)))];
+    if !arguments_absent {
+        edits.push(("arguments", Some(arguments)));
+    }
+    Patched { base: extra, edits }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::openai::{decode_session, encode_session, slot};
+    use super::*;
+    use crate::model::{Reasoning, Source};
+    use crate::policy::{Mode, Policy, compact};
+    use crate::tokens::{CounterKind, Meter};
+    use serde_json::json;
+
+    /// The one promise: the bytes of the `Value` encoding.
+    fn assert_same_bytes(session: &Session, compaction: Option<&Value>) {
+        let expected = serde_json::to_vec(&encode_session(session, compaction)).unwrap();
+        let got = session_line(session, compaction);
+        assert!(
+            got == expected,
+            "\n got {}\nwant {}",
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+
+    fn decoded(v: Value) -> Session {
+        decode_session(v, Source::default()).expect("decodes")
+    }
+
+    #[test]
+    fn every_shape_the_decoder_reads_is_written_as_the_value_encoding_writes_it() {
+        let cases = [
+            json!({"id": "s", "messages": [
+                {"role": "system", "content": "be brief"},
+                {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {}},
+                             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                             {"type": "thinking", "thinking": "t"}, 7, "loose"], "role": "user"},
+                {"role": "assistant", "content": null, "reasoning_content": "think", "x": 1,
+                 "tool_calls": [{"type": "function", "id": "c1", "function": {"arguments": "{}", "name": "Read"}},
+                                {"id": "c2", "function": {"name": "Bash", "arguments": {"cmd": "ls", "n": 1.5}}},
+                                {"function": {"name": "Edit", "argumEnts": "{}"}},
+                                {"id": 3, "function": {"name": null}}]},
+                {"tool_call_id": "c1", "role": "tool", "content": "fn main() {}", "name": "Read"},
+                {"role": "assistant", "reasoning": "r", "content": [], "tool_calls": "odd"},
+                {"role": "exit"},
+                {"role": "user", "content": "", "compactor_attached": [{"k": 1}, {"\u{fdd0}compactor:x": "\u{fdd0}compactor:slot"}]}],
+              "tools": [{"type": "function", "function": {"name": "Read"}}], "meta": {"k": [1, null, true]},
+              "compactor_trailing": [{"type": "summary"}]}),
+            json!({"messages": [{"role": "user", "content": "hi"}], "tools": null}),
+            json!([{"role": "user", "content": "bare"}, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}]),
+            json!({"messages": []}),
+        ];
+        let object = json!({"mode": "lean", "tokens_before": 10});
+        for v in cases {
+            let s = decoded(v);
+            assert_same_bytes(&s, None);
+            assert_same_bytes(&s, Some(&object));
+        }
+    }
+
+    #[test]
+    fn edits_made_after_decoding_are_written_as_the_value_encoding_writes_them() {
+        let mut s = decoded(json!({"messages": [
+            {"role": "assistant", "content": "a", "reasoning_content": "r", "tool_call_id": "t"},
+            {"role": "tool", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}]}));
+        // Typed fields cleared, moved or added, and a message built from nothing.
+        s.messages[0].reasoning =
+            Some(Reasoning { field: "reasoning".into(), text: "moved".into() });
+        s.messages[0].tool_call_id = None;
+        s.messages[0].content = Content::from_text(String::new());
+        s.messages[1].content.form = ContentForm::String;
+        s.messages[1].extra_mut().insert("tools_marker".into(), slot());
+        let mut built = Message::text(crate::model::Role::Assistant, "");
+        built.content = Content { parts: Default::default(), form: ContentForm::Absent };
+        built.tool_calls =
+            vec![ToolCall { id: String::new(), name: "Bash".into(), ..ToolCall::default() }].into();
+        s.messages.push(built);
+        s.tools = Some(json!([]));
+        s.trailing.push(json!({"k": "v"}));
+        assert_same_bytes(&s, None);
+    }
+
+    #[test]
+    fn every_fixture_and_its_compactions_are_written_as_the_value_encoding_writes_them() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let inputs = crate::io::expand_inputs(&[root.to_string_lossy().into_owned()]).unwrap();
+        let mut reader = crate::pipeline::JobReader::new(&inputs, None);
+        let meter = Meter::new(CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+        let mut sessions = 0;
+        while let Some(item) = reader.next_item() {
+            let crate::pipeline::Item::Job(job) = item else { continue };
+            for s in crate::pipeline::decode_job(job).0 {
+                assert_same_bytes(&s, None);
+                for mode in [Mode::Lean, Mode::Tiered] {
+                    let mut policy = Policy::new(mode, 16_000);
+                    policy.force = true;
+                    let out = compact(&s, &policy, &meter);
+                    assert_same_bytes(&out.session, Some(&json!({"mode": mode.name()})));
+                }
+                sessions += 1;
+            }
+        }
+        assert!(sessions > 30, "{sessions} sessions read from the fixtures");
+    }
+}
