@@ -256,15 +256,14 @@ pub fn decode_message(value: Value) -> Result<Message, String> {
             ));
         }
     };
+    // A shape we do not understand stays where it is, untouched.
     let tool_calls = match map.get("tool_calls") {
-        Some(Value::Array(items)) => {
-            match items.iter().map(decode_tool_call).collect::<Option<Vec<_>>>() {
-                Some(calls) => {
-                    map.insert("tool_calls".into(), slot());
-                    calls
+        Some(Value::Array(items)) if items.iter().all(is_tool_call) => {
+            match map.insert("tool_calls".into(), slot()) {
+                Some(Value::Array(items)) => {
+                    items.into_iter().filter_map(decode_tool_call).collect()
                 }
-                // A shape we do not understand stays where it is, untouched.
-                None => Vec::new(),
+                _ => Vec::new(),
             }
         }
         _ => Vec::new(),
@@ -373,32 +372,46 @@ pub(crate) fn image_info(raw: &Map<String, Value>) -> ImageInfo {
     }
 }
 
-fn decode_tool_call(value: &Value) -> Option<ToolCall> {
-    let mut extra = value.as_object()?.clone();
-    let mut function_extra = extra.get("function")?.as_object()?.clone();
+/// Returns true if and only if [`decode_tool_call`] reads `value`: an object
+/// with a `function` object whose `name` is a string, `null` or absent.
+fn is_tool_call(value: &Value) -> bool {
+    let function = value.get("function").and_then(Value::as_object);
+    function.is_some_and(|f| matches!(f.get("name"), None | Some(Value::Null | Value::String(_))))
+}
+
+/// Reads one call, taking its strings and maps (no copies); `None` unless
+/// [`is_tool_call`]. Calls are checked first and read after, so that a list
+/// with one call we cannot read stays whole.
+fn decode_tool_call(value: Value) -> Option<ToolCall> {
+    let Value::Object(mut extra) = value else { return None };
+    let Some(Value::Object(mut function_extra)) = extra.insert("function".into(), slot()) else {
+        return None;
+    };
     let name = match function_extra.get("name") {
-        Some(Value::String(s)) => s.clone(),
-        None | Some(Value::Null) => String::new(),
+        Some(Value::String(_)) => {
+            function_extra.insert("name".into(), slot()).and_then(string_of).unwrap_or_default()
+        }
+        None => String::new(),
+        Some(Value::Null) => {
+            function_extra.insert("name".into(), slot());
+            String::new()
+        }
         Some(_) => return None,
     };
     let (arguments, args_form) = match function_extra.get("arguments") {
-        Some(Value::String(s)) => (s.clone(), ArgsForm::String),
-        None | Some(Value::Null) => (String::new(), ArgsForm::String),
-        Some(v) => (v.to_string(), ArgsForm::Value),
+        None => (String::new(), ArgsForm::String),
+        Some(_) => match function_extra.insert("arguments".into(), slot()) {
+            Some(Value::String(s)) => (s, ArgsForm::String),
+            Some(Value::Null) | None => (String::new(), ArgsForm::String),
+            Some(v) => (v.to_string(), ArgsForm::Value),
+        },
     };
-    if function_extra.contains_key("name") {
-        function_extra.insert("name".into(), slot());
-    }
-    if function_extra.contains_key("arguments") {
-        function_extra.insert("arguments".into(), slot());
-    }
     let id = match extra.get("id") {
         Some(Value::String(_)) => {
             extra.insert("id".into(), slot()).and_then(string_of).unwrap_or_default()
         }
         _ => String::new(),
     };
-    extra.insert("function".into(), slot());
     Some(ToolCall { id, name, arguments, args_form, extra, function_extra })
 }
 
@@ -540,9 +553,25 @@ mod tests {
 
     #[test]
     fn unknown_tool_call_shapes_pass_through() {
-        let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"weird": true}]}]});
+        let good = json!({"id": "c1", "function": {"name": "Read", "arguments": "{}"}});
+        for bad in [
+            json!({"weird": true}),
+            json!({"function": "Read"}),
+            json!({"function": {"name": 3}}),
+            json!(["Read"]),
+        ] {
+            // One call we cannot read keeps the whole list as it was, good calls too.
+            let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": [good, bad]}]});
+            let s = decode(v.clone()).unwrap();
+            assert!(s.messages[0].tool_calls.is_empty(), "{bad}");
+            assert_eq!(encode(&s, None), v);
+        }
+        let args = json!({"function": {"arguments": {"path": "a.rs"}, "name": "Read"}, "x": 1});
+        let v = json!({"messages": [{"role": "assistant", "tool_calls": [good, args]}]});
         let s = decode(v.clone()).unwrap();
-        assert!(s.messages[0].tool_calls.is_empty());
+        assert_eq!(s.messages[0].tool_calls.len(), 2);
+        assert_eq!(s.messages[0].tool_calls[0].arguments, "{}");
+        assert_eq!(s.messages[0].tool_calls[1].arguments, r#"{"path":"a.rs"}"#);
         assert_eq!(encode(&s, None), v);
     }
 
