@@ -290,6 +290,22 @@ fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
         assert_eq!(shared.compaction, alone.compaction, "{}", p.mode);
         assert_eq!(shared.session, alone.session, "{}", p.mode);
     }
+    // Nor counts made by another counter or image cost.
+    let images = synth(SynthConfig { seed: 15, target_tokens: 150_000, ..SynthConfig::default() });
+    let s = decode_session(images, Source::default()).unwrap();
+    let prepared = Prepared::new(&s);
+    let p = forced(Mode::Lean, 64_000);
+    let mut seen = Vec::new();
+    for m in [
+        meter(),
+        Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS),
+        Meter::new(CounterKind::O200k, 5 * DEFAULT_IMAGE_TOKENS),
+    ] {
+        let shared = compact_prepared(&prepared, &p, &m).compaction;
+        assert_eq!(shared, compact(&s, &p, &m).compaction, "{:?}", m.kind());
+        assert!(!seen.contains(&shared.tokens_before), "the meters count differently here");
+        seen.push(shared.tokens_before);
+    }
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub mod truncate;
 pub mod verify;
 
 use crate::model::{Message, Session};
-use crate::tokens::Meter;
+use crate::tokens::{CounterKind, Meter};
 use crate::window;
 use anchors::{AnchorBudget, AnchorSet, Category};
 use assemble::Placement;
@@ -275,11 +275,28 @@ pub struct Prepared<'a> {
     session: &'a Session,
     /// The input's anchors, with the tool families they were read with.
     anchors: OnceLock<(ToolFamilies, AnchorSet)>,
+    /// The input's per-message token counts, with the counter and image cost
+    /// they were counted with: each mode would otherwise look every text up
+    /// in the count cache again (hashing it whole).
+    tokens: OnceLock<((CounterKind, u64), Vec<u64>)>,
 }
 
 impl<'a> Prepared<'a> {
     pub fn new(session: &'a Session) -> Prepared<'a> {
-        Prepared { session, anchors: OnceLock::new() }
+        Prepared { session, anchors: OnceLock::new(), tokens: OnceLock::new() }
+    }
+
+    /// The tokens of each input message under `meter`: counted once, then
+    /// shared (counted afresh, not kept, under another counter or image cost).
+    fn tokens(&self, meter: &Meter) -> Cow<'_, [u64]> {
+        let key = (meter.kind(), meter.image_tokens());
+        let (counted_with, tokens) =
+            self.tokens.get_or_init(|| (key, meter.messages(&self.session.messages)));
+        if *counted_with == key {
+            Cow::Borrowed(tokens)
+        } else {
+            Cow::Owned(meter.messages(&self.session.messages))
+        }
     }
 
     /// The anchors of the whole input, read with `families`: computed once,
@@ -305,7 +322,7 @@ pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outc
 /// sharing what other compactions of the same `Prepared` computed.
 pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Outcome<'a> {
     let session = input.session;
-    let tokens = meter.messages(&session.messages);
+    let tokens = input.tokens(meter);
     let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
     let mut record = unchanged_record(session, policy.mode, before, Reason::UnderTrigger);
