@@ -6,7 +6,8 @@
 //! field for each of them.
 
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 /// How a message's `content` was written in the source, so it is written back alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -197,11 +198,121 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// The arguments parsed as a JSON object, if they are one.
-    pub fn args_object(&self) -> Option<Map<String, Value>> {
-        match serde_json::from_str::<Value>(&self.arguments) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => None,
+    /// The arguments parsed as a JSON object, if they are one. Parsed once per
+    /// distinct text (see [`ARGS`]).
+    pub fn args_object(&self) -> Option<Arc<Map<String, Value>>> {
+        let text = self.arguments.as_str();
+        if text.len() < MIN_CACHED_ARGS_BYTES || text.len() > MAX_CACHED_ARGS_BYTES {
+            return parse_args(text);
         }
+        let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
+        let key = (hash, text.len());
+        let shard = &ARGS.shards[(hash as usize) % ARGS_SHARDS];
+        if let Ok(guard) = shard.lock()
+            && let Some(hit) = guard.0.get(&key)
+        {
+            return hit.clone();
+        }
+        let parsed = parse_args(text);
+        if let Ok(mut guard) = shard.lock() {
+            let size = text.len() + 64;
+            if guard.1 + size > ARGS_SHARD_BYTES {
+                guard.0.clear();
+                guard.1 = 0;
+            }
+            guard.1 += size;
+            guard.0.insert(key, parsed.clone());
+        }
+        parsed
+    }
+}
+
+fn parse_args(text: &str) -> Option<Arc<Map<String, Value>>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Some(Arc::new(map)),
+        _ => None,
+    }
+}
+
+/// Shorter arguments are parsed every time (cheaper than a lookup).
+const MIN_CACHED_ARGS_BYTES: usize = 64;
+/// Longer ones too: one would fill a shard by itself.
+const MAX_CACHED_ARGS_BYTES: usize = ARGS_SHARD_BYTES / 8;
+const ARGS_SHARDS: usize = 16;
+/// Bytes of argument text a shard's entries stand for before it is cleared
+/// (parsed trees take about as much again; 16 MB of text in all).
+const ARGS_SHARD_BYTES: usize = 1 << 20;
+
+type ArgsShard = std::sync::Mutex<(HashMap<(u128, usize), Option<Arc<Map<String, Value>>>>, usize)>;
+
+/// Parsed call arguments by text hash. The summary, the tool-result
+/// descriptions and the tool families read a call's arguments, and `report`
+/// and `replay` compact the same calls again for every mode and at every
+/// trigger, while an edit's or a write's arguments hold whole files. Like the
+/// token and anchor-scan caches it changes no result (a parse is a function
+/// of the text), only its cost; shards are cleared when full, so memory is bounded.
+struct ArgsCache {
+    shards: Vec<ArgsShard>,
+}
+
+static ARGS: LazyLock<ArgsCache> = LazyLock::new(|| ArgsCache {
+    shards: (0..ARGS_SHARDS).map(|_| std::sync::Mutex::new((HashMap::new(), 0))).collect(),
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(arguments: String) -> ToolCall {
+        ToolCall { arguments, ..ToolCall::default() }
+    }
+
+    /// Every size class (parsed each time, cached, too big to cache) and shape
+    /// gives the parse of the text, the first time and from the cache.
+    #[test]
+    fn arguments_parse_the_same_cached_or_not() {
+        let long = "x".repeat(MAX_CACHED_ARGS_BYTES);
+        let texts = [
+            r#"{"path":"a.rs"}"#.to_string(),
+            format!(r#"{{"path":"src/main.rs","content":"{}"}}"#, "fn main() {}\\n".repeat(20)),
+            format!(r#"{{"content":"{long}"}}"#),
+            format!(r#"["not", "an", "object", "{}"]"#, "y".repeat(100)),
+            format!(r#"{{"broken": "{}"#, "z".repeat(100)),
+            String::new(),
+        ];
+        for text in texts {
+            let expected = match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(map)) => Some(map),
+                _ => None,
+            };
+            for _ in 0..2 {
+                assert_eq!(call(text.clone()).args_object().as_deref(), expected.as_ref());
+            }
+        }
+    }
+
+    /// Texts that differ only after the first bytes (a file written twice with
+    /// one change) are told apart.
+    #[test]
+    fn arguments_that_differ_late_are_not_confused() {
+        let base = "a".repeat(500);
+        for tail in ["1", "2", "3"] {
+            let text = format!(r#"{{"content":"{base}{tail}"}}"#);
+            let map = call(text).args_object().unwrap();
+            assert!(map["content"].as_str().unwrap().ends_with(tail));
+        }
+    }
+
+    /// Filling a shard past its bytes clears it; every answer stays right.
+    #[test]
+    fn a_full_cache_keeps_answering_right() {
+        let filler = "f".repeat(MAX_CACHED_ARGS_BYTES - 40);
+        for i in 0..(ARGS_SHARDS * ARGS_SHARD_BYTES / MAX_CACHED_ARGS_BYTES) * 3 {
+            let text = format!(r#"{{"i":{i},"pad":"{filler}"}}"#);
+            let map = call(text).args_object().unwrap();
+            assert_eq!(map["i"], i);
+        }
+        let total: usize = ARGS.shards.iter().map(|s| s.lock().unwrap().1).sum();
+        assert!(total <= ARGS_SHARDS * ARGS_SHARD_BYTES, "{total}");
     }
 }

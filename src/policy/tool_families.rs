@@ -147,7 +147,9 @@ impl ToolFamilies {
     /// of every tool result of a session, and most names need no arguments.
     pub fn resolve_call(&self, call: &ToolCall) -> Resolved {
         match self.file.tools.get(&call.name) {
-            Some(Entry::ByArgument { .. }) => self.resolve(&call.name, call.args_object().as_ref()),
+            Some(Entry::ByArgument { .. }) => {
+                self.resolve(&call.name, call.args_object().as_deref())
+            }
             _ => self.resolve(&call.name, None),
         }
     }
@@ -592,7 +594,7 @@ mod tests {
         ] {
             let c = call(name, args);
             let lazy = f.resolve_call(&c);
-            assert_eq!(lazy, f.resolve(name, c.args_object().as_ref()), "{name} {args}");
+            assert_eq!(lazy, f.resolve(name, c.args_object().as_deref()), "{name} {args}");
             assert_eq!(lazy.family, family, "{name} {args}");
         }
     }
