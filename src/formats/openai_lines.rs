@@ -5,8 +5,9 @@
 //! archives converted from Claude Code the unknown keys alone are nearly half
 //! the bytes, so the copy cost more than the writing. This module serializes
 //! the same object from borrowed parts. Its output is byte for byte
-//! `serde_json::to_vec(&encode_session(..))` (tests below, and on every
-//! fixture in `tests/`), so the two can never disagree on what is written.
+//! `serde_json::to_vec(&encode_session(..))`: the tests below pin that on every
+//! shape the decoder reads and on every fixture session with its compactions,
+//! so a change to one encoding that the other misses fails them.
 //!
 //! Key order follows `encode_session`'s map edits: a key set on a map that has
 //! it keeps its place, a new key goes last in the order set, and a key unset
