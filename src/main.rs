@@ -12,6 +12,13 @@ use std::process::ExitCode;
 /// mimalloc: decoding, pruning and re-encoding sessions is allocation-heavy
 /// (every JSON string and object), and glibc's malloc spent ~15% of a
 /// `compact` run in allocation and free under `perf`.
+///
+/// Built with `no_thp`: mimalloc otherwise asks for transparent huge pages,
+/// so every fresh 2 MB of heap is zeroed whole on first touch, though a run
+/// touches only part of it. Without them a hermes run's peak RSS fell by a
+/// third (165 -> 107 MB) and its wall time ~15% (page zeroing was a quarter
+/// of its samples under `perf`); an exact `compact -j2` kept its time and
+/// lost ~19% of its RSS (benches/RESULTS.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
