@@ -16,7 +16,7 @@ use std::process::ExitCode;
 /// Built with `no_thp`: mimalloc otherwise asks for transparent huge pages,
 /// so every fresh 2 MB of heap is zeroed whole on first touch, though a run
 /// touches only part of it. Without them a hermes run's peak RSS fell by a
-/// third (165 -> 107 MB) and its wall time ~15% (page zeroing was a quarter
+/// third (159 -> 109 MB) and its wall time 18% (page zeroing was a quarter
 /// of its samples under `perf`); an exact `compact -j2` kept its time and
 /// lost ~19% of its RSS (benches/RESULTS.md).
 #[global_allocator]
