@@ -49,6 +49,9 @@ pub(crate) const ATTACHED: &str = "compactor_attached";
 /// Session key carrying [`Session::trailing`] records, likewise.
 pub(crate) const TRAILING: &str = "compactor_trailing";
 
+/// The prefix of a dialect's private layout keys (see [`carry`]).
+pub(crate) const PRIVATE_KEY: &str = "\u{fdd0}compactor:";
+
 /// A non-chat record as carried into another dialect: a dialect's private
 /// layout marker (a key starting with a noncharacter) gets a plain key, and an
 /// unfilled slot inside it becomes `null`, so the output holds no private text.
@@ -57,7 +60,7 @@ pub(crate) fn carry(record: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let key = match k.strip_prefix("\u{fdd0}compactor:") {
+                    let key = match k.strip_prefix(PRIVATE_KEY) {
                         Some(rest) => format!("compactor_{rest}"),
                         None => k.clone(),
                     };

@@ -13,7 +13,7 @@
 //! it keeps its place, a new key goes last in the order set, and a key unset
 //! is removed only where it holds a slot marker.
 
-use super::openai::{ATTACHED, TRAILING, carry, is_slot};
+use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot};
 use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
@@ -106,7 +106,7 @@ impl Serialize for Field<'_> {
             Field::Carried(records) => {
                 let mut seq = s.serialize_seq(Some(records.len()))?;
                 for r in records.iter() {
-                    seq.serialize_element(&carry(r))?;
+                    seq.serialize_element(&Carry(r))?;
                 }
                 seq.end()
             }
@@ -126,6 +126,39 @@ impl Serialize for Field<'_> {
                 seq.end()
             }
             Field::Function(call) => function(call).serialize(s),
+        }
+    }
+}
+
+/// A record as [`carry`] writes it, serialized from the borrowed tree instead
+/// of a copy (attached records are most of the objects in archives converted
+/// from Claude Code). An object holding a private key is copied by `carry`
+/// itself: a renamed key may meet a plain one of the same name, and the map
+/// `carry` builds keeps only one of them.
+struct Carry<'a>(&'a Value);
+
+impl Serialize for Carry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) if map.keys().any(|k| k.starts_with(PRIVATE_KEY)) => {
+                carry(self.0).serialize(s)
+            }
+            Value::Object(map) => {
+                let mut out = s.serialize_map(Some(map.len()))?;
+                for (k, v) in map {
+                    out.serialize_entry(k, &Carry(v))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for v in items {
+                    seq.serialize_element(&Carry(v))?;
+                }
+                seq.end()
+            }
+            v if is_slot(v) => s.serialize_unit(),
+            v => v.serialize(s),
         }
     }
 }
@@ -251,7 +284,11 @@ mod tests {
                 {"tool_call_id": "c1", "role": "tool", "content": "fn main() {}", "name": "Read"},
                 {"role": "assistant", "reasoning": "r", "content": [], "tool_calls": "odd"},
                 {"role": "exit"},
-                {"role": "user", "content": "", "compactor_attached": [{"k": 1}, {"\u{fdd0}compactor:x": "\u{fdd0}compactor:slot"}]}],
+                {"role": "user", "content": "", "compactor_attached": [{"k": 1}, {"\u{fdd0}compactor:x": "\u{fdd0}compactor:slot"}]},
+                {"role": "user", "content": "renamed keys meet plain ones", "compactor_attached": [
+                    {"\u{fdd0}compactor:y": 1, "compactor_y": 2, "z": [{"compactor_w": 0, "\u{fdd0}compactor:w": 3}]},
+                    {"deep": [[{"\u{fdd0}compactor:v": "\u{fdd0}compactor:slot"}], "\u{fdd0}compactor:slot", -0.0, 1e300]},
+                    "\u{fdd0}compactor:slot", null, 7]}],
               "tools": [{"type": "function", "function": {"name": "Read"}}], "meta": {"k": [1, null, true]},
               "compactor_trailing": [{"type": "summary"}]}),
             json!({"messages": [{"role": "user", "content": "hi"}], "tools": null}),
