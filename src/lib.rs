@@ -23,6 +23,7 @@ pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
+mod memo;
 pub mod model;
 pub mod pipeline;
 pub mod policy;

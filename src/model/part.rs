@@ -5,8 +5,8 @@
 //! annotations, a part `type` we do not model) survive a round trip without a
 //! field for each of them.
 
+use crate::memo::{Memo, text_key};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 /// How a message's `content` was written in the source, so it is written back alike.
@@ -205,29 +205,15 @@ impl ToolCall {
         if text.len() < MIN_CACHED_ARGS_BYTES || text.len() > MAX_CACHED_ARGS_BYTES {
             return parse_args(text);
         }
-        let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
-        let key = (hash, text.len());
-        let shard = &ARGS.shards[(hash as usize) % ARGS_SHARDS];
-        if let Ok(guard) = shard.lock()
-            && let Some(hit) = guard.0.get(&key)
-        {
-            return hit.clone();
-        }
-        let parsed = parse_args(text);
-        if let Ok(mut guard) = shard.lock() {
-            let size = text.len() + 64;
-            if guard.1 + size > ARGS_SHARD_BYTES {
-                guard.0.clear();
-                guard.1 = 0;
-            }
-            guard.1 += size;
-            guard.0.insert(key, parsed.clone());
-        }
-        parsed
+        let key = text_key(text);
+        ARGS.get_or_insert_with(key.0, key, || parse_args(text), |_| text.len() + 64)
     }
 }
 
-fn parse_args(text: &str) -> Option<Arc<Map<String, Value>>> {
+/// A call's arguments as a JSON object, or `None` when they are not one.
+type ParsedArgs = Option<Arc<Map<String, Value>>>;
+
+fn parse_args(text: &str) -> ParsedArgs {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Some(Arc::new(map)),
         _ => None,
@@ -243,21 +229,13 @@ const ARGS_SHARDS: usize = 16;
 /// (parsed trees take about as much again; 16 MB of text in all).
 const ARGS_SHARD_BYTES: usize = 1 << 20;
 
-type ArgsShard = std::sync::Mutex<(HashMap<(u128, usize), Option<Arc<Map<String, Value>>>>, usize)>;
-
 /// Parsed call arguments by text hash. The summary, the tool-result
 /// descriptions and the tool families read a call's arguments, and `report`
 /// and `replay` compact the same calls again for every mode and at every
-/// trigger, while an edit's or a write's arguments hold whole files. Like the
-/// token and anchor-scan caches it changes no result (a parse is a function
-/// of the text), only its cost; shards are cleared when full, so memory is bounded.
-struct ArgsCache {
-    shards: Vec<ArgsShard>,
-}
-
-static ARGS: LazyLock<ArgsCache> = LazyLock::new(|| ArgsCache {
-    shards: (0..ARGS_SHARDS).map(|_| std::sync::Mutex::new((HashMap::new(), 0))).collect(),
-});
+/// trigger, while an edit's or a write's arguments hold whole files. Its budget
+/// is in bytes of argument text (see [`crate::memo`]).
+static ARGS: LazyLock<Memo<(u128, usize), ParsedArgs>> =
+    LazyLock::new(|| Memo::new(ARGS_SHARDS, ARGS_SHARD_BYTES));
 
 #[cfg(test)]
 mod tests {
@@ -312,7 +290,6 @@ mod tests {
             let map = call(text).args_object().unwrap();
             assert_eq!(map["i"], i);
         }
-        let total: usize = ARGS.shards.iter().map(|s| s.lock().unwrap().1).sum();
-        assert!(total <= ARGS_SHARDS * ARGS_SHARD_BYTES, "{total}");
+        assert!(ARGS.used() <= ARGS_SHARDS * ARGS_SHARD_BYTES, "{}", ARGS.used());
     }
 }

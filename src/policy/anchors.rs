@@ -30,9 +30,10 @@
 //! - Values are substrings of the source text, never rewritten.
 //! - Ranking and rendering are deterministic (ties broken by value).
 
+use crate::memo::{Memo, text_key};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::LazyLock;
@@ -398,46 +399,25 @@ const SCAN_SHARDS: usize = 16;
 /// Bytes of scans a shard holds before it is cleared (16 MB in all).
 const SCAN_SHARD_BYTES: usize = 1 << 20;
 
-type ScanKey = (u128, usize, bool);
-/// One shard: scans by key, and the bytes they hold.
-type ScanShard = std::sync::Mutex<(HashMap<ScanKey, Arc<Scan>>, usize)>;
-
-/// Scans by text hash. A compaction scans its region for the summary and the
-/// whole session for the retention figures, and `replay` / `report` compact
-/// the same growing history again and again: each text is scanned once. Like
-/// the token cache it can change no result (a scan is a pure function of the
-/// text), only its cost; shards are cleared when full, so memory is bounded.
-struct ScanCache {
-    shards: Vec<ScanShard>,
-}
-
-static SCAN_CACHE: LazyLock<ScanCache> = LazyLock::new(|| ScanCache {
-    shards: (0..SCAN_SHARDS).map(|_| std::sync::Mutex::new((HashMap::new(), 0))).collect(),
-});
+/// Scans by text hash (and whether error lines were taken). A compaction
+/// scans its region for the summary and the whole session for the retention
+/// figures, and `replay` / `report` compact the same growing history again and
+/// again: each text is scanned once. Its budget is in bytes of scan results
+/// (see [`crate::memo`]).
+static SCAN_CACHE: LazyLock<Memo<(u128, usize, bool), Arc<Scan>>> =
+    LazyLock::new(|| Memo::new(SCAN_SHARDS, SCAN_SHARD_BYTES));
 
 fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {
     if text.len() < MIN_CACHED_SCAN_BYTES {
         return Arc::new(scan(text, errors));
     }
-    let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
-    let key = (hash, text.len(), errors);
-    let shard = &SCAN_CACHE.shards[(hash as usize) % SCAN_SHARDS];
-    if let Ok(guard) = shard.lock()
-        && let Some(hit) = guard.0.get(&key)
-    {
-        return Arc::clone(hit);
-    }
-    let found = Arc::new(scan(text, errors));
-    if let Ok(mut guard) = shard.lock() {
-        let size = found.bytes();
-        if guard.1 + size > SCAN_SHARD_BYTES {
-            guard.0.clear();
-            guard.1 = 0;
-        }
-        guard.1 += size;
-        guard.0.insert(key, Arc::clone(&found));
-    }
-    found
+    let (hash, len) = text_key(text);
+    SCAN_CACHE.get_or_insert_with(
+        hash,
+        (hash, len, errors),
+        || Arc::new(scan(text, errors)),
+        |s| s.bytes(),
+    )
 }
 
 /// Every anchor occurrence of `text`, in the order found. Error lines are

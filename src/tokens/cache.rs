@@ -1,12 +1,6 @@
-//! A bounded, sharded map from text hash to token count.
-//!
-//! Keys are 128-bit xxh3 hashes plus the text length, so a false hit needs a
-//! 128-bit collision between two texts of the same length. Each shard is cleared
-//! when it fills rather than evicting one entry at a time: the cache is an
-//! accelerator, and a clear is O(1) amortized and keeps memory bounded.
+//! Token counts by text hash, bounded (see [`crate::memo`] for the invariants).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use crate::memo::{Memo, text_key};
 
 /// Texts shorter than this are tokenized directly. Hashing and a lookup cost
 /// tens of nanoseconds, tokenizing even 50 bytes a few microseconds, so all but
@@ -26,38 +20,21 @@ const SHARD_CAPACITY: usize = 1 << 13;
 
 pub(crate) type Key = (u128, usize);
 
-pub(crate) struct TokenCache {
-    shards: Vec<Mutex<HashMap<Key, u64>>>,
-}
+/// Token counts by text: a [`Memo`] whose budget is counted in entries.
+pub(crate) struct TokenCache(Memo<Key, u64>);
 
 impl TokenCache {
     pub(crate) fn new() -> TokenCache {
-        TokenCache { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+        TokenCache(Memo::new(SHARDS, SHARD_CAPACITY))
     }
 
     pub(crate) fn get_or_insert(&self, text: &str, count: impl FnOnce() -> u64) -> u64 {
-        let hash = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
-        self.get_or_insert_key((hash, text.len()), count)
+        self.get_or_insert_key(text_key(text), count)
     }
 
     /// Same, for a key the caller computed (e.g. a hash of a JSON tree, so
     /// that a schema need not be serialized to be found).
     pub(crate) fn get_or_insert_key(&self, key: Key, count: impl FnOnce() -> u64) -> u64 {
-        let hash = key.0;
-        let shard = &self.shards[(hash as usize) % SHARDS];
-        if let Ok(map) = shard.lock()
-            && let Some(&n) = map.get(&key)
-        {
-            return n;
-        }
-        // Count outside the lock: tokenizing is the slow part and must run in parallel.
-        let n = count();
-        if let Ok(mut map) = shard.lock() {
-            if map.len() >= SHARD_CAPACITY {
-                map.clear();
-            }
-            map.insert(key, n);
-        }
-        n
+        self.0.get_or_insert_with(key.0, key, count, |_| 1)
     }
 }
