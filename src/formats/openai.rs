@@ -390,23 +390,21 @@ fn decode_tool_call(value: Value) -> Option<ToolCall> {
     let Some(Value::Object(mut function_extra)) = extra.insert("function".into(), slot()) else {
         return None;
     };
+    // A `null` name or arguments stays in `function_extra`: it is written back
+    // as read while the typed field is still empty ([`null_kept`]).
     let name = match function_extra.get("name") {
         Some(Value::String(_)) => {
             function_extra.insert("name".into(), slot()).and_then(string_of).unwrap_or_default()
         }
-        None => String::new(),
-        Some(Value::Null) => {
-            function_extra.insert("name".into(), slot());
-            String::new()
-        }
+        None | Some(Value::Null) => String::new(),
         Some(_) => return None,
     };
     let (arguments, args_form) = match function_extra.get("arguments") {
-        None => (String::new(), ArgsForm::String),
+        None | Some(Value::Null) => (String::new(), ArgsForm::String),
         Some(_) => match function_extra.insert("arguments".into(), slot()) {
             Some(Value::String(s)) => (s, ArgsForm::String),
-            Some(Value::Null) | None => (String::new(), ArgsForm::String),
             Some(v) => (v.to_string(), ArgsForm::Value),
+            None => (String::new(), ArgsForm::String),
         },
     };
     let id = match extra.get("id") {
@@ -460,6 +458,12 @@ pub(crate) fn encode_part(p: &Part) -> Value {
     }
 }
 
+/// Whether a call's `key` in its `function` object is written as read: it was
+/// `null` and the typed field is still empty (a stage that fills it replaces it).
+pub(crate) fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
+    typed.is_empty() && function.get(key).is_some_and(Value::is_null)
+}
+
 fn encode_tool_call(call: &ToolCall) -> Value {
     let mut map = call.extra.clone();
     let id =
@@ -472,7 +476,10 @@ fn encode_tool_call(call: &ToolCall) -> Value {
     let arguments_absent = call.arguments.is_empty()
         && function.contains_key("name")
         && !function.contains_key("arguments");
-    function.insert("name".into(), Value::String(call.name.clone()));
+    if !null_kept(&function, "name", &call.name) {
+        function.insert("name".into(), Value::String(call.name.clone()));
+    }
+    let arguments_absent = arguments_absent || null_kept(&function, "arguments", &call.arguments);
     let arguments = match call.args_form {
         ArgsForm::String => Value::String(call.arguments.clone()),
         ArgsForm::Value => serde_json::from_str(&call.arguments)
@@ -632,6 +639,24 @@ mod tests {
         let v = json!({"messages": [{"role": "assistant", "content": "x", "tool_calls": null, "reasoning": null,
             "tool_call_id": null}], "tools": null});
         assert_eq!(roundtrip(v.clone()), v);
+        // A call's null name and arguments too, until something fills them.
+        let v = json!({"messages": [{"role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": null, "arguments": null}},
+            {"id": "b", "function": {"arguments": null, "name": "Read"}}]}]});
+        assert_eq!(roundtrip(v.clone()), v);
+        let mut s = decode(v).unwrap();
+        let calls = Arc::make_mut(&mut s.messages[0].tool_calls);
+        calls[0].name = "Bash".into();
+        calls[0].arguments = "{}".into();
+        let out = encode(&s, None);
+        assert_eq!(
+            out["messages"][0]["tool_calls"][0]["function"],
+            json!({"name": "Bash", "arguments": "{}"})
+        );
+        assert_eq!(
+            out["messages"][0]["tool_calls"][1]["function"],
+            json!({"arguments": null, "name": "Read"})
+        );
     }
 
     #[test]

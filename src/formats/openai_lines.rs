@@ -13,7 +13,7 @@
 //! it keeps its place, a new key goes last in the order set, and a key unset
 //! is removed only where it holds a slot marker.
 
-use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot};
+use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot, null_kept};
 use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
@@ -236,8 +236,9 @@ fn function(call: &ToolCall) -> Patched<'_> {
             Err(_) => Field::Str(&call.arguments),
         },
     };
-    let mut edits = vec![("name", Some(Field::Str(&call.name)))];
-    if !arguments_absent {
+    let name = (!null_kept(extra, "name", &call.name)).then_some(Field::Str(&call.name));
+    let mut edits = vec![("name", name)];
+    if !arguments_absent && !null_kept(extra, "arguments", &call.arguments) {
         edits.push(("arguments", Some(arguments)));
     }
     Patched { base: extra, edits }
@@ -280,7 +281,9 @@ mod tests {
                  "tool_calls": [{"type": "function", "id": "c1", "function": {"arguments": "{}", "name": "Read"}},
                                 {"id": "c2", "function": {"name": "Bash", "arguments": {"cmd": "ls", "n": 1.5}}},
                                 {"function": {"name": "Edit", "argumEnts": "{}"}},
-                                {"id": 3, "function": {"name": null}}]},
+                                {"id": 3, "function": {"name": null}},
+                                {"id": "c4", "function": {"name": null, "arguments": null}},
+                                {"id": "c5", "function": {"arguments": null, "name": "Grep"}}]},
                 {"tool_call_id": "c1", "role": "tool", "content": "fn main() {}", "name": "Read"},
                 {"role": "assistant", "reasoning": "r", "content": [], "tool_calls": "odd"},
                 {"role": "exit"},
