@@ -336,12 +336,18 @@ pub enum Output {
 type Unparsed = (Source, String, Vec<u8>);
 
 /// Parses a record's payload, keeping the line bytes (moved, not copied: a
-/// line can be megabytes).
-fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
+/// line can be megabytes). With `keep`, fields nothing reads stay JSON text
+/// ([`crate::formats::kept`]); the caller must then write the session with the
+/// OpenAI lines encoder.
+fn parse(r: RawRecord, keep: bool) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
     let RawRecord { source, payload } = r;
     match payload {
         Payload::Value(value) => Ok((Record { source, value }, None)),
         Payload::Parsed { line, value } => Ok((Record { source, value }, Some(line))),
+        Payload::Line(bytes) if keep => match crate::formats::kept::parse_line(&bytes) {
+            Some(value) => Ok((Record { source, value }, Some(bytes))),
+            None => parse(RawRecord { source, payload: Payload::Line(bytes) }, false),
+        },
         Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
             Ok(value) => Ok((Record { source, value }, Some(bytes))),
             Err(e) => Err((source, format!("invalid JSON: {e}"), bytes)),
@@ -371,11 +377,16 @@ impl Engine<'_> {
             reason,
             raw,
         };
+        // Kept text is written back only by the OpenAI lines encoder, which
+        // JSON Lines output and redaction use.
+        let keep = format == Format::OpenAi
+            && self.to.is_none_or(|to| to == Format::OpenAi)
+            && (self.lines || self.redact);
         match format.unit() {
             Unit::Record => {
                 let mut out = Vec::new();
                 for r in records {
-                    let (record, raw) = match parse(r) {
+                    let (record, raw) = match parse(r, keep) {
                         Ok(x) => x,
                         Err((s, why, raw)) => {
                             out.push(invalid(s, why, raw));
@@ -413,7 +424,7 @@ impl Engine<'_> {
                 let mut raws = Vec::new();
                 let mut all_lines = true;
                 for r in records {
-                    match parse(r) {
+                    match parse(r, false) {
                         Ok((rec, raw)) => {
                             all_lines &= raw.is_some();
                             raws.push(raw.unwrap_or_default());
@@ -545,7 +556,7 @@ pub fn decode_job(job: Job) -> (Vec<Session>, Vec<Rejection>) {
     let mut errors = Vec::new();
     let mut records = Vec::new();
     for r in job.records {
-        match parse(r) {
+        match parse(r, false) {
             Ok((rec, _)) => records.push(rec),
             Err((source, reason, _)) => {
                 errors.push(Rejection { source, kind: RejectKind::InvalidJson, reason })
@@ -648,5 +659,87 @@ mod tests {
         }
         let forced = payloads(&text, Some(Format::OpenAi));
         assert!(forced.iter().all(|p| matches!(p, Payload::Line(_))));
+    }
+
+    /// OpenAI lines as a conversion writes them: every fixture session, Claude
+    /// Code's with their attached records and tool-result keys, plus lines
+    /// whose unread fields are spelled in ways serde_json does not write.
+    fn openai_lines() -> Vec<Vec<u8>> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut lines = Vec::new();
+        for dir in ["claude_code", "openai", "codex", "edge"] {
+            let inputs =
+                crate::io::expand_inputs(&[root.join(dir).to_string_lossy().into_owned()]).unwrap();
+            let mut reader = JobReader::new(&inputs, None);
+            while let Some(item) = reader.next_item() {
+                let Item::Job(job) = item else { continue };
+                for s in decode_job(job).0 {
+                    lines.extend(Format::OpenAi.adapter().encode_lines(&s, None));
+                }
+            }
+        }
+        let odd = [
+            r#"{"meta": {"a": 1.50, "b": [1, 2]}, "x": {"k":1,"k":2}, "messages": ["#,
+            r#"{"role":"user","content":"hi","extra":{"s":"\u0041\/"},"more":[-0,1e2]},"#,
+            r#"{"role":"assistant","content":"ok","compactor_attached":[{"t":"a"}, {"t" :"b"}, 3]}]}"#,
+        ]
+        .concat();
+        lines.push(odd.into_bytes());
+        lines
+    }
+
+    fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
+        let record = RawRecord { source: Source::default(), payload: Payload::Line(line.to_vec()) };
+        let job = Job { input: 0, format: Format::OpenAi, records: vec![record] };
+        let mut out = Vec::new();
+        for p in engine.process(job) {
+            match p {
+                Processed::Session(done) => match done.output {
+                    Output::Raw(lines) => out.extend(lines),
+                    Output::Values(values) => {
+                        out.extend(values.iter().map(|v| serde_json::to_vec(v).unwrap()));
+                    }
+                },
+                other => panic!("{other:?}"),
+            }
+        }
+        out
+    }
+
+    /// JSON Lines output keeps unread fields as text; any other output parses
+    /// the line whole. Both write the same bytes, for every mode.
+    #[test]
+    fn kept_fields_write_what_a_whole_parse_writes() {
+        let lines = openai_lines();
+        assert!(lines.len() > 20, "{} lines", lines.len());
+        let joined: Vec<u8> = lines.concat();
+        assert!(memchr::memmem::find(&joined, b"compactor_attached").is_some());
+        assert!(memchr::memmem::find(&joined, b"toolUseResult").is_some());
+        let meter =
+            Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+        for mode in [policy::Mode::Lean, policy::Mode::Tiered, policy::Mode::Legacy] {
+            let mut policy = Policy::new(mode, 16_000);
+            policy.force = true;
+            let engine = |lines: bool| Engine {
+                policy: &policy,
+                meter: &meter,
+                to: None,
+                redact: false,
+                lines,
+                shard: None,
+            };
+            let mut compacted = 0;
+            for line in &lines {
+                let kept = run(&engine(true), line);
+                assert_eq!(
+                    kept,
+                    run(&engine(false), line),
+                    "{mode:?}: {}",
+                    String::from_utf8_lossy(line)
+                );
+                compacted += usize::from(kept.first().is_some_and(|k| k != line));
+            }
+            assert!(compacted > 5, "{mode:?}: {compacted} sessions compacted");
+        }
     }
 }

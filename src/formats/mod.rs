@@ -15,6 +15,7 @@
 pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
+pub(crate) mod kept;
 pub mod openai;
 mod openai_lines;
 pub mod sharegpt;

@@ -13,6 +13,7 @@
 //! it keeps its place, a new key goes last in the order set, and a key unset
 //! is removed only where it holds a slot marker.
 
+use super::kept::{Kept, kept_text};
 use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot, null_kept};
 use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -58,7 +59,7 @@ impl Serialize for Patched<'_> {
             match self.edits.iter().rev().find(|(k, _)| k == key) {
                 Some((_, Some(field))) => map.serialize_entry(key, field)?,
                 Some((_, None)) if is_slot(value) => {}
-                _ => map.serialize_entry(key, value)?,
+                _ => map.serialize_entry(key, &Kept(value))?,
             }
         }
         for (i, (key, field)) in self.edits.iter().enumerate() {
@@ -140,6 +141,7 @@ struct Carry<'a>(&'a Value);
 impl Serialize for Carry<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
+            v if kept_text(v).is_some() => Kept(v).serialize(s),
             Value::Object(map) if map.keys().any(|k| k.starts_with(PRIVATE_KEY)) => {
                 carry(self.0).serialize(s)
             }
