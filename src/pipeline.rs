@@ -552,11 +552,21 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
 /// Decodes the sessions of a job without compacting them. Returns the sessions
 /// and, for each record that could not be read, its [`Rejection`].
 pub fn decode_job(job: Job) -> (Vec<Session>, Vec<Rejection>) {
+    decode_job_with(job, false)
+}
+
+/// [`decode_job`]; with `keep_unread`, the fields of OpenAI records that no
+/// reader looks up stay JSON text ([`crate::formats::kept`]), which saves
+/// building and dropping their trees. Only for callers that never write the
+/// sessions (`report`): the text sits in marker strings that only the OpenAI
+/// lines encoder writes back as JSON.
+pub fn decode_job_with(job: Job, keep_unread: bool) -> (Vec<Session>, Vec<Rejection>) {
+    let keep = keep_unread && job.format == Format::OpenAi;
     let adapter = job.format.adapter();
     let mut errors = Vec::new();
     let mut records = Vec::new();
     for r in job.records {
-        match parse(r, false) {
+        match parse(r, keep) {
             Ok((rec, _)) => records.push(rec),
             Err((source, reason, _)) => {
                 errors.push(Rejection { source, kind: RejectKind::InvalidJson, reason })
@@ -704,6 +714,46 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The unread fields of a session, kept as text, parsed back.
+    fn expand_session(s: &mut Session) -> usize {
+        use crate::formats::kept::{expand, kept_text};
+        let mut kept = 0;
+        let mut each = |v: &mut Value| {
+            kept += usize::from(kept_text(v).is_some());
+            expand(v);
+        };
+        std::sync::Arc::make_mut(&mut s.extra).values_mut().for_each(&mut each);
+        s.trailing.iter_mut().for_each(&mut each);
+        for m in &mut s.messages {
+            m.extra_mut().values_mut().for_each(&mut each);
+            m.attached_mut().iter_mut().for_each(&mut each);
+        }
+        kept
+    }
+
+    /// What `report` decodes keeping unread fields is, once they are parsed
+    /// back, what a whole parse decodes.
+    #[test]
+    fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
+        let mut kept_fields = 0;
+        for line in openai_lines() {
+            let job = || Job {
+                input: 0,
+                format: Format::OpenAi,
+                records: vec![RawRecord {
+                    source: Source::default(),
+                    payload: Payload::Line(line.clone()),
+                }],
+            };
+            let (mut kept, kept_errors) = decode_job_with(job(), true);
+            let (whole, errors) = decode_job(job());
+            assert_eq!(kept_errors, errors);
+            kept_fields += kept.iter_mut().map(expand_session).sum::<usize>();
+            assert_eq!(kept, whole, "{}", String::from_utf8_lossy(&line));
+        }
+        assert!(kept_fields > 100, "{kept_fields} fields kept");
     }
 
     /// JSON Lines output keeps unread fields as text; any other output parses

@@ -8,7 +8,7 @@ use crate::messages::err_message;
 use compactor::Mode;
 use compactor::io::output::write_atomic;
 use compactor::io::{ReadOptions, expand_inputs};
-use compactor::pipeline::{Item, JobReader, Rejection, decode_job};
+use compactor::pipeline::{Item, JobReader, Rejection, decode_job_with};
 use compactor::policy::{Policy, Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
@@ -78,7 +78,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;
-                let (sessions, errors) = decode_job(job);
+                // Report never writes sessions: unread fields need no tree.
+                let (sessions, errors) = decode_job_with(job, true);
                 let mut out = Vec::new();
                 for s in &sessions {
                     if shard.is_some_and(|k| !k.contains(&s.id)) {
