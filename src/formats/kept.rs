@@ -12,7 +12,7 @@
 //! ## How
 //! [`parse_line`] reads a line as `serde_json::from_slice` would, except that
 //! an object or array under a key outside [`READ_SESSION_KEYS`] /
-//! [`READ_MESSAGE_KEYS`] (and each record of `compactor_attached`) becomes a
+//! [`READ_MESSAGE_KEYS`] and the id and reasoning keys (and each record of `compactor_attached`) becomes a
 //! [`Value::String`] holding [`KEPT`] followed by its JSON text: a marker no
 //! reader takes for data, since every key a reader looks up is in those lists.
 //! The writer ([`Kept`]) writes the text back in place of the marker.
@@ -28,6 +28,8 @@
 //!   recursion limit, a line holding U+FDD0, the first of Unicode's private
 //!   noncharacters this crate marks with) and the caller parses the line whole.
 
+use super::RECORD_ID_KEYS;
+use super::openai::REASONING_FIELDS;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
@@ -39,28 +41,19 @@ use std::fmt;
 /// one are never kept, so input data cannot be mistaken for a marker.
 pub(crate) const KEPT: &str = "\u{fdd0}compactor:kept:";
 
-/// Session keys a reader looks up (the OpenAI decoder, `record_id`, the policy):
-/// never kept. A reader of another key must add it here.
-pub(crate) const READ_SESSION_KEYS: &[&str] = &[
-    "messages",
-    "tools",
-    "compaction",
-    super::openai::TRAILING,
-    "id",
-    "session_id",
-    "conversation_id",
-    "uuid",
-];
+/// Session keys a reader looks up (the OpenAI decoder, the policy), besides
+/// [`RECORD_ID_KEYS`]: never kept. A reader of another key must add it here.
+pub(crate) const READ_SESSION_KEYS: &[&str] =
+    &["messages", "tools", "compaction", super::openai::TRAILING];
 
-/// Message keys a reader looks up (the OpenAI decoder, the policy): never
-/// kept. `compactor_attached` is read as an array whose records are kept.
+/// Message keys a reader looks up (the OpenAI decoder, the policy), besides
+/// [`REASONING_FIELDS`]: never kept. `compactor_attached` is read as an array
+/// whose records are kept.
 pub(crate) const READ_MESSAGE_KEYS: &[&str] = &[
     "role",
     "content",
     "tool_calls",
     "tool_call_id",
-    "reasoning_content",
-    "reasoning",
     "timestamp",
     "created_at",
     "_metadata",
@@ -176,9 +169,17 @@ impl<'de> Visitor<'de> for Node {
             // `None`: the value is read whole, as a plain `Value`.
             let seed = match (self, key.as_str()) {
                 (Node::Session, "messages") => Some(Node::Messages),
-                (Node::Session, k) if READ_SESSION_KEYS.contains(&k) => None,
+                (Node::Session, k)
+                    if READ_SESSION_KEYS.contains(&k) || RECORD_ID_KEYS.contains(&k) =>
+                {
+                    None
+                }
                 (Node::Message, super::openai::ATTACHED) => Some(Node::Attached),
-                (Node::Message, k) if READ_MESSAGE_KEYS.contains(&k) => None,
+                (Node::Message, k)
+                    if READ_MESSAGE_KEYS.contains(&k) || REASONING_FIELDS.contains(&k) =>
+                {
+                    None
+                }
                 (Node::Session | Node::Message, _) => Some(Node::Keep),
                 // Any other object (where a session or message was expected) is read whole.
                 _ => None,

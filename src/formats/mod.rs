@@ -169,8 +169,11 @@ impl FromStr for Format {
 
 /// The id a record names itself by, if any: a top-level `id`, `session_id`,
 /// `conversation_id` or `uuid` (string or number).
+/// Record keys a session id is read from, in order of preference.
+pub(crate) const RECORD_ID_KEYS: &[&str] = &["id", "session_id", "conversation_id", "uuid"];
+
 pub(crate) fn record_id(map: &serde_json::Map<String, Value>) -> Option<String> {
-    ["id", "session_id", "conversation_id", "uuid"].iter().find_map(|k| match map.get(*k) {
+    RECORD_ID_KEYS.iter().find_map(|k| match map.get(*k) {
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
