@@ -332,6 +332,10 @@ pub enum Output {
     Values(Vec<Value>),
 }
 
+/// Lines longer than this many bytes per token of the trigger are decoded
+/// without a skim first: see [`Engine::skim`].
+const SKIM_BYTES_PER_TOKEN: u64 = 8;
+
 /// A record that could not be parsed: where, why, and its bytes.
 type Unparsed = (Source, String, Vec<u8>);
 
@@ -385,7 +389,22 @@ impl Engine<'_> {
         match format.unit() {
             Unit::Record => {
                 let mut out = Vec::new();
+                let skim_limit = self.skim_limit(format);
                 for r in records {
+                    let r = match (skim_limit, r) {
+                        (Some(limit), RawRecord { source, payload: Payload::Line(line) }) => {
+                            match self.skim(input, format, limit, source, line) {
+                                Ok(done) => {
+                                    out.extend(done);
+                                    continue;
+                                }
+                                Err((source, line)) => {
+                                    RawRecord { source, payload: Payload::Line(line) }
+                                }
+                            }
+                        }
+                        (_, r) => r,
+                    };
                     let (record, raw) = match parse(r, keep) {
                         Ok(x) => x,
                         Err((s, why, raw)) => {
@@ -486,7 +505,61 @@ impl Engine<'_> {
                 }
             }
         };
-        let mut row = SessionRow::new(&source, &session.id, format.name(), &compaction, counter);
+        Ok(Some(self.done(input, format, session.id, source, compaction, output)))
+    }
+
+    /// The token count at which [`skim`] gives up on a session of `format`:
+    /// `None` when sessions of `format` are not skimmed. Only OpenAI lines
+    /// written back as OpenAI are (an untouched session is its input line),
+    /// and not under `--force`, which compacts every session.
+    fn skim_limit(&self, format: Format) -> Option<u64> {
+        let same = format == Format::OpenAi && self.to.is_none_or(|to| to == format);
+        if same { self.policy.acts_from() } else { None }
+    }
+
+    /// A session line that compaction leaves as it is, passed through after a
+    /// skim ([`crate::formats::skim`]) instead of a decode: `Err` gives the
+    /// line back when it must be decoded (a skim is not sure, or the session
+    /// is over the trigger).
+    fn skim(
+        &self,
+        input: usize,
+        format: Format,
+        limit: u64,
+        source: Source,
+        line: Vec<u8>,
+    ) -> Result<Option<Processed>, (Source, Vec<u8>)> {
+        // A line this long is almost always over the trigger: the texts
+        // counted make up most of a line, at about 4 bytes per token.
+        if line.len() as u64 > limit.saturating_mul(SKIM_BYTES_PER_TOKEN) {
+            return Err((source, line));
+        }
+        let Some(skimmed) = crate::formats::skim::skim_line(&line, self.meter, limit) else {
+            return Err((source, line));
+        };
+        let id = skimmed.id.unwrap_or_else(|| source.to_string());
+        if self.shard.is_some_and(|s| !s.contains(&id)) {
+            return Ok(None);
+        }
+        let Some(compaction) = policy::untriggered(self.policy, skimmed.messages, skimmed.tokens)
+        else {
+            return Err((source, line));
+        };
+        Ok(Some(self.done(input, format, id, source, compaction, Output::Raw(vec![line]))))
+    }
+
+    /// A finished session: its record row, and its output redacted if asked.
+    fn done(
+        &self,
+        input: usize,
+        format: Format,
+        id: String,
+        source: Source,
+        compaction: Compaction,
+        output: Output,
+    ) -> Processed {
+        let counter = self.meter.kind().name();
+        let mut row = SessionRow::new(&source, &id, format.name(), &compaction, counter);
         let output = if self.redact {
             let (out, masked) = redact_output(output);
             row.secrets_redacted = masked.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -494,16 +567,16 @@ impl Engine<'_> {
         } else {
             output
         };
-        Ok(Some(Processed::Session(Box::new(Done {
+        Processed::Session(Box::new(Done {
             input,
-            id: session.id,
+            id,
             source,
             format,
             compaction,
             output,
             row,
             session: None,
-        }))))
+        }))
     }
 
     /// Processes one item: a job becomes its sessions and rejects; a file
@@ -791,5 +864,72 @@ mod tests {
             }
             assert!(compacted > 5, "{mode:?}: {compacted} sessions compacted");
         }
+    }
+
+    /// A session and its row as `process` gives them: row as JSON, output lines.
+    fn outcome(p: Processed) -> (String, Vec<Vec<u8>>) {
+        let Processed::Session(done) = p else { panic!("{p:?}") };
+        let lines = match done.output {
+            Output::Raw(lines) => lines,
+            Output::Values(values) => {
+                values.iter().map(|v| serde_json::to_vec(v).unwrap()).collect()
+            }
+        };
+        assert_eq!(done.row.id, done.id);
+        (serde_json::to_string(&done.row).unwrap(), lines)
+    }
+
+    /// Sessions passed through after a skim give the row and bytes decoding
+    /// gives, under the trigger or over it, sharded, redacted, by both counters.
+    #[test]
+    fn a_skimmed_session_is_what_a_decoded_one_is() {
+        let lines = openai_lines();
+        let hermes =
+            Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+        let exact =
+            Meter::new(crate::tokens::CounterKind::O200k, crate::tokens::DEFAULT_IMAGE_TOKENS);
+        let skimmed = lines
+            .iter()
+            .filter(|l| crate::formats::skim::skim_line(l, &hermes, u64::MAX).is_some())
+            .count();
+        assert!(skimmed * 10 >= lines.len() * 9, "{skimmed} of {} lines skimmed", lines.len());
+        let shard = "1/2".parse::<crate::shard::Shard>().unwrap();
+        let (mut passed, mut compacted, mut dropped) = (0, 0, 0);
+        for meter in [&hermes, &exact] {
+            for (window, redact, shard) in
+                [(1_000_000, false, None), (4_000, false, None), (4_000, true, Some(shard))]
+            {
+                let policy = Policy::new(policy::Mode::Lean, window);
+                let engine =
+                    Engine { policy: &policy, meter, to: None, redact, lines: true, shard };
+                for (i, line) in lines.iter().enumerate() {
+                    let source =
+                        Source { path: "s.jsonl".into(), line: Some(i as u64), index: None };
+                    let job = Job {
+                        input: 0,
+                        format: Format::OpenAi,
+                        records: vec![RawRecord {
+                            source: source.clone(),
+                            payload: Payload::Line(line.clone()),
+                        }],
+                    };
+                    let got: Vec<_> = engine.process(job).into_iter().map(outcome).collect();
+                    let record = Record { source, value: serde_json::from_slice(line).unwrap() };
+                    let want: Vec<_> = engine
+                        .session(0, Format::OpenAi, vec![record], Some(vec![line.clone()]))
+                        .unwrap()
+                        .into_iter()
+                        .map(outcome)
+                        .collect();
+                    assert_eq!(got, want, "{}", String::from_utf8_lossy(line));
+                    match got.first() {
+                        None => dropped += 1,
+                        Some((_, out)) if out == std::slice::from_ref(line) => passed += 1,
+                        Some(_) => compacted += 1,
+                    }
+                }
+            }
+        }
+        assert!(passed > 50 && compacted > 10 && dropped > 10, "{passed} {compacted} {dropped}");
     }
 }

@@ -334,14 +334,33 @@ fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
 pub(crate) fn decode_part(value: Value) -> Part {
     let Value::Object(raw) = value else { return Part::Other(value) };
     let ty = raw.get("type").and_then(Value::as_str).unwrap_or("");
-    match ty {
-        "image_url" | "input_image" | "image" => {
+    match part_kind(ty, raw.get("text").is_some_and(Value::is_string)) {
+        PartKind::Image => {
             let info = image_info(&raw);
             Part::Image { raw, info }
         }
-        "thinking" | "redacted_thinking" | "reasoning" => Part::Reasoning(raw),
-        _ if raw.get("text").is_some_and(Value::is_string) => Part::Text(raw),
-        _ => Part::Other(Value::Object(raw)),
+        PartKind::Reasoning => Part::Reasoning(raw),
+        PartKind::Text => Part::Text(raw),
+        PartKind::Other => Part::Other(Value::Object(raw)),
+    }
+}
+
+/// What a content part object is, by its `type` (`""` when it has no string
+/// one) and whether its `text` is a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PartKind {
+    Image,
+    Reasoning,
+    Text,
+    Other,
+}
+
+pub(crate) fn part_kind(ty: &str, text_is_string: bool) -> PartKind {
+    match ty {
+        "image_url" | "input_image" | "image" => PartKind::Image,
+        "thinking" | "redacted_thinking" | "reasoning" => PartKind::Reasoning,
+        _ if text_is_string => PartKind::Text,
+        _ => PartKind::Other,
     }
 }
 

@@ -46,6 +46,9 @@ pub enum Part {
     Other(Value),
 }
 
+/// The keys a reasoning part may hold its text under, first present first.
+pub(crate) const REASONING_TEXT_KEYS: [&str; 3] = ["thinking", "text", "data"];
+
 impl Part {
     /// Builds a `{"type": "text", "text": ...}` part.
     pub fn text(text: impl Into<String>) -> Part {
@@ -70,14 +73,13 @@ impl Part {
         }
     }
 
-    /// The reasoning text of a reasoning part (`thinking` or `text`).
+    /// The reasoning text of a reasoning part: the first of
+    /// [`REASONING_TEXT_KEYS`] it has, if that is a string.
     pub fn reasoning_text(&self) -> Option<&str> {
         match self {
-            Part::Reasoning(raw) => raw
-                .get("thinking")
-                .or_else(|| raw.get("text"))
-                .or_else(|| raw.get("data"))
-                .and_then(Value::as_str),
+            Part::Reasoning(raw) => {
+                REASONING_TEXT_KEYS.iter().find_map(|k| raw.get(*k)).and_then(Value::as_str)
+            }
             _ => None,
         }
     }

@@ -153,6 +153,20 @@ impl Policy {
         }
     }
 
+    /// The smallest request, in tokens, that compaction acts on (the trigger,
+    /// or one over `target_tokens` when that is lower); `None` when it acts
+    /// on every session (`force`), `u64::MAX` in mode `none`.
+    pub fn acts_from(&self) -> Option<u64> {
+        if self.mode == Mode::None {
+            return Some(u64::MAX);
+        }
+        if self.force {
+            return None;
+        }
+        let over_target = self.target_tokens.map_or(u64::MAX, |t| t.saturating_add(1));
+        Some(self.threshold.min(over_target))
+    }
+
     /// The tail budget of a summarizing pass in `mode`.
     fn tail_budget(&self, mode: Mode) -> u64 {
         match mode {
@@ -325,17 +339,10 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
     let tokens = input.tokens(meter);
     let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
-    let mut record = unchanged_record(session, policy.mode, before, Reason::UnderTrigger);
-    if policy.mode == Mode::None {
-        record.reason = Reason::ModeNone;
+    if let Some(record) = untriggered(policy, session.messages.len(), before) {
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
-    let triggered = policy.force
-        || before >= policy.threshold
-        || policy.target_tokens.is_some_and(|t| before > t);
-    if !triggered {
-        return Outcome { session: Cow::Borrowed(session), compaction: record };
-    }
+    let mut record = unchanged_record(session.messages.len(), policy.mode, before, Reason::NoGain);
     if is_recorded_output(session, before, meter) {
         record.reason = Reason::NothingNew;
         return Outcome { session: Cow::Borrowed(session), compaction: record };
@@ -353,6 +360,7 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
             Pruning::Run { truncate: false },
             Tier::Summary,
         ),
+        // Returned by `untriggered` above.
         Mode::None => Outcome { session: Cow::Borrowed(session), compaction: record.clone() },
     };
     // Never make a request bigger (a forced compaction of a short session can).
@@ -374,20 +382,36 @@ fn is_recorded_output(session: &Session, tokens: u64, meter: &Meter) -> bool {
         && get("messages_after") == Some(session.messages.len() as u64)
 }
 
-fn unchanged_record(session: &Session, mode: Mode, tokens: u64, reason: Reason) -> Compaction {
+/// The record of a session of `messages` messages and `before` tokens that
+/// `policy` does not compact whatever it holds (mode `none`, under the
+/// trigger); `None` when compaction must look at it. What [`compact`] returns
+/// for such a session, for callers that know its size without decoding it.
+pub(crate) fn untriggered(policy: &Policy, messages: usize, before: u64) -> Option<Compaction> {
+    if policy.mode == Mode::None {
+        return Some(unchanged_record(messages, policy.mode, before, Reason::ModeNone));
+    }
+    match policy.acts_from() {
+        Some(from) if before < from => {
+            Some(unchanged_record(messages, policy.mode, before, Reason::UnderTrigger))
+        }
+        _ => None,
+    }
+}
+
+fn unchanged_record(messages: usize, mode: Mode, tokens: u64, reason: Reason) -> Compaction {
     Compaction {
         mode,
         tier: Tier::None,
         reason,
         compacted: false,
-        messages_before: session.messages.len(),
-        messages_after: session.messages.len(),
+        messages_before: messages,
+        messages_after: messages,
         tokens_before: tokens,
         tokens_after: tokens,
         head_messages: 0,
         summary_messages: 0,
-        tail_messages: session.messages.len(),
-        verbatim_tail_messages: session.messages.len(),
+        tail_messages: messages,
+        verbatim_tail_messages: messages,
         head_tokens: 0,
         summary_tokens: 0,
         tail_tokens: tokens,
@@ -513,7 +537,8 @@ fn compact_tiered<'a>(
         let after = fixed + counts.iter().sum::<u64>();
         if after <= target {
             let out = session.with_messages(owned(pruned));
-            let mut record = unchanged_record(session, Mode::Tiered, before, Reason::Compacted);
+            let mut record =
+                unchanged_record(session.messages.len(), Mode::Tiered, before, Reason::Compacted);
             record.tier = tier;
             record.compacted = out.messages != session.messages;
             record.tokens_after = after;
@@ -563,7 +588,7 @@ fn summarize<'a>(
     if protected <= head_end {
         return Outcome {
             session: Cow::Borrowed(session),
-            compaction: unchanged_record(session, mode, before, Reason::TooShort),
+            compaction: unchanged_record(session.messages.len(), mode, before, Reason::TooShort),
         };
     }
     // Our own output compacted again: only the earlier summary (and the old head
@@ -575,7 +600,7 @@ fn summarize<'a>(
     {
         return Outcome {
             session: Cow::Borrowed(session),
-            compaction: unchanged_record(session, mode, before, Reason::NothingNew),
+            compaction: unchanged_record(session.messages.len(), mode, before, Reason::NothingNew),
         };
     }
 
@@ -645,7 +670,7 @@ fn summarize<'a>(
     let after = fixed + out_tokens.iter().sum::<u64>();
     let summary_messages = usize::from(matches!(placement, Some(Placement::Standalone { .. })));
     let tail_start = (kept_from).min(out_tokens.len());
-    let mut record = unchanged_record(session, mode, before, Reason::Compacted);
+    let mut record = unchanged_record(session.messages.len(), mode, before, Reason::Compacted);
     record.tier = tier;
     record.compacted = out.messages != session.messages;
     record.messages_after = out.messages.len();

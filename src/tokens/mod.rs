@@ -197,7 +197,7 @@ impl Meter {
         text.len() as u64 <= budget || self.text(text) <= budget
     }
 
-    fn message_overhead(&self) -> u64 {
+    pub(crate) fn message_overhead(&self) -> u64 {
         match self.kind {
             CounterKind::Hermes => HERMES_MESSAGE_OVERHEAD_TOKENS,
             CounterKind::O200k | CounterKind::Cl100k => BPE_MESSAGE_OVERHEAD_TOKENS,
@@ -223,23 +223,28 @@ impl Meter {
             total += self.text(&r.text);
         }
         for call in m.tool_calls.iter() {
-            total += match self.kind {
-                CounterKind::Hermes => {
-                    let chars = call.id.len() + call.name.len() + call.arguments.len();
-                    (chars as u64 + HERMES_TOOL_CALL_ENVELOPE_CHARS).div_ceil(4)
-                }
-                CounterKind::O200k | CounterKind::Cl100k => {
-                    self.text(&call.id)
-                        + self.text(&call.name)
-                        + self.text(&call.arguments)
-                        + BPE_TOOL_CALL_OVERHEAD_TOKENS
-                }
-            };
+            total += self.call(&call.id, &call.name, &call.arguments);
         }
         if let Some(id) = &m.tool_call_id {
             total += self.text(id);
         }
         total
+    }
+
+    /// Tokens of one tool call: its id, name and arguments in their envelope.
+    pub(crate) fn call(&self, id: &str, name: &str, arguments: &str) -> u64 {
+        match self.kind {
+            CounterKind::Hermes => {
+                let chars = id.len() + name.len() + arguments.len();
+                (chars as u64 + HERMES_TOOL_CALL_ENVELOPE_CHARS).div_ceil(4)
+            }
+            CounterKind::O200k | CounterKind::Cl100k => {
+                self.text(id)
+                    + self.text(name)
+                    + self.text(arguments)
+                    + BPE_TOOL_CALL_OVERHEAD_TOKENS
+            }
+        }
     }
 
     /// Per-message tokens of a list of messages.
