@@ -15,6 +15,10 @@
 //! place, so its runs get a fresh copy of each line outside the timing (the
 //! pipeline owns its line buffers and could do the same).
 //!
+//! A third group, `measure/sessions`, times what `compact` does with a session
+//! it leaves alone: decoding it and counting its request (`--counter hermes`)
+//! against the skim that counts it without decoding (`formats::skim`).
+//!
 //! Run: `cargo bench --bench parse`. Results and the decision are in
 //! `benches/RESULTS.md`.
 
@@ -118,5 +122,35 @@ fn parse(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, parse);
+/// Decoding and counting an untouched session against skimming it.
+fn measure(c: &mut Criterion) {
+    use compactor::formats::{openai, skim};
+    use compactor::model::Source;
+    use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
+    let Some((_, lines)) = inputs().into_iter().find(|(name, _)| *name == "sessions") else {
+        return;
+    };
+    let meter = Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS);
+    let decode = |l: &[u8]| {
+        let value: Value = serde_json::from_slice(l).unwrap();
+        meter.request(&openai::decode_session(value, Source::default()).unwrap())
+    };
+    for l in &lines {
+        let skimmed = skim::skim_line(l, &meter, u64::MAX).expect("a synthetic session skims");
+        assert_eq!(skimmed.tokens, decode(l), "the skim counts what decoding counts");
+    }
+    let bytes: usize = lines.iter().map(Vec::len).sum();
+    let mut g = c.benchmark_group("measure/sessions");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(10);
+    g.bench_function("decode + count", |b| b.iter(|| lines.iter().map(|l| decode(l)).sum::<u64>()));
+    g.bench_function("skim", |b| {
+        b.iter(|| {
+            lines.iter().map(|l| skim::skim_line(l, &meter, u64::MAX).unwrap().tokens).sum::<u64>()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, parse, measure);
 criterion_main!(benches);

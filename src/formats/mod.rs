@@ -19,7 +19,7 @@ pub(crate) mod kept;
 pub mod openai;
 mod openai_lines;
 pub mod sharegpt;
-pub(crate) mod skim;
+pub mod skim;
 pub mod swe_agent;
 pub mod toolbench;
 

@@ -38,7 +38,7 @@ use std::fmt;
 
 /// What a session needs to be passed through untouched.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Skimmed {
+pub struct Skimmed {
     /// The record's own id; `None` when the decoder would name it by its source.
     pub id: Option<String>,
     pub messages: usize,
@@ -49,7 +49,7 @@ pub(crate) struct Skimmed {
 /// Measures one OpenAI session line (an object with a `messages` array)
 /// without decoding it; `None` when the line must be decoded instead (see the
 /// module invariants), including when its size reaches `limit` tokens.
-pub(crate) fn skim_line(line: &[u8], meter: &Meter, limit: u64) -> Option<Skimmed> {
+pub fn skim_line(line: &[u8], meter: &Meter, limit: u64) -> Option<Skimmed> {
     let text = std::str::from_utf8(line).ok()?;
     let mut count = Count { meter, limit, tokens: meter.request_overhead() };
     let mut de = serde_json::Deserializer::from_str(text);
