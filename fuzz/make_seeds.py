@@ -3,6 +3,8 @@
 
 Run from the repository root: python3 fuzz/make_seeds.py [path/to/compactor]
 (the binary makes the Parquet seeds). Every seed stays under 20 KB.
+`python3 fuzz/make_seeds.py --only skim` rewrites fuzz/seeds/skim alone (the
+other targets' directories also hold hand-added `finding_*` seeds).
 """
 import gzip, json, os, random, shutil, subprocess, sys, tempfile
 
@@ -73,13 +75,41 @@ def record_lines(path, budget):
     return out
 
 
-def main():
-    if os.path.isdir(SEEDS):
-        shutil.rmtree(SEEDS)
-    rng = random.Random(20261130)
-    jsonl = {}  # name -> (format, bytes), reused by the other targets
+# skim: OpenAI session lines in every shape the skim reads or gives up on.
+SKIM_SHAPES = [
+    b'{"id":"s1","messages":[{"role":"user","content":"hello"}]}',
+    b'{"id":12,"uuid":"u","messages":[{"role":"user","content":null},{"role":"assistant"}]}',
+    b'{"mess\\u0061ges":[{"r\\u006fle":"user","content":"line\\none \\u00e9 \\ud83d\\ude00 \xe6\xbc\xa2\xe5\xad\x97"}]}',
+    b'{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA"}},'
+    b'{"type":"thinking","thinking":"t"},{"type":"reasoning","text":"r"},{"type":"redacted_thinking","data":"d"},'
+    b'{"type":"tool_call","id":"c","arguments":{"k":[1,2.5]}},{"type":"text","text":5},"bare",3,null,[1]]}]}',
+    b'{"tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"assistant","content":null,"tool_calls":['
+    b'{"id":"c1","function":{"name":"read","arguments":"{\\"p\\":1}"}},{"function":{"name":null,"arguments":{"a":null}}},'
+    b'{"id":5,"function":{}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}',
+    b'{"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"a"}},{"function":{"name":3}}]},'
+    b'{"role":"assistant","tool_calls":[7]},{"role":"assistant","tool_calls":{"x":1}}]}',
+    b'{"messages":[{"role":"assistant","reasoning_content":{"x":1},"reasoning":"r","content":"c"}]}',
+    b'{"meta":{"a":1.5,"b":[1, 2]},"compactor_trailing":[{"t":1}],"messages":[{"role":"user","content":"x",'
+    b'"toolUseResult":{"s":-0},"compactor_attached":[{"t":"a"},3],"usage":{"prompt_tokens":1},"x":1e300}]}',
+    b'{"tools":[{"a":1}],"tools":null,"id":"a","id":7,"messages":[]}',
+    b'{"messages":[],"x":1e400}',
+    b'{"messages":[],"x":"\\ud800"}',
+    b'{"messages":[],"messages":[{"role":"user"}]}',
+    b'{"messages":[{"role":"user","content":"a","content":"bb"}]}',
+    b'{"messages":[{"role":"user","content":[{"text":"a","text":"b"}]}]}',
+    b'{"messages":[{"role":"user","compactor_attached":{}}]}',
+    b'{"messages":[{"content":"no role"}]}',
+    b'{"messages":[{"role":"user","content":5}]}',
+    b'[{"role":"user","content":"bare array"}]',
+    b'{"messages":[]} trailing',
+    b'{"messages":[{"role":"user","content":"\xff"}]}',
+    b'{"x":' + b"[" * 200 + b"]" * 200 + b',"messages":[]}',
+]
 
-    # decode: fixture slices, one or a few records per dialect.
+
+def fixture_jsonl():
+    """name -> (format, bytes): fixture slices, one or a few records per dialect."""
+    jsonl = {}
     for fmt in ["openai", "anthropic", "sharegpt", "edge"]:
         for f in sorted(os.listdir(fx(fmt))):
             if not f.endswith(".jsonl") or f == "huge_output.jsonl":
@@ -99,6 +129,27 @@ def main():
             jsonl[f"{fmt}_{f}"] = (fmt, compact + b"\n")
             if len(compact) < 6000:
                 jsonl[f"{fmt}_{f}.pretty"] = (fmt, json.dumps(shrink(v, 6000), indent=1).encode())
+    return jsonl
+
+
+def skim_seeds(jsonl):
+    for name, (fmt, data) in sorted(jsonl.items()):
+        if fmt == "openai":
+            write("skim", f"jsonl_{name}", data)
+    for i, line in enumerate(SKIM_SHAPES):
+        write("skim", f"shape_{i:02}", line + b"\n")
+
+
+def main():
+    if sys.argv[1:] == ["--only", "skim"]:
+        shutil.rmtree(os.path.join(SEEDS, "skim"), ignore_errors=True)
+        skim_seeds(fixture_jsonl())
+        return
+    if os.path.isdir(SEEDS):
+        shutil.rmtree(SEEDS)
+    rng = random.Random(20261130)
+    jsonl = fixture_jsonl()
+    skim_seeds(jsonl)
     # A few files per dialect, forced; the first of each also detected.
     per_dir = {}
     for name, (fmt, data) in sorted(jsonl.items()):

@@ -9,6 +9,10 @@
 //!   decodes encodes back to the same JSON values and decodes again to the
 //!   same session.
 //! - [`parquet`]: the Parquet reader on arbitrary bytes: errors, never panics.
+//! - [`skim`]: every line of the input, skimmed ([`crate::formats::skim`]):
+//!   a skim that answers gives the id, message count and tokens that
+//!   decoding and counting the line give, under both counters, and stops
+//!   at a limit of exactly that count.
 //! - [`pipeline`]: an arbitrary session, compacted in every mode with `force`
 //!   at a small window: every promise of [`verify`] holds, the output reads
 //!   back, and compacting twice gives the same result.
@@ -95,6 +99,35 @@ fn forced(mode: Mode, window: u64) -> Policy {
     let mut policy = Policy::new(mode, window);
     policy.force = true;
     policy
+}
+
+/// The reference agent's estimate, built once per process.
+static HERMES: LazyLock<Meter> =
+    LazyLock::new(|| Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS));
+
+/// Skimming: each line of `data` is an OpenAI session line. Whatever the skim
+/// answers, the decoder must agree with; where it gives up, nothing is checked
+/// (the engine then decodes the line, as [`decode`] covers).
+pub fn skim(data: &[u8]) {
+    use crate::formats::{openai, skim::skim_line};
+    for line in data.split(|&b| b == b'\n') {
+        for meter in [&*METER, &*HERMES] {
+            let Some(skimmed) = skim_line(line, meter, u64::MAX) else { continue };
+            let value: Value = match serde_json::from_slice(line) {
+                Ok(v) => v,
+                Err(e) => panic!("skimmed, but a parse fails: {e}"),
+            };
+            let session = match openai::decode_session(value, Source::default()) {
+                Ok(s) => s,
+                Err(e) => panic!("skimmed, but the decoder rejects it: {}", e.message),
+            };
+            let id = skimmed.id.clone().unwrap_or_else(|| Source::default().to_string());
+            assert_eq!(id, session.id, "id");
+            assert_eq!(skimmed.messages, session.messages.len(), "message count");
+            assert_eq!(skimmed.tokens, meter.request(&session), "{:?} tokens", meter.kind());
+            assert_eq!(skim_line(line, meter, skimmed.tokens), None, "did not stop at its count");
+        }
+    }
 }
 
 /// The engine as `compactor compact` runs it on JSON Lines, with `policy`.

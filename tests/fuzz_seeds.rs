@@ -40,6 +40,12 @@ fn fuzz_seeds_parquet() {
 }
 
 #[test]
+fn fuzz_seeds_skim() {
+    let n = replay("skim", compactor::fuzzing::skim);
+    assert!(n >= 20, "only {n} skim seeds");
+}
+
+#[test]
 fn fuzz_seeds_pipeline() {
     let n = replay("pipeline", compactor::fuzzing::pipeline);
     assert!(n >= 10, "only {n} pipeline seeds");
