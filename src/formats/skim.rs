@@ -97,6 +97,40 @@ macro_rules! non_strings_are {
     };
 }
 
+/// Hands null, booleans, numbers and arrays (with `objects`, objects too) to
+/// `$wrap(&self, value)` as the `Value` a parse would build: for visitors
+/// that read strings in place and other values as trees.
+macro_rules! non_strings_as_values {
+    ($wrap:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($wrap(&self, Value::Null))
+        }
+        fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
+            Ok($wrap(&self, Value::Bool(b)))
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+            Ok($wrap(&self, Value::from(n)))
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+            Ok($wrap(&self, Value::from(n)))
+        }
+        fn visit_f64<E: de::Error>(self, n: f64) -> Result<Self::Value, E> {
+            Ok($wrap(&self, Value::from(n)))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            let value = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+            Ok($wrap(&self, value))
+        }
+    };
+    ($wrap:expr, objects) => {
+        non_strings_as_values!($wrap);
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            let value = Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+            Ok($wrap(&self, value))
+        }
+    };
+}
+
 /// Reads any value and keeps nothing of it.
 struct Skip;
 
@@ -407,27 +441,9 @@ impl<'de> Visitor<'de> for PartSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a content part")
     }
-    fn visit_unit<E: de::Error>(self) -> Result<u64, E> {
-        Ok(self.other(Value::Null))
-    }
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<u64, E> {
-        Ok(self.other(Value::Bool(b)))
-    }
-    fn visit_i64<E: de::Error>(self, n: i64) -> Result<u64, E> {
-        Ok(self.other(Value::from(n)))
-    }
-    fn visit_u64<E: de::Error>(self, n: u64) -> Result<u64, E> {
-        Ok(self.other(Value::from(n)))
-    }
-    fn visit_f64<E: de::Error>(self, n: f64) -> Result<u64, E> {
-        Ok(self.other(Value::from(n)))
-    }
+    non_strings_as_values!(Self::other);
     fn visit_str<E: de::Error>(self, s: &str) -> Result<u64, E> {
         Ok(self.other(Value::String(s.to_string())))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<u64, A::Error> {
-        let value = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-        Ok(self.other(value))
     }
     /// An object: a string `text` is counted where it lies; every other field
     /// is read as the `Value` the decoder would hold, so that a part counted
@@ -487,29 +503,9 @@ impl<'de> Visitor<'de> for TextOrValue<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Err(Value::Null))
-    }
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
-        Ok(Err(Value::Bool(b)))
-    }
-    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
-        Ok(Err(Value::from(n)))
-    }
-    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
-        Ok(Err(Value::from(n)))
-    }
-    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Self::Value, E> {
-        Ok(Err(Value::from(n)))
-    }
+    non_strings_as_values!(|_: &Self, v| Err(v), objects);
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         Ok(Ok(self.0.text(s)))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Err)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Err)
     }
 }
 
@@ -702,32 +698,12 @@ impl<'de> Visitor<'de> for StrOrValue {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Err(Value::Null))
-    }
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
-        Ok(Err(Value::Bool(b)))
-    }
-    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
-        Ok(Err(Value::from(n)))
-    }
-    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
-        Ok(Err(Value::from(n)))
-    }
-    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Self::Value, E> {
-        Ok(Err(Value::from(n)))
-    }
+    non_strings_as_values!(|_: &Self, v| Err(v), objects);
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
         Ok(Ok(Cow::Borrowed(s)))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         Ok(Ok(Cow::Owned(s.to_string())))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Err)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Err)
     }
 }
 
