@@ -556,30 +556,23 @@ fn path_matches<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usi
             && !(c.is_ascii_alphanumeric()
                 || matches!(c, b'_' | b'@' | b'.' | b'+' | b'-' | b'/' | b'~' | b'\\' | b':'))
     };
+    // The stretches, in order: each around the next separator after the last.
     let mut from = 0;
-    let mut pending = Vec::new().into_iter();
-    std::iter::from_fn(move || {
-        loop {
-            if let Some(m) = pending.next() {
-                return Some(m);
-            }
-            let at = from + memchr::memchr2(b'/', b'\\', b.get(from..)?)?;
-            let mut start = at;
-            while start > from && !stop(b[start - 1]) {
-                start -= 1;
-            }
-            let mut end = at + 1;
-            while end < b.len() && !stop(b[end]) {
-                end += 1;
-            }
-            let found: Vec<(usize, usize)> = p
-                .path
-                .find_iter(&text[start..end])
-                .map(|m| (start + m.start(), start + m.end()))
-                .collect();
-            pending = found.into_iter();
-            from = end;
+    let stretches = std::iter::from_fn(move || {
+        let at = from + memchr::memchr2(b'/', b'\\', b.get(from..)?)?;
+        let mut start = at;
+        while start > from && !stop(b[start - 1]) {
+            start -= 1;
         }
+        let mut end = at + 1;
+        while end < b.len() && !stop(b[end]) {
+            end += 1;
+        }
+        from = end;
+        Some((start, end))
+    });
+    stretches.flat_map(move |(start, end)| {
+        p.path.find_iter(&text[start..end]).map(move |m| (start + m.start(), start + m.end()))
     })
 }
 
