@@ -508,7 +508,7 @@ impl Engine<'_> {
         Ok(Some(self.done(input, format, session.id, source, compaction, output)))
     }
 
-    /// The token count at which [`skim`] gives up on a session of `format`:
+    /// The token count at which [`Engine::skim`] gives up on a session of `format`:
     /// `None` when sessions of `format` are not skimmed. Only OpenAI lines
     /// written back as OpenAI are (an untouched session is its input line),
     /// and not under `--force`, which compacts every session.
