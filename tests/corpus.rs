@@ -189,3 +189,49 @@ fn fast_tokenizer_counts_equal_tiktoken_on_fixtures_and_corpus() {
     }
     assert!(compared > 1_000, "only {compared} messages compared");
 }
+
+/// A text the cache has not seen is counted line by line, each line through
+/// the cache (`tokens::lines`): the sum must be the whole text's count. Checked
+/// on every message of the fixtures (both vocabularies) and of the corpus
+/// (`o200k_base`), and on what forced compactions make of them (summaries are
+/// the texts most often counted that way).
+#[test]
+fn counts_by_line_equal_whole_counts_on_fixtures_corpus_and_summaries() {
+    let mut sets = vec![(crate::util::root().join("fixtures"), true)];
+    if let Some(dir) = corpus() {
+        sets.push((dir, false));
+    }
+    let mut compared = 0usize;
+    let mut summaries = 0usize;
+    for (dir, both_vocabularies) in sets {
+        let kinds: &[CounterKind] = if both_vocabularies {
+            &[CounterKind::O200k, CounterKind::Cl100k]
+        } else {
+            &[CounterKind::O200k]
+        };
+        let all: Vec<Session> = read_sessions(&dir, false).into_iter().map(|(_, s)| s).collect();
+        for &kind in kinds {
+            let lined = Meter::new(kind, DEFAULT_IMAGE_TOKENS);
+            let whole = Meter::new(kind, DEFAULT_IMAGE_TOKENS).without_cache();
+            for s in &all {
+                let mut check = |m: &compactor::model::Message, what: &str| {
+                    assert_eq!(lined.message(m), whole.message(m), "{kind:?} {}: {what}", s.source);
+                    compared += 1;
+                };
+                for m in &s.messages {
+                    check(m, "input");
+                }
+                for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+                    let policy = Policy { force: true, ..Policy::new(mode, 32_000) };
+                    let out = compact(s, &policy, &lined);
+                    summaries += usize::from(out.compaction.summary_tokens > 0);
+                    for m in &out.session.messages {
+                        check(m, mode.name());
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 5_000, "only {compared} messages compared");
+    assert!(summaries > 100, "only {summaries} summaries made");
+}

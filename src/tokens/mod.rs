@@ -5,13 +5,16 @@
 //! counting: it builds each tokenizer once per process, and it remembers the
 //! counts of long texts by a 128-bit content hash so that a text seen twice
 //! (before and after a stage, a system prompt shared by a thousand sessions) is
-//! tokenized once. Counts are pure functions of the text, so the cache can never
-//! change a result, only its cost.
+//! tokenized once; a long text it has not seen is counted line by line through
+//! the same cache, cut only where the tokenizer cuts anyway ([`lines`]), since
+//! new texts are often made of old lines. Counts are pure functions of the
+//! text, so the cache can never change a result, only its cost.
 //!
 //! No policy decisions live here; `policy` asks, this module answers.
 
 mod cache;
 mod hermes;
+mod lines;
 
 use crate::model::{Message, Part, Session};
 use cache::TokenCache;
@@ -37,6 +40,11 @@ pub const HERMES_TOOL_CALL_ENVELOPE_CHARS: u64 = 71;
 
 /// Tokens that prime the reply, charged once per request by BPE counters.
 pub const BPE_REQUEST_OVERHEAD_TOKENS: u64 = 3;
+
+/// Texts at least this long are counted line by line on a cache miss
+/// ([`lines`]). Shorter ones seldom hold two lines worth a lookup each; on the
+/// bench corpus 64 and 256 bytes did the same work, 1,024 2% more.
+const LINED_MIN_BYTES: usize = 256;
 
 /// Which counter to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,7 +190,19 @@ impl Meter {
                 if text.len() < cache::MIN_CACHED_BYTES || !self.use_cache {
                     return bpe.count(text);
                 }
-                self.cache.get_or_insert(text, || bpe.count(text))
+                if text.len() < LINED_MIN_BYTES {
+                    return self.cache.get_or_insert(text, || bpe.count(text));
+                }
+                // A miss is counted line by line, each line through the cache:
+                // the lines of a new text are often old (see `lines`).
+                self.cache.get_or_insert(text, || {
+                    lines::cut(text, cache::MIN_CACHED_BYTES)
+                        .map(|piece| match piece.len() < cache::MIN_CACHED_BYTES {
+                            true => bpe.count(piece),
+                            false => self.cache.get_or_insert(piece, || bpe.count(piece)),
+                        })
+                        .sum()
+                })
             }
         }
     }
