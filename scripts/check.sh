@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 cargo fmt --check
 cargo test --release
 cargo clippy --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q

@@ -2,20 +2,20 @@
 //! invariant breaks. `fuzz/fuzz_targets/*` call them under libFuzzer, and
 //! `tests/fuzz_seeds.rs` replays the committed seeds through them on stable.
 //!
-//! - [`decode`]: the CLI's reading path (container sniffing, line splitting,
-//!   dialect detection or a forced dialect) and every adapter. Nothing read is
-//!   lost (each record becomes a session or a rejected record), an
-//!   uncompacted session is written back as its input bytes, and whatever
-//!   decodes encodes back to the same JSON values and decodes again to the
-//!   same session.
+//! - [`decode`](crate::fuzzing::decode): the CLI's reading path (container
+//!   sniffing, line splitting, dialect detection or a forced dialect) and
+//!   every adapter. Nothing read is lost (each record becomes a session or a
+//!   rejected record), an uncompacted session is written back as its input
+//!   bytes, and whatever decodes encodes back to the same JSON values and
+//!   decodes again to the same session.
 //! - [`parquet`]: the Parquet reader on arbitrary bytes: errors, never panics.
-//! - [`skim`]: every line of the input, skimmed ([`crate::formats::skim`]):
-//!   a skim that answers gives the id, message count and tokens that
-//!   decoding and counting the line give, under both counters, and stops
-//!   at a limit of exactly that count.
+//! - [`skim`](crate::fuzzing::skim): every line of the input, skimmed
+//!   ([`crate::formats::skim`]): a skim that answers gives the id, message
+//!   count and tokens that decoding and counting the line give, under both
+//!   counters, and stops at a limit of exactly that count.
 //! - [`pipeline`]: an arbitrary session, compacted in every mode with `force`
-//!   at a small window: every promise of [`verify`] holds, the output reads
-//!   back, and compacting twice gives the same result.
+//!   at a small window: every promise of [`crate::policy::verify`] holds, the
+//!   output reads back, and compacting twice gives the same result.
 //!
 //! Not an API: hidden from the docs, and free to change.
 
@@ -522,7 +522,7 @@ fn interpret(data: &[u8]) -> Value {
 
 /// Compaction: an arbitrary session, in every mode, forced, at a small window.
 /// The first byte picks the window and whether the rest is a session program
-/// ([`interpret`]) or JSON Lines of OpenAI records.
+/// (`interpret`) or JSON Lines of OpenAI records.
 pub fn pipeline(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else { return };
     let window = [2_000, 4_000, 8_000, 16_000][usize::from(selector & 3)];

@@ -629,7 +629,7 @@ pub fn decode_job(job: Job) -> (Vec<Session>, Vec<Rejection>) {
 }
 
 /// [`decode_job`]; with `keep_unread`, the fields of OpenAI records that no
-/// reader looks up stay JSON text ([`crate::formats::kept`]), which saves
+/// reader looks up stay JSON text (`formats::kept`), which saves
 /// building and dropping their trees. Only for callers that never write the
 /// sessions (`report`): the text sits in marker strings that only the OpenAI
 /// lines encoder writes back as JSON.

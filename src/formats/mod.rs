@@ -1,4 +1,4 @@
-//! Dialects: raw JSON records <-> the canonical [`Session`](crate::model::Session).
+//! Dialects: raw JSON records <-> the canonical [`Session`].
 //!
 //! Each dialect is one file implementing [`Adapter`]: it recognises its own
 //! records, decodes them without losing a field, and encodes a (possibly

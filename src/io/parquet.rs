@@ -388,7 +388,7 @@ thread_local! {
     static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Installs a panic hook that stays silent for panics [`guarded`] turns into
+/// Installs a panic hook that stays silent for panics `guarded` turns into
 /// errors (the user gets that error, naming the file, not a backtrace) and
 /// reports every other panic as before. Call once, at start.
 pub fn quiet_guarded_panics() {

@@ -74,7 +74,7 @@ impl Part {
     }
 
     /// The reasoning text of a reasoning part: the first of
-    /// [`REASONING_TEXT_KEYS`] it has, if that is a string.
+    /// `REASONING_TEXT_KEYS` it has, if that is a string.
     pub fn reasoning_text(&self) -> Option<&str> {
         match self {
             Part::Reasoning(raw) => {
@@ -201,7 +201,7 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// The arguments parsed as a JSON object, if they are one. Parsed once per
-    /// distinct text (see [`ARGS`]).
+    /// distinct text (see `ARGS`).
     pub fn args_object(&self) -> Option<Arc<Map<String, Value>>> {
         let text = self.arguments.as_str();
         if text.len() < MIN_CACHED_ARGS_BYTES || text.len() > MAX_CACHED_ARGS_BYTES {

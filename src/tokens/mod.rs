@@ -6,7 +6,7 @@
 //! counts of long texts by a 128-bit content hash so that a text seen twice
 //! (before and after a stage, a system prompt shared by a thousand sessions) is
 //! tokenized once; a long text it has not seen is counted line by line through
-//! the same cache, cut only where the tokenizer cuts anyway ([`lines`]), since
+//! the same cache, cut only where the tokenizer cuts anyway (`tokens::lines`), since
 //! new texts are often made of old lines. Counts are pure functions of the
 //! text, so the cache can never change a result, only its cost.
 //!
