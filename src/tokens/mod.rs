@@ -187,24 +187,30 @@ impl Meter {
         match self.bpe {
             None => hermes::estimate(text),
             Some(bpe) => {
-                if text.len() < cache::MIN_CACHED_BYTES || !self.use_cache {
+                if !self.use_cache {
                     return bpe.count(text);
                 }
                 if text.len() < LINED_MIN_BYTES {
-                    return self.cache.get_or_insert(text, || bpe.count(text));
+                    return self.cached(bpe, text);
                 }
                 // A miss is counted line by line, each line through the cache:
                 // the lines of a new text are often old (see `lines`).
                 self.cache.get_or_insert(text, || {
                     lines::cut(text, cache::MIN_CACHED_BYTES)
-                        .map(|piece| match piece.len() < cache::MIN_CACHED_BYTES {
-                            true => bpe.count(piece),
-                            false => self.cache.get_or_insert(piece, || bpe.count(piece)),
-                        })
+                        .map(|piece| self.cached(bpe, piece))
                         .sum()
                 })
             }
         }
+    }
+
+    /// Tokens of `text` through the cache, or counted directly when it is too
+    /// short to be worth a lookup.
+    fn cached(&self, bpe: Bpe, text: &str) -> u64 {
+        if text.len() < cache::MIN_CACHED_BYTES {
+            return bpe.count(text);
+        }
+        self.cache.get_or_insert(text, || bpe.count(text))
     }
 
     /// Returns true if and only if `text` is at most `budget` tokens. Every
