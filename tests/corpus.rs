@@ -146,25 +146,32 @@ fn the_cli_reports_every_corpus_session() {
     assert_eq!(formats.len(), 5);
 }
 
+/// The sessions token counts are checked on, each set with its vocabularies:
+/// every fixture under both, the corpus (when present) under `o200k_base`.
+fn counted_sets() -> Vec<(Vec<Session>, &'static [CounterKind])> {
+    let mut sets: Vec<(PathBuf, &'static [CounterKind])> =
+        vec![(crate::util::root().join("fixtures"), &[CounterKind::O200k, CounterKind::Cl100k])];
+    if let Some(dir) = corpus() {
+        sets.push((dir, &[CounterKind::O200k]));
+    }
+    sets.into_iter()
+        .map(|(dir, kinds)| {
+            let all: Vec<Session> =
+                read_sessions(&dir, false).into_iter().map(|(_, s)| s).collect();
+            assert!(!all.is_empty(), "{}: no sessions", dir.display());
+            (all, kinds)
+        })
+        .collect()
+}
+
 /// The fast tokenizer (`bpe-openai`) gives exactly the reference's
 /// (`tiktoken-rs`) counts on every message and tool schema of the fixtures
 /// (both vocabularies) and of the corpus (`o200k_base`).
 #[test]
 fn fast_tokenizer_counts_equal_tiktoken_on_fixtures_and_corpus() {
     use compactor::tokens::Tokenizer;
-    let mut sets = vec![(crate::util::root().join("fixtures"), true)];
-    if let Some(dir) = corpus() {
-        sets.push((dir, false));
-    }
     let mut compared = 0usize;
-    for (dir, both_vocabularies) in sets {
-        let kinds: &[CounterKind] = if both_vocabularies {
-            &[CounterKind::O200k, CounterKind::Cl100k]
-        } else {
-            &[CounterKind::O200k]
-        };
-        let all: Vec<Session> = read_sessions(&dir, false).into_iter().map(|(_, s)| s).collect();
-        assert!(!all.is_empty(), "{}: no sessions", dir.display());
+    for (all, kinds) in counted_sets() {
         for &kind in kinds {
             let fast = Meter::with_tokenizer(kind, Tokenizer::BpeOpenai, DEFAULT_IMAGE_TOKENS);
             let reference = Meter::with_tokenizer(kind, Tokenizer::Tiktoken, DEFAULT_IMAGE_TOKENS);
@@ -197,19 +204,9 @@ fn fast_tokenizer_counts_equal_tiktoken_on_fixtures_and_corpus() {
 /// the texts most often counted that way).
 #[test]
 fn counts_by_line_equal_whole_counts_on_fixtures_corpus_and_summaries() {
-    let mut sets = vec![(crate::util::root().join("fixtures"), true)];
-    if let Some(dir) = corpus() {
-        sets.push((dir, false));
-    }
     let mut compared = 0usize;
     let mut summaries = 0usize;
-    for (dir, both_vocabularies) in sets {
-        let kinds: &[CounterKind] = if both_vocabularies {
-            &[CounterKind::O200k, CounterKind::Cl100k]
-        } else {
-            &[CounterKind::O200k]
-        };
-        let all: Vec<Session> = read_sessions(&dir, false).into_iter().map(|(_, s)| s).collect();
+    for (all, kinds) in counted_sets() {
         for &kind in kinds {
             let lined = Meter::new(kind, DEFAULT_IMAGE_TOKENS);
             let whole = Meter::new(kind, DEFAULT_IMAGE_TOKENS).without_cache();
