@@ -15,6 +15,7 @@
 mod cache;
 mod hermes;
 mod lines;
+mod split;
 
 use crate::model::{Message, Part, Session};
 use cache::TokenCache;
@@ -104,14 +105,14 @@ impl FromStr for Tokenizer {
 
 #[derive(Clone, Copy)]
 enum Bpe {
-    Fast(&'static bpe_openai::Tokenizer),
+    Fast(&'static split::Splitter),
     Reference(&'static tiktoken_rs::CoreBPE),
 }
 
 impl Bpe {
     fn count(self, text: &str) -> u64 {
         match self {
-            Bpe::Fast(t) => t.count(text) as u64,
+            Bpe::Fast(t) => t.count(text),
             Bpe::Reference(t) => t.count_ordinary(text) as u64,
         }
     }
@@ -144,10 +145,8 @@ impl Meter {
     /// Builds a meter on a chosen BPE implementation (ignored by `hermes`).
     pub fn with_tokenizer(kind: CounterKind, tokenizer: Tokenizer, image_tokens: u64) -> Meter {
         let bpe = match (kind, tokenizer) {
-            (CounterKind::O200k, Tokenizer::BpeOpenai) => Some(Bpe::Fast(bpe_openai::o200k_base())),
-            (CounterKind::Cl100k, Tokenizer::BpeOpenai) => {
-                Some(Bpe::Fast(bpe_openai::cl100k_base()))
-            }
+            (CounterKind::O200k, Tokenizer::BpeOpenai) => Some(Bpe::Fast(split::o200k())),
+            (CounterKind::Cl100k, Tokenizer::BpeOpenai) => Some(Bpe::Fast(split::cl100k())),
             (CounterKind::O200k, Tokenizer::Tiktoken) => {
                 Some(Bpe::Reference(tiktoken_rs::o200k_base_singleton()))
             }
