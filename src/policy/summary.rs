@@ -322,9 +322,23 @@ fn sentences(text: &str) -> Vec<String> {
 }
 
 /// One line of at most `max` chars (whitespace collapsed), cut with `...`.
+/// Collapses only as far as it must to know whether the line is over `max`:
+/// its inputs include whole tool outputs and user turns, its outputs are short.
 fn clip(text: &str, max: usize) -> String {
-    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
+    let mut one = String::new();
+    let mut chars = 0usize;
+    for word in text.split_whitespace() {
+        if chars > max {
+            break;
+        }
+        if !one.is_empty() {
+            one.push(' ');
+            chars += 1;
+        }
+        one.push_str(word);
+        chars += word.chars().count();
+    }
+    if chars <= max {
         one
     } else {
         let mut s: String = one.chars().take(max.saturating_sub(3)).collect();

@@ -289,3 +289,42 @@ fn json_strings_match_a_parsed_walk() {
     // Unescaped strings are borrowed, not copied.
     assert!(matches!(json_strings(r#"["plain"]"#).unwrap()[0], Cow::Borrowed("plain")));
 }
+
+mod clipping {
+    use super::super::clip;
+    use proptest::prelude::*;
+
+    /// The definition `clip` implements without collapsing all of its input.
+    fn collapse_then_cut(text: &str, max: usize) -> String {
+        let one = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if one.chars().count() <= max {
+            one
+        } else {
+            one.chars().take(max.saturating_sub(3)).chain("...".chars()).collect()
+        }
+    }
+
+    #[test]
+    fn clips_at_the_limit() {
+        assert_eq!(clip("  a \n b  ", 3), "a b");
+        assert_eq!(clip("ab cd", 4), "a...");
+        assert_eq!(clip("ab cd", 5), "ab cd");
+        assert_eq!(clip("", 5), "");
+        assert_eq!(clip("héllo wörld", 8), "héllo...");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn clip_is_collapse_then_cut(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&["a", "word", "é", "日本", " ", "  ", "\n", "\t", "\u{a0}", "🙂"][..]),
+                0..40,
+            ),
+            max in 0usize..30,
+        ) {
+            let text = parts.concat();
+            prop_assert_eq!(clip(&text, max), collapse_then_cut(&text, max));
+        }
+    }
+}
