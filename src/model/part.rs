@@ -7,6 +7,7 @@
 
 use crate::memo::{Memo, text_key};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 /// How a message's `content` was written in the source, so it is written back alike.
@@ -119,6 +120,16 @@ impl Content {
             out.push_str(t);
         }
         out
+    }
+
+    /// [`Content::joined_text`], borrowed when there is a single text part
+    /// (most tool results): no copy of a long output to look at it.
+    pub fn joined_text_cow(&self) -> Cow<'_, str> {
+        let mut texts = self.parts.iter().filter_map(Part::text_str);
+        match (texts.next(), texts.next()) {
+            (Some(only), None) => Cow::Borrowed(only),
+            _ => Cow::Owned(self.joined_text()),
+        }
     }
 
     /// Total characters (Unicode scalar values) of the text parts.
@@ -242,6 +253,21 @@ static ARGS: LazyLock<Memo<(u128, usize), ParsedArgs>> =
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_text_cow_is_joined_text() {
+        let image = Part::Other(serde_json::json!({"type": "input_image"}));
+        for parts in [
+            vec![],
+            vec![Part::text("one")],
+            vec![image.clone(), Part::text("one"), image.clone()],
+            vec![Part::text("one"), image, Part::text("two")],
+            vec![Part::text(""), Part::text("b")],
+        ] {
+            let c = Content { parts: Arc::new(parts), ..Content::from_text("") };
+            assert_eq!(c.joined_text_cow(), c.joined_text());
+        }
+    }
 
     fn call(arguments: String) -> ToolCall {
         ToolCall { arguments, ..ToolCall::default() }

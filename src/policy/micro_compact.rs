@@ -67,6 +67,12 @@ fn is_compacted(text: &str) -> bool {
         || is_description(text)
 }
 
+/// Returns true if and only if `text` has more than `n` chars, counting them
+/// only when its length in bytes does not tell (a char is 1 to 4 bytes).
+fn more_chars_than(text: &str, n: usize) -> bool {
+    text.len() > n && (text.len() > 4 * n || text.chars().count() > n)
+}
+
 /// Describes long tool results and shrinks long arguments in `range`.
 pub fn micro_compact<S: Slot>(
     messages: &mut [S],
@@ -82,8 +88,8 @@ pub fn micro_compact<S: Slot>(
             .enumerate()
             .filter(|(_, m)| m.is_tool_result())
             .filter_map(|(offset, m)| {
-                let text = m.text_content();
-                if text.chars().count() <= MICRO_COMPACT_OVER_CHARS || is_compacted(&text) {
+                let text = m.content.joined_text_cow();
+                if !more_chars_than(&text, MICRO_COMPACT_OVER_CHARS) || is_compacted(&text) {
                     return None;
                 }
                 let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id).copied());
@@ -129,7 +135,7 @@ pub fn micro_compact<S: Slot>(
 /// Shrinks the long string leaves of JSON arguments over 500 chars, keeping
 /// the JSON valid. Returns `None` when nothing changed or the text is not JSON.
 pub fn shrink_arguments(arguments: &str) -> Option<String> {
-    if arguments.chars().count() <= SHRINK_ARGS_OVER_CHARS {
+    if !more_chars_than(arguments, SHRINK_ARGS_OVER_CHARS) {
         return None;
     }
     let mut value: Value = serde_json::from_str(arguments).ok()?;
@@ -165,6 +171,18 @@ mod tests {
     use super::*;
     use crate::model::{ContentForm, Role};
     use serde_json::{Map, json};
+
+    #[test]
+    fn more_chars_than_counts_chars_not_bytes() {
+        for text in ["", "abc", "ééé", "日本語", "🙂🙂", "aé日🙂"] {
+            for n in 0..12 {
+                assert_eq!(more_chars_than(text, n), text.chars().count() > n, "{text:?} {n}");
+            }
+        }
+        // 201 three-byte chars: 603 bytes, over 200 chars; 200 of them: not.
+        assert!(more_chars_than(&"日".repeat(201), 200));
+        assert!(!more_chars_than(&"日".repeat(200), 200));
+    }
 
     fn call(id: &str, name: &str, args: &str) -> Message {
         let mut m = Message::text(Role::Assistant, "");
