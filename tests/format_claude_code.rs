@@ -290,7 +290,7 @@ fn shape(s: &Session) -> Vec<(String, String, Vec<String>, Option<String>)> {
         .map(|m| {
             (
                 m.role.as_str().to_string(),
-                m.text_content(),
+                m.text_content().into_owned(),
                 m.tool_calls.iter().map(|c| format!("{}:{}", c.id, c.arguments)).collect(),
                 m.tool_call_id.clone(),
             )

@@ -302,7 +302,7 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
             if c.role == Role::Tool {
                 assert_eq!(
                     m["content"].as_str().map(str::to_string),
-                    Some(c.text_content()).filter(|_| m["content"].is_string())
+                    Some(c.text_content().into_owned()).filter(|_| m["content"].is_string())
                 );
             }
         }

@@ -1093,7 +1093,7 @@ impl Writer {
         message: Map<String, Value>,
         m: &Message,
     ) -> Map<String, Value> {
-        let mut text = m.text_content();
+        let mut text = m.text_content().into_owned();
         for c in m.tool_calls.iter() {
             text.push('\n');
             text.push_str(&c.id);

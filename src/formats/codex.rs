@@ -891,7 +891,7 @@ fn encode_message(w: &mut Writer, m: &Message) {
             .and_then(|p| p.get_mut("base_instructions"))
             .and_then(|b| b.get_mut("text"))
         {
-            *t = Value::String(m.text_content());
+            *t = Value::String(m.text_content().into_owned());
         }
         w.line(Value::Object(line));
         return;
@@ -899,7 +899,7 @@ fn encode_message(w: &mut Writer, m: &Message) {
     if let Some(Value::Object(line)) = own.and_then(|k| k.get("compacted_message")) {
         let mut line = line.clone();
         if let Some(t) = line.get_mut("payload").and_then(|p| p.get_mut("message")) {
-            *t = Value::String(m.text_content());
+            *t = Value::String(m.text_content().into_owned());
         }
         w.line(Value::Object(line));
         return;
@@ -1035,7 +1035,7 @@ fn output_payload(m: &Message) -> Value {
         (ContentForm::Parts, parts) => {
             Value::Array(parts.iter().map(|p| codex_part(p, &Role::Tool)).collect())
         }
-        _ => Value::String(m.content.joined_text()),
+        _ => Value::String(m.content.joined_text().into_owned()),
     };
     let call_id = Value::String(m.tool_call_id.clone().unwrap_or_default());
     let mut payload = Map::new();
@@ -1356,7 +1356,7 @@ mod tests {
             item("t5", text("user", "new ask")),
         ];
         let s = decode(&lines);
-        let texts: Vec<String> = s.messages.iter().map(Message::text_content).collect();
+        let texts: Vec<_> = s.messages.iter().map(Message::text_content).collect();
         assert_eq!(
             texts,
             ["be good", "old ask", "<environment_context>x</environment_context>", "new ask"]

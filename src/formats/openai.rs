@@ -462,7 +462,7 @@ pub(crate) fn encode_content(c: &Content) -> Option<Value> {
         ContentForm::Absent if c.parts.is_empty() => None,
         ContentForm::Null if c.parts.is_empty() => Some(Value::Null),
         ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            Some(Value::String(c.joined_text()))
+            Some(Value::String(c.joined_text().into_owned()))
         }
         _ => Some(Value::Array(c.parts.iter().map(encode_part).collect())),
     }

@@ -18,7 +18,6 @@ use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot, null_kept};
 use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 
 /// The session's record as one line of JSON (no newline).
 pub fn session_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
@@ -194,13 +193,7 @@ fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
     match c.form {
         ContentForm::Null if c.parts.is_empty() => s.serialize_unit(),
         ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            let text = match &c.parts[..] {
-                [only] => {
-                    only.text_str().map_or_else(|| Cow::Owned(c.joined_text()), Cow::Borrowed)
-                }
-                _ => Cow::Owned(c.joined_text()),
-            };
-            s.serialize_str(&text)
+            s.serialize_str(&c.joined_text())
         }
         _ => {
             let mut seq = s.serialize_seq(Some(c.parts.len()))?;

@@ -234,8 +234,9 @@ impl Message {
         self.role == Role::Tool
     }
 
-    /// All text of the content joined by newlines (images and unknown parts skipped).
-    pub fn text_content(&self) -> String {
+    /// All text of the content joined by newlines (images and unknown parts
+    /// skipped); borrowed when there is one text part.
+    pub fn text_content(&self) -> std::borrow::Cow<'_, str> {
         self.content.joined_text()
     }
 

@@ -110,26 +110,20 @@ impl Content {
         Arc::make_mut(&mut self.parts)
     }
 
-    /// All text parts joined by newlines.
-    pub fn joined_text(&self) -> String {
-        let mut out = String::new();
-        for t in self.parts.iter().filter_map(Part::text_str) {
+    /// All text parts joined by newlines: borrowed when there is a single text
+    /// part (most messages), so that looking at a long tool output copies nothing.
+    pub fn joined_text(&self) -> Cow<'_, str> {
+        let mut texts = self.parts.iter().filter_map(Part::text_str);
+        let first = texts.next().unwrap_or("");
+        let Some(second) = texts.next() else { return Cow::Borrowed(first) };
+        let mut out = String::from(first);
+        for t in std::iter::once(second).chain(texts) {
             if !out.is_empty() {
                 out.push('\n');
             }
             out.push_str(t);
         }
-        out
-    }
-
-    /// [`Content::joined_text`], borrowed when there is a single text part
-    /// (most tool results): no copy of a long output to look at it.
-    pub fn joined_text_cow(&self) -> Cow<'_, str> {
-        let mut texts = self.parts.iter().filter_map(Part::text_str);
-        match (texts.next(), texts.next()) {
-            (Some(only), None) => Cow::Borrowed(only),
-            _ => Cow::Owned(self.joined_text()),
-        }
+        Cow::Owned(out)
     }
 
     /// Total characters (Unicode scalar values) of the text parts.
@@ -255,17 +249,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn joined_text_cow_is_joined_text() {
+    fn joined_text_joins_text_parts_and_borrows_a_single_one() {
         let image = Part::Other(serde_json::json!({"type": "input_image"}));
-        for parts in [
-            vec![],
-            vec![Part::text("one")],
-            vec![image.clone(), Part::text("one"), image.clone()],
-            vec![Part::text("one"), image, Part::text("two")],
-            vec![Part::text(""), Part::text("b")],
+        for (parts, joined, borrowed) in [
+            (vec![], "", true),
+            (vec![Part::text("one")], "one", true),
+            (vec![image.clone(), Part::text("one"), image.clone()], "one", true),
+            (vec![Part::text("one"), image, Part::text("two")], "one\ntwo", false),
+            // No separator before the first non-empty text (as before).
+            (vec![Part::text(""), Part::text("b")], "b", false),
         ] {
             let c = Content { parts: Arc::new(parts), ..Content::from_text("") };
-            assert_eq!(c.joined_text_cow(), c.joined_text());
+            let text = c.joined_text();
+            assert_eq!(text, joined);
+            assert_eq!(matches!(text, Cow::Borrowed(_)), borrowed, "{joined:?}");
         }
     }
 

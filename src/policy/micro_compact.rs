@@ -88,7 +88,7 @@ pub fn micro_compact<S: Slot>(
             .enumerate()
             .filter(|(_, m)| m.is_tool_result())
             .filter_map(|(offset, m)| {
-                let text = m.content.joined_text_cow();
+                let text = m.text_content();
                 if !more_chars_than(&text, MICRO_COMPACT_OVER_CHARS) || is_compacted(&text) {
                     return None;
                 }

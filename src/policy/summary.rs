@@ -147,7 +147,7 @@ pub fn real_user_text(m: &Message) -> Option<String> {
     let text = m.text_content();
     let own = match split_summary(&text) {
         Some((_, rest)) => rest.to_string(),
-        None => text,
+        None => text.into_owned(),
     };
     let trimmed = own.trim_start();
     if trimmed.is_empty() || SYNTHETIC_USER_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
@@ -447,7 +447,7 @@ fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
             Some((_, tail)) => tail.to_string(),
             None => text
                 .rsplit_once(" (")
-                .map_or(text.clone(), |(_, t)| t.trim_end_matches(')').to_string()),
+                .map_or_else(|| text.to_string(), |(_, t)| t.trim_end_matches(')').to_string()),
         };
         return (said, false);
     }
@@ -636,7 +636,7 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
         let m = &middle[a];
         let when = date_of(m).map(|d| format!(" ({d})")).unwrap_or_default();
         let text = m.text_content();
-        let text = truncate_text(&text).unwrap_or(text);
+        let text = truncate_text(&text).map_or(text, Cow::Owned);
         d.active_state = Some(format!("Last assistant update{when}:\n{text}"));
     } else if let Some(prev) = previous.get(heading::ACTIVE_STATE) {
         d.active_state = Some(prev.to_string());

@@ -49,7 +49,7 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
     for (k, b) in head.iter().enumerate().take(o.len()) {
         let same = if k == 0 && b.role.is_system() {
             let (a, b) = (o[0].text_content(), b.text_content());
-            a == b || a.strip_prefix(b.as_str()).is_some_and(|rest| rest.trim() == SYSTEM_NOTE)
+            a == b || a.strip_prefix(&*b).is_some_and(|rest| rest.trim() == SYSTEM_NOTE)
         } else {
             o[k] == **b || o[k] == without_unanswered_calls(b, &answered)
         };
@@ -63,7 +63,8 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         // The merged summary prefixes the first message after the head as
         // sanitizing left it (fuzz finding `tail_after_dropped_head_result`).
         let merged_here = c.summary_merged && o.len() - k == head.len();
-        let same = if merged_here { a.text_content().ends_with(&b.text_content()) } else { a == b };
+        let same =
+            if merged_here { a.text_content().ends_with(&*b.text_content()) } else { a == b };
         if !same {
             problems.push(format!("tail message -{k} changed"));
         }
