@@ -29,8 +29,6 @@ pub(crate) struct Splitter {
     /// a test compiles them): then `bpe-openai`'s own split is used, which
     /// counts the same, through its shared pool.
     regex: Option<Regex>,
-    /// Per pattern: does a match end one character early (look-ahead)?
-    lookahead: [bool; 3],
     /// Which of this thread's caches goes with `regex`.
     slot: usize,
 }
@@ -58,6 +56,9 @@ const CL100K_WORDS: &str = concat!(
 /// last character; then any white space.
 const SPACE_BEFORE_SPACE: &str = r"\s+\s";
 const SPACE: &str = r"\s+";
+/// By pattern (words, [`SPACE_BEFORE_SPACE`], [`SPACE`]): does a match give
+/// back its last character (the look-ahead)?
+const LOOKAHEAD: [bool; 3] = [false, true, false];
 
 static O200K: LazyLock<Splitter> =
     LazyLock::new(|| Splitter::new(bpe_openai::o200k_base(), O200K_WORDS, 0));
@@ -80,7 +81,7 @@ pub(crate) fn cl100k() -> &'static Splitter {
 impl Splitter {
     fn new(tokenizer: &'static bpe_openai::Tokenizer, words: &str, slot: usize) -> Splitter {
         let regex = Regex::new_many(&[words, SPACE_BEFORE_SPACE, SPACE]).ok();
-        Splitter { tokenizer, regex, lookahead: [false, true, false], slot }
+        Splitter { tokenizer, regex, slot }
     }
 
     /// Tokens of `text`: the sum of its pieces' BPE counts.
@@ -91,7 +92,7 @@ impl Splitter {
         CACHES.with_borrow_mut(|caches| {
             let cache = caches[self.slot].get_or_insert_with(|| regex.create_cache());
             let mut total = 0u64;
-            self.each_piece(regex, cache, text, |piece| {
+            Self::each_piece(regex, cache, text, |piece| {
                 total += self.tokenizer.bpe.count(piece.as_bytes()) as u64;
             });
             total
@@ -99,13 +100,7 @@ impl Splitter {
     }
 
     /// Calls `f` on each piece of `text`, in order; they join back to `text`.
-    fn each_piece<'t>(
-        &self,
-        regex: &Regex,
-        cache: &mut Cache,
-        text: &'t str,
-        mut f: impl FnMut(&'t str),
-    ) {
+    fn each_piece<'t>(regex: &Regex, cache: &mut Cache, text: &'t str, mut f: impl FnMut(&'t str)) {
         let mut at = 0;
         while at < text.len() {
             let input = Input::new(&text[at..]).anchored(Anchored::Yes);
@@ -113,7 +108,7 @@ impl Splitter {
             // character of the letter, number or punctuation ones).
             let Some(m) = regex.search_with(cache, &input) else { break };
             let mut end = at + m.end();
-            if self.lookahead[m.pattern().as_usize()] {
+            if LOOKAHEAD[m.pattern().as_usize()] {
                 end -= text[at..end].chars().next_back().map_or(0, char::len_utf8);
             }
             if end == at {
@@ -130,7 +125,7 @@ impl Splitter {
         let Some(regex) = &self.regex else { return Vec::new() };
         let mut cache = regex.create_cache();
         let mut out = Vec::new();
-        self.each_piece(regex, &mut cache, text, |p| out.push(p));
+        Self::each_piece(regex, &mut cache, text, |p| out.push(p));
         out
     }
 }
