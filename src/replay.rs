@@ -35,7 +35,7 @@
 //! part in, and compactions skip the anchor-retention figure (never read here).
 
 use crate::model::{Message, Role, Session};
-use crate::policy::{self, Policy};
+use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
 use crate::window;
 use serde::Serialize;
@@ -154,6 +154,19 @@ impl Request {
         self.ends.last().copied().unwrap_or(self.base)
     }
 
+    /// The tokens of each message, in order (what was pushed).
+    fn message_tokens(&self) -> Vec<u64> {
+        let mut before = self.base;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let tokens = end - before;
+                before = end;
+                tokens
+            })
+            .collect()
+    }
+
     fn push(&mut self, key: u128, tokens: u64, is_system: bool) {
         let total = self.total();
         if is_system && self.keys.len() == self.system {
@@ -207,8 +220,21 @@ fn shared_prefix(a: &[u128], b: &[u128]) -> usize {
 
 /// Replays `session` under `policy`.
 pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigger) -> Replay {
+    replay_prepared(&Prepared::new(session), policy, meter, trigger)
+}
+
+/// Replays a prepared input: the same result as [`replay`] of its session,
+/// sharing the message counts with other compactions of it (`report` compacts
+/// and replays each session under every mode).
+pub fn replay_prepared(
+    input: &Prepared<'_>,
+    policy: &Policy,
+    meter: &Meter,
+    trigger: Trigger,
+) -> Replay {
+    let session = input.session();
     let msgs = &session.messages;
-    let tokens = meter.messages(msgs);
+    let tokens = input.tokens(meter);
     let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let mut out = Replay { threshold: policy.threshold, ..Replay::default() };
     let mut forced = policy.clone();
@@ -252,7 +278,9 @@ pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigge
                 current.messages = std::mem::take(&mut compacted);
                 current.messages.extend(msgs[appended_from..i].iter().cloned());
                 appended_from = i;
-                let result = policy::compact(current, &forced, meter);
+                // The live request holds the size of every message of `current`.
+                let prepared = Prepared::with_tokens(current, meter, live_req.message_tokens());
+                let result = policy::compact_prepared(&prepared, &forced, meter);
                 let output = match result.session {
                     Cow::Owned(s) => Some(s.messages),
                     Cow::Borrowed(_) => None,

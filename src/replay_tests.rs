@@ -277,3 +277,22 @@ fn a_snapshot_holds_only_the_breakpoints() {
     assert!(s.breakpoints.contains(&(1, 17)));
     assert!(s.breakpoints.contains(&(10_000, 7 + 100_000)));
 }
+
+#[test]
+fn a_prepared_input_replays_as_its_session() {
+    // `report` compacts and replays each session under every mode from one
+    // `Prepared`: its shared counts must not change a figure or the history.
+    let m = hermes();
+    let s = work_session(110);
+    let prepared = Prepared::new(&s);
+    for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered, Mode::None] {
+        let p = policy(mode, 64_000);
+        let _ = policy::compact_prepared(&prepared, &p, &m);
+        let shared = replay_prepared(&prepared, &p, &m, Trigger::Threshold);
+        let alone = replay(&s, &p, &m, Trigger::Threshold);
+        assert_eq!(mode == Mode::None, alone.compactions.is_empty(), "{mode:?}");
+        let json = |r: &Replay| serde_json::to_string(r).unwrap();
+        assert_eq!(json(&shared), json(&alone), "{mode:?}");
+        assert_eq!(shared.final_session(&s), alone.final_session(&s), "{mode:?}");
+    }
+}

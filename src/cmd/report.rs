@@ -10,7 +10,7 @@ use compactor::io::output::write_atomic;
 use compactor::io::{ReadOptions, expand_inputs};
 use compactor::pipeline::{Item, JobReader, Rejection, decode_job_with};
 use compactor::policy::{Policy, Prepared, compact_prepared, verify::verify};
-use compactor::replay::{Trigger, replay};
+use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::render::{Series, csv, html, markdown};
 use compactor::report::table::write_rows;
@@ -88,12 +88,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     }
                     let mut session_rows = Vec::new();
                     let mut series = Vec::new();
-                    // The input's anchors are read once for the three modes.
+                    // The input's anchors and counts are read once for every mode.
                     let prepared = Prepared::new(s);
                     for p in &policies {
                         let outcome = compact_prepared(&prepared, p, &meter);
                         let problems = verify(s, &outcome, &meter).len();
-                        let r = replay(s, p, &meter, Trigger::Threshold);
+                        let r = replay_prepared(&prepared, p, &meter, Trigger::Threshold);
                         let row = SessionRow::new(
                             &s.source,
                             &s.id,

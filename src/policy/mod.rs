@@ -300,9 +300,30 @@ impl<'a> Prepared<'a> {
         Prepared { session, anchors: OnceLock::new(), tokens: OnceLock::new() }
     }
 
+    /// An input whose per-message tokens under `meter` the caller already
+    /// holds: `replay` keeps the size of every message of its live history as
+    /// a running sum, and a compaction of that history would otherwise look
+    /// every text up in the count cache again. `tokens` must be what
+    /// `meter.messages` gives for the session (asserted in unit tests).
+    pub(crate) fn with_tokens(
+        session: &'a Session,
+        meter: &Meter,
+        tokens: Vec<u64>,
+    ) -> Prepared<'a> {
+        #[cfg(test)]
+        assert_eq!(tokens, meter.messages(&session.messages), "the tokens given are the meter's");
+        let counted = OnceLock::from(((meter.kind(), meter.image_tokens()), tokens));
+        Prepared { session, anchors: OnceLock::new(), tokens: counted }
+    }
+
+    /// The session it prepares.
+    pub fn session(&self) -> &'a Session {
+        self.session
+    }
+
     /// The tokens of each input message under `meter`: counted once, then
     /// shared (counted afresh, not kept, under another counter or image cost).
-    fn tokens(&self, meter: &Meter) -> Cow<'_, [u64]> {
+    pub(crate) fn tokens(&self, meter: &Meter) -> Cow<'_, [u64]> {
         let key = (meter.kind(), meter.image_tokens());
         let (counted_with, tokens) =
             self.tokens.get_or_init(|| (key, meter.messages(&self.session.messages)));
