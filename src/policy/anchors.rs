@@ -33,6 +33,7 @@
 use crate::memo::{Memo, text_key};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
+use regex_automata::{Anchored, Input, meta};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -139,8 +140,9 @@ impl AnchorBudget {
 struct Patterns {
     url: Regex,
     /// PR references; a `#NNN` one counts only after the start of the text,
-    /// white space or an opening punctuation mark ([`pr_refs`]).
-    pr: Regex,
+    /// white space or an opening punctuation mark ([`pr_refs`]). Only ever
+    /// tried anchored at a candidate, hence the lower-level engine.
+    pr: meta::Regex,
     branch: Regex,
     path: Regex,
     error: Regex,
@@ -153,10 +155,9 @@ struct Patterns {
 static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
     Some(Patterns {
         url: Regex::new(r#"https?://[^\s<>"'`)\]}]+"#).ok()?,
-        // Every alternative starts with a literal, so the regex engine's
-        // prefilter skips to candidates; what may precede a `#` is checked
-        // after (a leading class would defeat the prefilter).
-        pr: Regex::new(
+        // Every alternative starts with a literal: [`pr_refs`] finds them and
+        // tries the pattern there; what may precede a `#` is checked after.
+        pr: meta::Regex::new(
             r"(?-u:\b)PR ?#?\d{1,6}(?-u:\b)|(?-u:\b)(?:pull|issues)/\d{1,6}(?-u:\b)|#\d{1,6}(?-u:\b)",
         )
         .ok()?,
@@ -496,13 +497,72 @@ fn scan(text: &str, errors: bool) -> Scan {
 /// of `( [ { , ; : ' "`. The same spans as one pattern with that class in
 /// front of `#` (and the `#NNN` captured), since neither the class nor `^` can
 /// start or end another reference (pinned by a proptest).
+///
+/// Every match starts at a `#`, `PR`, `pull/` or `issues/`. The regex
+/// engine's own search for that set of prefixes flags every `i`, `p`, `P` and
+/// `#` (it keeps one byte of each) and was a third of all anchor scanning; here
+/// each prefix has its own memchr / memmem finder, and the pattern is tried
+/// anchored at the nearest candidate (its `\b` looks at the bytes before).
+/// No match can start inside another (the digits and separators of one hold
+/// none of those prefixes but the `#` of `PR #1`, which a search resumed after
+/// the match skips, as `find_iter` does).
 fn pr_refs<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usize, usize)> + 't {
-    p.pr.find_iter(text).map(|m| (m.start(), m.end())).filter(move |&(start, _)| {
-        text.as_bytes()[start] != b'#'
-            || text[..start]
-                .chars()
-                .next_back()
-                .is_none_or(|c| c.is_whitespace() || "([{,;:'\"".contains(c))
+    let b = text.as_bytes();
+    // The next candidate of each prefix at or after `from`; `usize::MAX` when none is left.
+    let next = |prefix: usize, from: usize| -> usize {
+        let hay = &b[from.min(b.len())..];
+        let at = match prefix {
+            // A `#` needs a digit next: an ASCII one or a non-ASCII char (`\d` is Unicode).
+            0 => {
+                let mut at = 0;
+                loop {
+                    match memchr::memchr(b'#', &hay[at..]) {
+                        Some(i)
+                            if hay
+                                .get(at + i + 1)
+                                .is_some_and(|&c| c.is_ascii_digit() || c >= 0x80) =>
+                        {
+                            break Some(at + i);
+                        }
+                        Some(i) => at += i + 1,
+                        None => break None,
+                    }
+                }
+            }
+            1 => memchr::memmem::find(hay, b"PR"),
+            2 => memchr::memmem::find(hay, b"pull/"),
+            _ => memchr::memmem::find(hay, b"issues/"),
+        };
+        at.map_or(usize::MAX, |i| from + i)
+    };
+    let mut from = 0;
+    let mut nexts = [next(0, 0), next(1, 0), next(2, 0), next(3, 0)];
+    std::iter::from_fn(move || {
+        loop {
+            for (prefix, at) in nexts.iter_mut().enumerate() {
+                if *at < from {
+                    *at = next(prefix, from);
+                }
+            }
+            let at = *nexts.iter().min()?;
+            if at == usize::MAX {
+                return None;
+            }
+            let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+            let Some(m) = p.pr.search(&input) else {
+                from = at + 1;
+                continue;
+            };
+            from = m.end();
+            let keep = b[at] != b'#'
+                || text[..at]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| c.is_whitespace() || "([{,;:'\"".contains(c));
+            if keep {
+                return Some((at, m.end()));
+            }
+        }
     })
 }
 
@@ -948,6 +1008,14 @@ mod tests {
         "pull/",
         "issues/9",
         "https://x.io/a/b.rs",
+        // `\d` is Unicode: Arabic-Indic and fullwidth digits are digits too.
+        "\u{663}",
+        "\u{ff17}",
+        "PR #",
+        "PR#4",
+        "pull/12",
+        "P",
+        "i",
     ];
 
     #[test]
