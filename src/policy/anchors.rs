@@ -648,9 +648,8 @@ fn error_lines<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = &'t s
     // The next candidate of each hint at or after `from`; `usize::MAX` when none is left.
     let hint = |from: usize| p.error_hint.find_at(text, from).map_or(usize::MAX, |m| m.start());
     let colon = |from: usize| {
-        text[from..]
-            .match_indices(": ")
-            .map(|(i, _)| from + i)
+        memchr::memmem::find_iter(&text.as_bytes()[from..], b": ")
+            .map(|i| from + i)
             .find(|&i| i > from && text.as_bytes()[i - 1].is_ascii_uppercase())
             .map_or(usize::MAX, |i| i - 1)
     };
