@@ -334,3 +334,15 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     assert_eq!(tiered.compaction, fresh.compaction);
     assert!(tiered.compaction.effects.tool_results_cleared > 0);
 }
+
+#[test]
+fn more_chars_than_counts_chars_not_bytes() {
+    for text in ["", "abc", "ééé", "日本語", "🙂🙂", "aé日🙂"] {
+        for n in 0..12 {
+            assert_eq!(more_chars_than(text, n), text.chars().count() > n, "{text:?} {n}");
+        }
+    }
+    // 201 three-byte chars: 603 bytes, over 200 chars; 200 of them: not.
+    assert!(more_chars_than(&"日".repeat(201), 200));
+    assert!(!more_chars_than(&"日".repeat(200), 200));
+}

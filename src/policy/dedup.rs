@@ -17,7 +17,8 @@
 //! - The newest copy (which may be in the tail) is never touched.
 //! - Only text-only tool results are compared; one with an image is unique.
 
-use super::Slot;
+use super::{Slot, more_chars_than};
+use crate::memo::text_key;
 use crate::model::{Message, Part};
 use std::collections::HashSet;
 use std::ops::Range;
@@ -37,10 +38,11 @@ pub fn dedup_tool_results<S: Slot>(messages: &mut [S], range: Range<usize>) -> u
             continue;
         }
         let text = m.text_content();
-        if text.chars().count() < DEDUP_MIN_CHARS || text == DUPLICATE_MARKER {
+        // Fewer than DEDUP_MIN_CHARS chars, or already a marker.
+        if !more_chars_than(&text, DEDUP_MIN_CHARS - 1) || text == DUPLICATE_MARKER {
             continue;
         }
-        let key = (xxhash_rust::xxh3::xxh3_128(text.as_bytes()), text.len());
+        let key = text_key(&text);
         if !seen.insert(key) && range.contains(&i) {
             messages[i].write().content.replace_with_text(DUPLICATE_MARKER);
             replaced += 1;

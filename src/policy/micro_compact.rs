@@ -20,10 +20,10 @@
 //! - Arguments that are not valid JSON are left as they are.
 //! - Idempotent: a one-liner, a duplicate marker or a placeholder is never described again.
 
-use super::Slot;
 use super::dedup::DUPLICATE_MARKER;
 use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
 use super::tool_families::{ToolFamilies, is_description};
+use super::{Slot, more_chars_than};
 use crate::model::{Message, Part, ToolCall};
 use serde_json::Value;
 use std::borrow::Borrow;
@@ -65,12 +65,6 @@ fn is_compacted(text: &str) -> bool {
         || text.starts_with(SCREENSHOT_PLACEHOLDER)
         || text.starts_with(IMAGE_PLACEHOLDER)
         || is_description(text)
-}
-
-/// Returns true if and only if `text` has more than `n` chars, counting them
-/// only when its length in bytes does not tell (a char is 1 to 4 bytes).
-fn more_chars_than(text: &str, n: usize) -> bool {
-    text.len() > n && (text.len() > 4 * n || text.chars().count() > n)
 }
 
 /// Describes long tool results and shrinks long arguments in `range`.
@@ -171,18 +165,6 @@ mod tests {
     use super::*;
     use crate::model::{ContentForm, Role};
     use serde_json::{Map, json};
-
-    #[test]
-    fn more_chars_than_counts_chars_not_bytes() {
-        for text in ["", "abc", "ééé", "日本語", "🙂🙂", "aé日🙂"] {
-            for n in 0..12 {
-                assert_eq!(more_chars_than(text, n), text.chars().count() > n, "{text:?} {n}");
-            }
-        }
-        // 201 three-byte chars: 603 bytes, over 200 chars; 200 of them: not.
-        assert!(more_chars_than(&"日".repeat(201), 200));
-        assert!(!more_chars_than(&"日".repeat(200), 200));
-    }
 
     fn call(id: &str, name: &str, args: &str) -> Message {
         let mut m = Message::text(Role::Assistant, "");

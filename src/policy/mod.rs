@@ -717,6 +717,13 @@ fn summarize<'a>(
     Outcome { session: Cow::Owned(out), compaction: record }
 }
 
+/// Returns true if and only if `text` has more than `n` chars, counting them
+/// only when its length in bytes does not tell (a char is 1 to 4 bytes): the
+/// stages hold whole tool outputs against limits in chars.
+pub(crate) fn more_chars_than(text: &str, n: usize) -> bool {
+    text.len() > n && (text.len() > 4 * n || text.chars().count() > n)
+}
+
 /// Every text of a session that a model would read, joined: content, reasoning, call arguments.
 pub fn session_text(messages: &[Message]) -> String {
     let mut out = String::new();

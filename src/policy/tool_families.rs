@@ -18,6 +18,7 @@
 //! - delegate: `[delegate_task] 'GOAL' (N,NNN chars result)`
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
+use super::more_chars_than;
 use crate::model::ToolCall;
 use regex::Regex;
 use serde::Deserialize;
@@ -285,7 +286,7 @@ fn line_count(text: &str) -> usize {
 
 /// Cuts `s` to `keep` chars + `...` when it has more than `limit` chars.
 fn cut(s: &str, limit: usize, keep: usize) -> String {
-    if s.chars().count() > limit {
+    if more_chars_than(s, limit) {
         let mut out: String = s.chars().take(keep).collect();
         out.push_str("...");
         out
