@@ -97,6 +97,26 @@ macro_rules! non_strings_are {
     };
 }
 
+/// `visit_seq` and / or `visit_map` that read past an array / object (which
+/// must still be valid JSON) and return `$value`: for visitors that read
+/// nothing inside such a value.
+macro_rules! containers_are {
+    ($value:expr; seq) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Skip.visit_seq(seq).map(|()| $value)
+        }
+    };
+    ($value:expr; map) => {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Skip.visit_map(map).map(|()| $value)
+        }
+    };
+    ($value:expr; seq, map) => {
+        containers_are!($value; seq);
+        containers_are!($value; map);
+    };
+}
+
 /// Hands null, booleans, numbers and arrays (with `objects`, objects too) to
 /// `$wrap(&self, value)` as the `Value` a parse would build: for visitors
 /// that read strings in place and other values as trees.
@@ -354,9 +374,7 @@ impl<'de> Visitor<'de> for Attached {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Skip.visit_seq(seq)
-    }
+    containers_are!((); seq);
 }
 
 /// The tokens of a string; `None` for any other value.
@@ -378,12 +396,7 @@ impl<'de> Visitor<'de> for TextTokens<'_> {
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         Ok(Some(self.0.text(s)))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_seq(seq).map(|()| None)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_map(map).map(|()| None)
-    }
+    containers_are!(None; seq, map);
 }
 
 /// `content`: absent (not here), null, a string or an array of parts; any
@@ -529,9 +542,7 @@ impl<'de> Visitor<'de> for Calls<'_> {
     fn visit_str<E: de::Error>(self, _: &str) -> Result<u64, E> {
         Ok(0)
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<u64, A::Error> {
-        Skip.visit_map(map).map(|()| 0)
-    }
+    containers_are!(0; map);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u64, A::Error> {
         let (mut total, mut all) = (0u64, true);
         while let Some(call) = seq.next_element_seed(CallSeed(self.0))? {
@@ -569,9 +580,7 @@ impl<'de> Visitor<'de> for CallSeed<'_> {
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_seq(seq).map(|()| None)
-    }
+    containers_are!(None; seq);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut seen = 0u32;
         let mut id: Option<Cow<'de, str>> = None;
@@ -617,12 +626,7 @@ impl<'de> Visitor<'de> for Str {
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(s.to_string())))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_seq(seq).map(|()| None)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_map(map).map(|()| None)
-    }
+    containers_are!(None; seq, map);
 }
 
 /// A call's `function`: `Some((name, arguments))` when it is an object whose
@@ -650,9 +654,7 @@ impl<'de> Visitor<'de> for FunctionSeed {
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_seq(seq).map(|()| None)
-    }
+    containers_are!(None; seq);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut seen = 0u32;
         let mut name: Result<Option<Cow<'de, str>>, ()> = Ok(None);
