@@ -513,22 +513,8 @@ fn pr_refs<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usize, u
         let hay = &b[from.min(b.len())..];
         let at = match prefix {
             // A `#` needs a digit next: an ASCII one or a non-ASCII char (`\d` is Unicode).
-            0 => {
-                let mut at = 0;
-                loop {
-                    match memchr::memchr(b'#', &hay[at..]) {
-                        Some(i)
-                            if hay
-                                .get(at + i + 1)
-                                .is_some_and(|&c| c.is_ascii_digit() || c >= 0x80) =>
-                        {
-                            break Some(at + i);
-                        }
-                        Some(i) => at += i + 1,
-                        None => break None,
-                    }
-                }
-            }
+            0 => memchr::memchr_iter(b'#', hay)
+                .find(|&i| hay.get(i + 1).is_some_and(|&c| c.is_ascii_digit() || c >= 0x80)),
             1 => memchr::memmem::find(hay, b"PR"),
             2 => memchr::memmem::find(hay, b"pull/"),
             _ => memchr::memmem::find(hay, b"issues/"),
