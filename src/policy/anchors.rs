@@ -492,6 +492,32 @@ fn scan(text: &str, errors: bool) -> Scan {
     out
 }
 
+/// The nearest of `N` kinds of candidate position in a text, each kind found
+/// lazily: `find(kind, from)` gives the first of that kind at or after `from`
+/// (`usize::MAX` when none is left), and is asked again only once the scan
+/// has passed the one it gave. Merges the literal searches of [`pr_refs`] and
+/// [`error_lines`].
+struct Nearest<F, const N: usize> {
+    next: [usize; N],
+    find: F,
+}
+
+impl<F: Fn(usize, usize) -> usize, const N: usize> Nearest<F, N> {
+    fn new(find: F) -> Self {
+        Nearest { next: std::array::from_fn(|kind| find(kind, 0)), find }
+    }
+
+    /// The nearest candidate at or after `from`, if any is left.
+    fn at_or_after(&mut self, from: usize) -> Option<usize> {
+        for (kind, at) in self.next.iter_mut().enumerate() {
+            if *at < from {
+                *at = (self.find)(kind, from);
+            }
+        }
+        self.next.iter().copied().min().filter(|&at| at != usize::MAX)
+    }
+}
+
 /// The spans of PR references in `text`: the `pr` pattern's matches, with a
 /// `#NNN` one kept only at the start of the text or after white space or one
 /// of `( [ { , ; : ' "`. The same spans as one pattern with that class in
@@ -521,19 +547,11 @@ fn pr_refs<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usize, u
         };
         at.map_or(usize::MAX, |i| from + i)
     };
+    let mut nearest = Nearest::<_, 4>::new(next);
     let mut from = 0;
-    let mut nexts = [next(0, 0), next(1, 0), next(2, 0), next(3, 0)];
     std::iter::from_fn(move || {
         loop {
-            for (prefix, at) in nexts.iter_mut().enumerate() {
-                if *at < from {
-                    *at = next(prefix, from);
-                }
-            }
-            let at = *nexts.iter().min()?;
-            if at == usize::MAX {
-                return None;
-            }
+            let at = nearest.at_or_after(from)?;
             let input = Input::new(text).range(at..).anchored(Anchored::Yes);
             let Some(m) = p.pr.search(&input) else {
                 from = at + 1;
@@ -639,19 +657,12 @@ fn error_lines<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = &'t s
             .find(|&i| i > from && text.as_bytes()[i - 1].is_ascii_uppercase())
             .map_or(usize::MAX, |i| i - 1)
     };
-    let (mut from, mut next_hint, mut next_colon) = (0, hint(0), colon(0));
+    let mut nearest =
+        Nearest::<_, 2>::new(move |kind, from| if kind == 0 { hint(from) } else { colon(from) });
+    let mut from = 0;
     std::iter::from_fn(move || {
         while from <= text.len() {
-            if next_hint < from {
-                next_hint = hint(from);
-            }
-            if next_colon < from {
-                next_colon = colon(from);
-            }
-            let at = next_hint.min(next_colon);
-            if at == usize::MAX {
-                return None;
-            }
+            let at = nearest.at_or_after(from)?;
             let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
             let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
             from = end + 1;
