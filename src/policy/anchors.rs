@@ -341,26 +341,43 @@ impl AnchorSet {
 
     /// Per category: (distinct anchors, how many appear verbatim in `output`).
     pub fn retention(&self, output: &str) -> BTreeMap<Category, (usize, usize)> {
-        let mut out: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
-        let keys: Vec<(Category, &String)> = self.entries().map(|(c, v, _)| (c, v)).collect();
-        let mut found = vec![false; keys.len()];
+        let mut found = vec![false; self.len()];
+        for i in self.occurring(output) {
+            found[i as usize] = true;
+        }
+        self.retention_of(&found)
+    }
+
+    /// The anchors that occur verbatim in `text`, as positions in the order of
+    /// [`AnchorSet::iter`], ascending and each once. No anchor holds a `'\n'`
+    /// (every pattern stops at whitespace or at the end of a line), so the
+    /// anchors in texts joined by newlines are those in each text: an output
+    /// can be searched text by text, and a text kept by several outputs once.
+    pub fn occurring(&self, text: &str) -> Vec<u32> {
         // A few searches over one text each: a contiguous NFA builds far faster
         // than the DFA `AhoCorasick::new` picks for small sets, and searches nearly as fast.
         let ac = self.automaton.get_or_init(|| {
             AhoCorasick::builder()
                 .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .build(keys.iter().map(|(_, v)| v.as_str()))
+                .build(self.entries().map(|(_, v, _)| v.as_str()))
                 .ok()
         });
-        if let Some(ac) = ac {
-            for m in ac.find_overlapping_iter(output) {
-                found[m.pattern().as_usize()] = true;
-            }
-        }
-        for (i, (cat, _)) in keys.iter().enumerate() {
-            let e = out.entry(*cat).or_insert((0, 0));
+        let Some(ac) = ac else { return Vec::new() };
+        let mut found: Vec<u32> =
+            ac.find_overlapping_iter(text).map(|m| m.pattern().as_u32()).collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Per category: (distinct anchors, how many of them are marked in
+    /// `found`, indexed in the order of [`AnchorSet::iter`]).
+    pub fn retention_of(&self, found: &[bool]) -> BTreeMap<Category, (usize, usize)> {
+        let mut out: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
+        for (i, (cat, _, _)) in self.entries().enumerate() {
+            let e = out.entry(cat).or_insert((0, 0));
             e.0 += 1;
-            e.1 += usize::from(found[i]);
+            e.1 += usize::from(found.get(i).copied().unwrap_or(false));
         }
         out
     }
@@ -947,6 +964,28 @@ mod tests {
                 .map(|m| (m.start(), m.end()))
                 .collect();
             proptest::prop_assert_eq!(pr_refs(p, &text).collect::<Vec<_>>(), prs);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// No anchor holds a newline: retention searches an output text by
+        /// text instead of joined (`Prepared::retention`).
+        #[test]
+        fn no_anchor_holds_a_newline(
+            picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len() + 8, 0..40),
+        ) {
+            const MORE: [&str; 8] =
+                ["https://x.io/a", "feat/x-y", " @alice ", "src/a.rs", r"C:\a\b.rs", "Error: x", "/", "."];
+            let text: String = picks
+                .iter()
+                .map(|&i| match i.checked_sub(PIECES.len()) {
+                    None => PIECES[i],
+                    Some(j) => SCAN_PIECES.get(j).copied().unwrap_or_else(|| MORE[j - SCAN_PIECES.len()]),
+                })
+                .collect();
+            let hits = scan(&text, true).hits;
+            proptest::prop_assert!(hits.iter().all(|(_, v)| !v.contains('\n')), "{:?}", hits);
         }
     }
 

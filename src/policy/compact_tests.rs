@@ -346,3 +346,58 @@ fn more_chars_than_counts_chars_not_bytes() {
     assert!(more_chars_than(&"日".repeat(201), 200));
     assert!(!more_chars_than(&"日".repeat(200), 200));
 }
+
+/// A message of `role` with one call whose arguments are `args`.
+fn calling(role: Role, args: &str) -> Message {
+    let mut m = Message::text(role, "");
+    m.tool_calls_mut().push(crate::model::ToolCall {
+        id: "c1".into(),
+        name: "edit".into(),
+        arguments: args.into(),
+        ..Default::default()
+    });
+    m
+}
+
+#[test]
+fn retention_text_by_text_is_a_search_of_the_joined_output() {
+    let meter = meter();
+    let s = synth_session(21, 40_000);
+    let input = Prepared::new(&s);
+    let families = ToolFamilies::default();
+    let set = input.anchors(&families).into_owned();
+    assert!(set.len() > 20, "{} anchors", set.len());
+    // Each output keeps texts an earlier one was searched for.
+    let mut outputs: Vec<Vec<Message>> = [Mode::Legacy, Mode::Lean, Mode::Tiered]
+        .iter()
+        .map(|m| compact_prepared(&input, &forced(*m, 8_000), &meter).session.messages.clone())
+        .collect();
+    outputs.push(s.messages.clone());
+    outputs.push(s.messages[s.messages.len() / 2..].to_vec());
+    outputs.push(Vec::new());
+    for out in &outputs {
+        assert_eq!(input.retention(&families, out), set.retention(&session_text(out)));
+    }
+    let cut = input.retention(&families, &outputs[4]);
+    assert!(cut.values().any(|(all, kept)| kept < all), "{cut:?}");
+}
+
+#[test]
+fn retention_reads_the_strings_of_arguments_and_keeps_texts_apart_from_arguments() {
+    // `C:\src\app.rs` is in the arguments only as the JSON string `C:\\src\\app.rs`.
+    let args = r#"{"path": "C:\\src\\app.rs", "pad": "0123456789012345678901234567890123456789"}"#;
+    let s = Session {
+        messages: vec![
+            Message::text(Role::User, r"fix C:\src\app.rs"),
+            calling(Role::Assistant, args),
+        ],
+        ..Session::default()
+    };
+    let input = Prepared::new(&s);
+    let families = ToolFamilies::default();
+    let paths = |out: &[Message]| input.retention(&families, out)[&Category::Paths];
+    assert_eq!(paths(&[calling(Role::Assistant, args)]), (1, 1), "the decoded string holds it");
+    // The same text as a text part holds only the escaped form: searched, not taken from the call.
+    assert_eq!(paths(&[Message::text(Role::User, args)]), (1, 0));
+    assert_eq!(paths(&[calling(Role::Assistant, args)]), (1, 1));
+}

@@ -37,10 +37,10 @@ use anchors::{AnchorBudget, AnchorSet, Category};
 use assemble::Placement;
 use micro_compact::index_calls;
 use std::borrow::{Borrow, Cow};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use tool_families::ToolFamilies;
 
 /// How a session is compacted.
@@ -293,11 +293,31 @@ pub struct Prepared<'a> {
     /// they were counted with: each mode would otherwise look every text up
     /// in the count cache again (hashing it whole).
     tokens: OnceLock<((CounterKind, u64), Vec<u64>)>,
+    /// The input anchors found in each output text searched so far, by text
+    /// (see [`Prepared::retention`]): `report`'s modes keep the same head and
+    /// tail, and each would search them again.
+    occurring: Mutex<HashMap<PieceKey, Box<[u32]>>>,
+}
+
+/// An output text by its hash and length ([`crate::memo::text_key`]) and what it is.
+type PieceKey = ((u128, usize), Piece);
+
+/// What an output text is to [`Prepared::retention`]: a text part, or a
+/// call's arguments (searched with the strings they hold, as [`session_text`] joins them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Piece {
+    Text,
+    Arguments,
 }
 
 impl<'a> Prepared<'a> {
     pub fn new(session: &'a Session) -> Prepared<'a> {
-        Prepared { session, anchors: OnceLock::new(), tokens: OnceLock::new() }
+        Prepared {
+            session,
+            anchors: OnceLock::new(),
+            tokens: OnceLock::new(),
+            occurring: Mutex::default(),
+        }
     }
 
     /// An input whose per-message tokens under `meter` the caller already
@@ -313,7 +333,7 @@ impl<'a> Prepared<'a> {
         #[cfg(test)]
         assert_eq!(tokens, meter.messages(&session.messages), "the tokens given are the meter's");
         let counted = OnceLock::from(((meter.kind(), meter.image_tokens()), tokens));
-        Prepared { session, anchors: OnceLock::new(), tokens: counted }
+        Prepared { tokens: counted, ..Prepared::new(session) }
     }
 
     /// The session it prepares.
@@ -346,7 +366,58 @@ impl<'a> Prepared<'a> {
             Cow::Owned(session_anchors(&self.session.messages, families))
         }
     }
+
+    /// Per category: (distinct anchors of the input read with `families`, how
+    /// many appear verbatim in `output`): what [`AnchorSet::retention`] gives for
+    /// [`session_text`] of `output`, searched text by text (no anchor spans the
+    /// newline that joins two). What each text holds is kept: an output that
+    /// keeps a text searched for an earlier output does not search it again.
+    pub(crate) fn retention(
+        &self,
+        families: &ToolFamilies,
+        output: &[Message],
+    ) -> BTreeMap<Category, (usize, usize)> {
+        let set = self.anchors(families);
+        let mut found = vec![false; set.len()];
+        // Only the set this input keeps has its results kept.
+        let mut kept = matches!(set, Cow::Borrowed(_))
+            .then(|| self.occurring.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut mark = |text: &str, piece: Piece| {
+            let search = || match piece {
+                Piece::Text => set.occurring(text),
+                Piece::Arguments => {
+                    let mut joined = format!("{text}\n");
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+                        push_strings(&v, &mut joined);
+                    }
+                    set.occurring(&joined)
+                }
+            };
+            let mut put = |ids: &[u32]| ids.iter().for_each(|&i| found[i as usize] = true);
+            match kept.as_mut() {
+                Some(kept) if text.len() >= MIN_KEPT_SEARCH_BYTES => put(kept
+                    .entry((crate::memo::text_key(text), piece))
+                    .or_insert_with(|| search().into_boxed_slice())),
+                _ => put(&search()),
+            }
+        };
+        for m in output {
+            for p in m.content.parts.iter() {
+                if let Some(t) = p.text_str() {
+                    mark(t, Piece::Text);
+                }
+            }
+            for c in m.tool_calls.iter() {
+                mark(&c.arguments, Piece::Arguments);
+            }
+        }
+        set.retention_of(&found)
+    }
 }
+
+/// Shorter output texts are searched again rather than kept by
+/// [`Prepared::retention`]: hashing and a map entry would cost more.
+const MIN_KEPT_SEARCH_BYTES: usize = 64;
 
 /// Compacts one session. Pure and deterministic.
 pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outcome<'a> {
@@ -774,7 +845,7 @@ fn anchor_figures(
     built: Option<&summary::Summary>,
 ) -> AnchorFigures {
     let retention = if policy.measure_retention {
-        input.anchors(&policy.families).retention(&session_text(&output.messages))
+        input.retention(&policy.families, &output.messages)
     } else {
         BTreeMap::new()
     };
