@@ -116,7 +116,7 @@ pub struct Replay {
 }
 
 /// A message's identity for the shared-prefix test: equal messages, equal keys.
-fn key(m: &Message) -> u128 {
+pub(crate) fn key(m: &Message) -> u128 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(m.role.as_str().as_bytes());
     for p in m.content.parts.iter() {
@@ -235,6 +235,7 @@ pub fn replay_prepared(
     let session = input.session();
     let msgs = &session.messages;
     let tokens = input.tokens(meter);
+    let keys = input.message_keys();
     let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let mut out = Replay { threshold: policy.threshold, ..Replay::default() };
     let mut forced = policy.clone();
@@ -334,9 +335,8 @@ pub fn replay_prepared(
             prev_original = original.snapshot();
             prev_live = live_req.snapshot();
         }
-        let k = key(m);
-        original.push(k, tokens[i], m.role.is_system());
-        live_req.push(k, tokens[i], m.role.is_system());
+        original.push(keys[i], tokens[i], m.role.is_system());
+        live_req.push(keys[i], tokens[i], m.role.is_system());
     }
     out.compacted = compacted;
     out.appended_from = appended_from;

@@ -201,6 +201,20 @@ fn a_compaction_invalidates_the_cache_once() {
 }
 
 #[test]
+fn a_compaction_that_keeps_the_system_prompt_reads_it_from_cache() {
+    // Tiered mode's cheap tiers add no note: the compacted request keeps the
+    // system prompt, so it reads up to the system breakpoint. Pins that a kept
+    // message keys the same as the original it was read from.
+    let m = hermes();
+    let s = work_session(60);
+    let r = replay(&s, &policy(Mode::Tiered, 64_000), &m, Trigger::Threshold);
+    let at = r.compactions[0].before_call;
+    let system = m.tools(None) + m.request_overhead() + m.message(&s.messages[0]);
+    assert_eq!(r.calls[at].cache_read_live, system);
+    assert_eq!(r.calls[at - 1].cache_read_live, r.calls[at - 1].cache_read_original);
+}
+
+#[test]
 fn recorded_provider_usage_drives_the_trigger() {
     let m = hermes();
     let mut s = work_session(8);

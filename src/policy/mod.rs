@@ -297,6 +297,9 @@ pub struct Prepared<'a> {
     /// (see [`Prepared::retention`]): `report`'s modes keep the same head and
     /// tail, and each would search them again.
     occurring: Mutex<HashMap<PieceKey, Box<[u32]>>>,
+    /// Each message's identity for replay's shared-prefix test: `report`
+    /// replays every session under each mode.
+    keys: OnceLock<Vec<u128>>,
 }
 
 /// An output text by its hash and length ([`crate::memo::text_key`]) and what it is.
@@ -317,6 +320,7 @@ impl<'a> Prepared<'a> {
             anchors: OnceLock::new(),
             tokens: OnceLock::new(),
             occurring: Mutex::default(),
+            keys: OnceLock::new(),
         }
     }
 
@@ -352,6 +356,12 @@ impl<'a> Prepared<'a> {
         } else {
             Cow::Owned(meter.messages(&self.session.messages))
         }
+    }
+
+    /// Each input message's key for the shared-prefix test of
+    /// [`crate::replay`]: computed once, then shared.
+    pub(crate) fn message_keys(&self) -> &[u128] {
+        self.keys.get_or_init(|| self.session.messages.iter().map(crate::replay::key).collect())
     }
 
     /// The anchors of the whole input, read with `families`: computed once,
