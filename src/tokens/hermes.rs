@@ -76,13 +76,68 @@ pub(crate) fn estimate(text: &str) -> u64 {
 
 /// Estimated tokens of `value` serialized as compact JSON: the same as
 /// `estimate(&value.to_string())`, without building the string (`report` and
-/// `replay` measure every non-text part and the tool schemas at each compaction).
+/// `replay` measure every non-text part and the tool schemas at each
+/// compaction). Nor is it written: the length of serde_json's text follows
+/// from the tree (its punctuation, each string's escapes), and escapes are
+/// ASCII, so a string's dense code points are those of its own text.
 pub(crate) fn estimate_json(value: &serde_json::Value) -> u64 {
     let mut t = Tally::default();
-    match serde_json::to_writer(&mut t, value) {
-        Ok(()) => t.estimate(),
-        // Writing to a tally cannot fail; fall back to the plain path anyway.
-        Err(_) => estimate(&value.to_string()),
+    tally_json(value, &mut t);
+    t.estimate()
+}
+
+fn tally_json(value: &serde_json::Value, t: &mut Tally) {
+    use serde_json::Value;
+    match value {
+        Value::Null => t.bytes += 4,
+        Value::Bool(b) => t.bytes += if *b { 4 } else { 5 },
+        // Numbers are rare in parts and schemas: written, not derived.
+        Value::Number(n) => t.feed(n.to_string().as_bytes()),
+        Value::String(s) => tally_str(s, t),
+        Value::Array(items) => {
+            // Brackets and the commas between items.
+            t.bytes += 2 + items.len().saturating_sub(1) as u64;
+            items.iter().for_each(|v| tally_json(v, t));
+        }
+        Value::Object(map) => {
+            // Braces, a colon per entry, the commas between entries.
+            t.bytes += 2 + map.len() as u64 + map.len().saturating_sub(1) as u64;
+            for (k, v) in map {
+                tally_str(k, t);
+                tally_json(v, t);
+            }
+        }
+    }
+}
+
+/// Bytes serde_json adds to a byte of a string when it writes it: `\"`, `\\`
+/// and the short escapes of `\b \f \n \r \t` one, the other control
+/// characters five (`\u00XX`), every other byte none.
+const ESCAPE_EXTRA: [u8; 256] = {
+    let mut extra = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        extra[b] = 5;
+        b += 1;
+    }
+    extra[0x08] = 1;
+    extra[0x09] = 1;
+    extra[0x0a] = 1;
+    extra[0x0c] = 1;
+    extra[0x0d] = 1;
+    extra[b'"' as usize] = 1;
+    extra[b'\\' as usize] = 1;
+    extra
+};
+
+/// A string as serde_json writes it: quotes, text, escapes.
+fn tally_str(s: &str, t: &mut Tally) {
+    let escapes: u64 = s.bytes().map(|b| u64::from(ESCAPE_EXTRA[usize::from(b)])).sum();
+    t.bytes += 2 + escapes;
+    if s.is_ascii() {
+        t.bytes += s.len() as u64;
+    } else {
+        t.feed(s.as_bytes());
     }
 }
 
@@ -132,16 +187,31 @@ mod tests {
 
         #[test]
         fn json_is_estimated_as_its_serialization(
-            keys in proptest::collection::vec("\\PC{0,8}", 0..4),
-            text in "\\PC{0,30}",
+            keys in proptest::collection::vec("(\\PC|[\\x00-\\x1f\\x7f\"\\\\]){0,8}", 0..4),
+            text in "(\\PC|[\\x00-\\x1f\\x7f\"\\\\]){0,30}",
             n in proptest::num::i64::ANY,
+            f in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO,
         ) {
             let mut map = serde_json::Map::new();
             for k in keys {
-                map.insert(k, serde_json::json!([text.clone(), n, null, true, {"q": "a\"b\\c\n"}]));
+                let v = serde_json::json!([text.clone(), n, f, null, true, false, [], {}, [[1]], {"q": "a\"b\\c\n"}]);
+                map.insert(k, v);
             }
             let v = serde_json::Value::Object(map);
             proptest::prop_assert_eq!(estimate_json(&v), estimate(&v.to_string()));
+        }
+    }
+
+    /// Every ASCII byte, alone and between letters (serde_json escapes some
+    /// with two bytes, some with six, the rest not at all), and a key.
+    #[test]
+    fn each_ascii_byte_is_estimated_as_serde_json_writes_it() {
+        for b in 0..128u8 {
+            let c = char::from(b);
+            for s in [c.to_string(), format!("ab{c}c"), format!("{c}{c}{c}")] {
+                let v = serde_json::json!({ s.clone(): [s.clone()] });
+                assert_eq!(estimate_json(&v), estimate(&v.to_string()), "byte {b:#04x}");
+            }
         }
     }
 
