@@ -392,14 +392,12 @@ impl<'a> Prepared<'a> {
         // Only the set this input keeps has its results kept.
         let mut kept = matches!(set, Cow::Borrowed(_))
             .then(|| self.occurring.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut mark = |text: &str, piece: Piece| {
+        for (text, piece) in read_texts(output) {
             let search = || match piece {
                 Piece::Text => set.occurring(text),
                 Piece::Arguments => {
-                    let mut joined = format!("{text}\n");
-                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
-                        push_strings(&v, &mut joined);
-                    }
+                    let mut joined = String::new();
+                    push_read(text, piece, &mut joined);
                     set.occurring(&joined)
                 }
             };
@@ -409,16 +407,6 @@ impl<'a> Prepared<'a> {
                     .entry((crate::memo::text_key(text), piece))
                     .or_insert_with(|| search().into_boxed_slice())),
                 _ => put(&search()),
-            }
-        };
-        for m in output {
-            for p in m.content.parts.iter() {
-                if let Some(t) = p.text_str() {
-                    mark(t, Piece::Text);
-                }
-            }
-            for c in m.tool_calls.iter() {
-                mark(&c.arguments, Piece::Arguments);
             }
         }
         set.retention_of(&found)
@@ -808,22 +796,30 @@ pub(crate) fn more_chars_than(text: &str, n: usize) -> bool {
 /// Every text of a session that a model would read, joined: content, reasoning, call arguments.
 pub fn session_text(messages: &[Message]) -> String {
     let mut out = String::new();
-    for m in messages {
-        for p in m.content.parts.iter() {
-            if let Some(t) = p.text_str() {
-                out.push_str(t);
-                out.push('\n');
-            }
-        }
-        for c in m.tool_calls.iter() {
-            out.push_str(&c.arguments);
-            out.push('\n');
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&c.arguments) {
-                push_strings(&v, &mut out);
-            }
-        }
+    for (text, piece) in read_texts(messages) {
+        push_read(text, piece, &mut out);
     }
     out
+}
+
+/// The texts [`session_text`] joins, in order, each with what it is.
+fn read_texts(messages: &[Message]) -> impl Iterator<Item = (&str, Piece)> {
+    messages.iter().flat_map(|m| {
+        let parts = m.content.parts.iter().filter_map(|p| p.text_str()).map(|t| (t, Piece::Text));
+        parts.chain(m.tool_calls.iter().map(|c| (c.arguments.as_str(), Piece::Arguments)))
+    })
+}
+
+/// Appends one text as [`session_text`] joins it: a line of its own, and for
+/// arguments then each string they hold (when they are JSON).
+fn push_read(text: &str, piece: Piece, out: &mut String) {
+    out.push_str(text);
+    out.push('\n');
+    if piece == Piece::Arguments
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(text)
+    {
+        push_strings(&v, out);
+    }
 }
 
 fn push_strings(v: &serde_json::Value, out: &mut String) {
