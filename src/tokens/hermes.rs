@@ -15,34 +15,31 @@ fn is_dense(c: u32) -> bool {
         | 0xff00..=0xffef)
 }
 
-/// Counts what the estimate needs of a UTF-8 byte stream: its bytes and its
+/// Counts what the estimate needs of UTF-8 texts: their bytes and their
 /// dense code points. Every dense range lies in U+0800..U+FFFF, so a dense
 /// character is always a three-byte sequence: only lead bytes `0xE0..=0xEF`
 /// need decoding, every other byte is just counted (no `char` iteration).
-/// A sequence may be split between two `feed` calls (a JSON writer's chunks).
 #[derive(Default)]
 struct Tally {
     bytes: u64,
     dense: u64,
-    /// Code point bits of a three-byte sequence in progress, and how many of
-    /// its continuation bytes are still due (0 when none is open).
-    partial: u32,
-    due: u8,
 }
 
 impl Tally {
-    fn feed(&mut self, bytes: &[u8]) {
-        self.bytes += bytes.len() as u64;
-        for &b in bytes {
-            if self.due > 0 {
-                self.partial = (self.partial << 6) | u32::from(b & 0x3f);
-                self.due -= 1;
-                if self.due == 0 && is_dense(self.partial) {
-                    self.dense += 1;
-                }
-            } else if b & 0xf0 == 0xe0 {
-                self.partial = u32::from(b & 0x0f);
-                self.due = 2;
+    fn feed(&mut self, text: &str) {
+        self.bytes += text.len() as u64;
+        if text.is_ascii() {
+            return;
+        }
+        let b = text.as_bytes();
+        for (i, &lead) in b.iter().enumerate() {
+            // A whole `str`: a three-byte lead has its two continuation bytes.
+            if lead & 0xf0 == 0xe0
+                && let Some(&[c1, c2]) = b.get(i + 1..i + 3)
+            {
+                let cp =
+                    u32::from(lead & 0x0f) << 12 | u32::from(c1 & 0x3f) << 6 | u32::from(c2 & 0x3f);
+                self.dense += u64::from(is_dense(cp));
             }
         }
     }
@@ -53,24 +50,10 @@ impl Tally {
     }
 }
 
-impl std::io::Write for Tally {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.feed(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Estimated tokens of `text`.
 pub(crate) fn estimate(text: &str) -> u64 {
-    if text.is_ascii() {
-        return (text.len() as u64).div_ceil(4);
-    }
     let mut t = Tally::default();
-    t.feed(text.as_bytes());
+    t.feed(text);
     t.estimate()
 }
 
@@ -92,7 +75,7 @@ fn tally_json(value: &serde_json::Value, t: &mut Tally) {
         Value::Null => t.bytes += 4,
         Value::Bool(b) => t.bytes += if *b { 4 } else { 5 },
         // Numbers are rare in parts and schemas: written, not derived.
-        Value::Number(n) => t.feed(n.to_string().as_bytes()),
+        Value::Number(n) => t.feed(&n.to_string()),
         Value::String(s) => tally_str(s, t),
         Value::Array(items) => {
             // Brackets and the commas between items.
@@ -134,11 +117,7 @@ const ESCAPE_EXTRA: [u8; 256] = {
 fn tally_str(s: &str, t: &mut Tally) {
     let escapes: u64 = s.bytes().map(|b| u64::from(ESCAPE_EXTRA[usize::from(b)])).sum();
     t.bytes += 2 + escapes;
-    if s.is_ascii() {
-        t.bytes += s.len() as u64;
-    } else {
-        t.feed(s.as_bytes());
-    }
+    t.feed(s);
 }
 
 #[cfg(test)]
