@@ -234,9 +234,8 @@ impl<'a> Walk<'a> {
         self.i += end;
         match canon {
             Canon::Yes => Some(Value::String(format!("{KEPT}{text}"))),
-            // Parsed alone it has a fresh recursion budget: what the whole
-            // line's parse would reject must still fail.
-            Canon::No if deeper_than(text, MAX_KEPT_DEPTH) => None,
+            // Parsed alone it has a fresh recursion budget, but `scan` said
+            // `TooDeep` of any text the line's parse could reject for depth.
             Canon::No => serde_json::from_str(text).ok(),
             Canon::TooDeep => None,
         }
@@ -257,33 +256,6 @@ fn nested_deeper(v: &Value, limit: usize) -> bool {
         Value::Object(map) => limit == 0 || map.values().any(|x| nested_deeper(x, limit - 1)),
         _ => false,
     }
-}
-
-/// Whether `text`, valid JSON, nests arrays and objects deeper than `limit`.
-fn deeper_than(text: &str, limit: usize) -> bool {
-    let b = text.as_bytes();
-    let (mut depth, mut i) = (0usize, 0);
-    while i < b.len() {
-        match b[i] {
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > limit {
-                    return true;
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b'"' => {
-                // Skip the string: to the first quote not escaped.
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    false
 }
 
 /// What [`scan`] found of a text.
