@@ -123,16 +123,32 @@ impl<'a> Walk<'a> {
         (self.peek()? == c).then(|| self.i += 1)
     }
 
+    /// After a container's opening byte: whether `close` ends it at once.
+    fn empty(&mut self, close: u8) -> Option<bool> {
+        self.space();
+        let empty = self.peek()? == close;
+        self.i += usize::from(empty);
+        Some(empty)
+    }
+
+    /// After an item: `,` (false: more follow) or `close` (true: the end).
+    fn item_end(&mut self, close: u8) -> Option<bool> {
+        self.space();
+        let c = self.peek()?;
+        self.i += 1;
+        match c {
+            b',' => Some(false),
+            c if c == close => Some(true),
+            _ => None,
+        }
+    }
+
     /// A session or message object, at its `{`.
     fn object(&mut self, level: Level) -> Option<Value> {
         self.eat(b'{')?;
         let mut map = Map::new();
-        self.space();
-        if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(Value::Object(map));
-        }
-        loop {
+        let mut done = self.empty(b'}')?;
+        while !done {
             let key = self.key()?;
             self.eat(b':')?;
             self.space();
@@ -152,16 +168,9 @@ impl<'a> Walk<'a> {
                 _ => self.keep()?,
             };
             map.insert(key.to_owned(), value);
-            self.space();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(Value::Object(map));
-                }
-                _ => return None,
-            }
+            done = self.item_end(b'}')?;
         }
+        Some(Value::Object(map))
     }
 
     /// An object key without escapes (one with escapes is left to the whole parse).
@@ -189,28 +198,17 @@ impl<'a> Walk<'a> {
         }
         self.i += 1;
         let mut items = Vec::new();
-        self.space();
-        if self.peek()? == b']' {
-            self.i += 1;
-            return Some(Value::Array(items));
-        }
-        loop {
+        let mut done = self.empty(b']')?;
+        while !done {
             self.space();
             items.push(match item {
                 Item::Message if self.peek()? == b'{' => self.object(Level::Message)?,
                 Item::Message => self.read()?,
                 Item::Keep => self.keep()?,
             });
-            self.space();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    return Some(Value::Array(items));
-                }
-                _ => return None,
-            }
+            done = self.item_end(b']')?;
         }
+        Some(Value::Array(items))
     }
 
     /// One value read by serde_json, as a whole parse reads it.
