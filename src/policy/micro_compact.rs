@@ -24,11 +24,13 @@ use super::dedup::DUPLICATE_MARKER;
 use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
 use super::tool_families::{ToolFamilies, is_description};
 use super::{Slot, more_chars_than};
+use crate::memo::{Memo, text_key};
 use crate::model::{Message, Part, ToolCall};
 use serde_json::Value;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::{Arc, LazyLock};
 
 /// Tool results longer than this many chars are described (H).
 pub const MICRO_COMPACT_OVER_CHARS: usize = 200;
@@ -132,6 +134,35 @@ pub fn shrink_arguments(arguments: &str) -> Option<String> {
     if !more_chars_than(arguments, SHRINK_ARGS_OVER_CHARS) {
         return None;
     }
+    if arguments.len() > MAX_CACHED_SHRINK_BYTES {
+        return shrunk(arguments);
+    }
+    let key = text_key(arguments);
+    let cost = |s: &Shrunk| 64 + s.as_ref().map_or(0, |s| s.len());
+    SHRUNK
+        .get_or_insert_with(key.0, key, || shrunk(arguments).map(Arc::from), cost)
+        .map(|s| s.to_string())
+}
+
+/// Longer arguments are shrunk every time: one would fill a shard by itself.
+const MAX_CACHED_SHRINK_BYTES: usize = SHRUNK_SHARD_BYTES / 8;
+const SHRUNK_SHARDS: usize = 16;
+/// Bytes of shrunk arguments a shard holds before it is cleared (8 MB in all).
+const SHRUNK_SHARD_BYTES: usize = 1 << 19;
+
+/// Shrunk arguments by text hash. `report` compacts every session under
+/// three summarizing modes and `replay` again at every trigger, and each
+/// shrinks the same long arguments of the same calls (a parse and a write of
+/// the whole JSON text): each text is shrunk once. Its budget is in bytes
+/// (see [`crate::memo`]).
+static SHRUNK: LazyLock<Memo<(u128, usize), Shrunk>> =
+    LazyLock::new(|| Memo::new(SHRUNK_SHARDS, SHRUNK_SHARD_BYTES));
+
+/// Shrunk arguments, or `None` when nothing changed or they are not JSON.
+type Shrunk = Option<Arc<str>>;
+
+/// [`shrink_arguments`] of a text over the limit, computed.
+fn shrunk(arguments: &str) -> Option<String> {
     let mut value: Value = serde_json::from_str(arguments).ok()?;
     if !shrink_leaves(&mut value) {
         return None;
@@ -254,6 +285,30 @@ mod tests {
                 .to_string();
         assert!(many.len() > 500);
         assert_eq!(shrink_arguments(&many), None);
+    }
+
+    /// Every size class (under the limit, remembered, too long to remember)
+    /// shrinks as computed afresh, the first time and from the memo; texts
+    /// that differ only at the end are told apart.
+    #[test]
+    fn arguments_shrink_the_same_remembered_or_not() {
+        let leaf = |n: usize, end: &str| json!({"p": "x", "t": "y".repeat(n), "z": end});
+        let texts = [
+            leaf(100, "").to_string(),
+            leaf(600, "a").to_string(),
+            leaf(600, "b").to_string(),
+            json!({"k": (0..100).collect::<Vec<_>>()}).to_string(),
+            format!("{{not json {}", "x".repeat(600)),
+            leaf(MAX_CACHED_SHRINK_BYTES, "").to_string(),
+        ];
+        for text in &texts {
+            let fresh =
+                if more_chars_than(text, SHRINK_ARGS_OVER_CHARS) { shrunk(text) } else { None };
+            for _ in 0..2 {
+                assert_eq!(shrink_arguments(text), fresh, "{}", &text[..40.min(text.len())]);
+            }
+        }
+        assert_ne!(shrink_arguments(&texts[1]), shrink_arguments(&texts[2]));
     }
 
     #[test]
