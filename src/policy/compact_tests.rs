@@ -401,3 +401,17 @@ fn retention_reads_the_strings_of_arguments_and_keeps_texts_apart_from_arguments
     assert_eq!(paths(&[Message::text(Role::User, args)]), (1, 0));
     assert_eq!(paths(&[calling(Role::Assistant, args)]), (1, 1));
 }
+
+proptest::proptest! {
+    /// The block count is the plain one, over every length around a block's
+    /// edge and texts of only newlines (a block's sum at its largest).
+    #[test]
+    fn newlines_are_counted_as_matches_counts_them(
+        text in "[a\\n\u{e9}\u{1f600}]{0,600}",
+        only in 0usize..400,
+    ) {
+        proptest::prop_assert_eq!(newlines(&text), text.matches('\n').count());
+        let all = "\n".repeat(only);
+        proptest::prop_assert_eq!(newlines(&all), only);
+    }
+}

@@ -459,7 +459,7 @@ fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
         return (format!("failed: {why}"), true);
     }
     let chars = thousands(text.chars().count() as u64);
-    let lines = if text.trim().is_empty() { 0 } else { text.matches('\n').count() + 1 };
+    let lines = if text.trim().is_empty() { 0 } else { super::newlines(&text) + 1 };
     let phrase = match family {
         Family::Shell => match exit_code(&text) {
             Some(code) => format!("exit {code}, {lines} lines output"),

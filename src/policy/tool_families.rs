@@ -18,15 +18,29 @@
 //! - delegate: `[delegate_task] 'GOAL' (N,NNN chars result)`
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
-use super::more_chars_than;
+use super::{more_chars_than, newlines};
+use crate::memo::{Memo, text_key};
 use crate::model::ToolCall;
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
+use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 const BUILTIN: &str = include_str!("tool_families.json");
+
+const DESCRIBED_SHARDS: usize = 16;
+/// Bytes of descriptions a shard holds before it is cleared (4 MB in all).
+const DESCRIBED_SHARD_BYTES: usize = 1 << 18;
+
+/// Descriptions by the map's texts, the output's hash and the call's. Stage 2
+/// describes every long result of a session's middle, and `report` compacts
+/// it under three summarizing modes and `replay` again at every trigger: each
+/// result is described once (its characters and lines counted, its exit code
+/// searched). Its budget is in bytes (see [`crate::memo`]).
+static DESCRIBED: LazyLock<Memo<(u128, u128, usize, u128), String>> =
+    LazyLock::new(|| Memo::new(DESCRIBED_SHARDS, DESCRIBED_SHARD_BYTES));
 
 /// What a tool does, as far as describing it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -96,16 +110,30 @@ pub struct Resolved {
 }
 
 /// The name → family map.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ToolFamilies {
     file: FamilyFile,
+    /// A hash of the JSON texts the map was read from, in order: the key its
+    /// descriptions are remembered under (see [`DESCRIBED`]). Equal maps read
+    /// from different texts only share fewer of them.
+    read_from: u128,
+}
+
+/// Two maps are equal when their entries are, whatever texts they came from.
+impl PartialEq for ToolFamilies {
+    fn eq(&self, other: &ToolFamilies) -> bool {
+        self.file == other.file
+    }
 }
 
 impl Default for ToolFamilies {
     fn default() -> Self {
         // The built-in table is compiled in and checked by a test; an error here
         // would be a build defect, so fall back to an empty map rather than panic.
-        ToolFamilies { file: serde_json::from_str(BUILTIN).unwrap_or_default() }
+        ToolFamilies {
+            file: serde_json::from_str(BUILTIN).unwrap_or_default(),
+            read_from: xxh3_128(BUILTIN.as_bytes()),
+        }
     }
 }
 
@@ -115,6 +143,10 @@ impl ToolFamilies {
         let extra: FamilyFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
         self.file.tools.extend(extra.tools);
         self.file.prefixes.extend(extra.prefixes);
+        let mut h = Xxh3::new();
+        h.update(&self.read_from.to_le_bytes());
+        h.update(text.as_bytes());
+        self.read_from = h.digest128();
         Ok(())
     }
 
@@ -157,6 +189,27 @@ impl ToolFamilies {
 
     /// The one-line description of a call and its (long) result.
     pub fn describe(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
+        let (hash, len) = text_key(output);
+        // The call's name and arguments and the fallback name, each after its
+        // length, so that no two of them run together into the same bytes.
+        let mut h = Xxh3::new();
+        for s in [call.map_or("", |c| &c.name), call.map_or("", |c| &c.arguments), fallback_name] {
+            h.update(&s.len().to_le_bytes());
+            h.update(s.as_bytes());
+        }
+        h.update(&[u8::from(call.is_some())]);
+        let key = (self.read_from, hash, len, h.digest128());
+        let cost = |line: &String| line.len() + 96;
+        DESCRIBED.get_or_insert_with(
+            hash,
+            key,
+            || self.described(call, fallback_name, output),
+            cost,
+        )
+    }
+
+    /// [`ToolFamilies::describe`], computed.
+    fn described(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
         let name = call.map_or(fallback_name, |c| c.name.as_str());
         let name = if name.is_empty() { "tool" } else { name };
         let args = call.and_then(ToolCall::args_object).unwrap_or_default();
@@ -178,7 +231,7 @@ impl ToolFamilies {
             Family::Write => {
                 let path = first_str(&args, PATH_KEYS).unwrap_or_else(|| "?".into());
                 let written = first_str(&args, CONTENT_KEYS)
-                    .map_or_else(|| "?".into(), |c| (c.matches('\n').count() + 1).to_string());
+                    .map_or_else(|| "?".into(), |c| (newlines(&c) + 1).to_string());
                 format!("[write_file] wrote to {path} ({written} lines)")
             }
             Family::Search => {
@@ -281,7 +334,7 @@ pub fn thousands(n: u64) -> String {
 
 /// Lines of an output: newlines + 1, or 0 for a blank output (reference rule).
 fn line_count(text: &str) -> usize {
-    if text.trim().is_empty() { 0 } else { text.matches('\n').count() + 1 }
+    if text.trim().is_empty() { 0 } else { newlines(text) + 1 }
 }
 
 /// Cuts `s` to `keep` chars + `...` when it has more than `limit` chars.
@@ -575,6 +628,41 @@ mod tests {
         assert_eq!(f.resolve("run_it", None).family, Family::Shell);
         assert_eq!(f.resolve("pw_click", None).family, Family::Browser);
         assert!(f.extend_from_json("{not json").is_err());
+    }
+
+    /// A remembered description is the one computed afresh, and is never
+    /// another's: a map extended by a user file, another call, the same call
+    /// without its arguments or under a fallback name, another output.
+    #[test]
+    fn descriptions_are_remembered_only_for_what_they_describe() {
+        let mut own = ToolFamilies::default();
+        own.extend_from_json(r#"{"tools": {"run_it": "read"}}"#).unwrap();
+        assert_eq!(own, own.clone());
+        let builtin = ToolFamilies::default();
+        let out = "line\n".repeat(60);
+        let other_out = format!("{out}x");
+        let calls = [
+            call("run_it", r#"{"path":"a.rs"}"#),
+            call("run_it", r#"{"path":"b.rs"}"#),
+            // Hashed as `None` would be but for the flag that says there is a call.
+            call("", ""),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..2 {
+            for f in [&builtin, &own] {
+                for output in [&out, &other_out] {
+                    for c in calls.iter().map(Some).chain([None]) {
+                        for fallback in ["run_it", "other"] {
+                            let line = f.describe(c, fallback, output);
+                            assert_eq!(line, f.described(c, fallback, output));
+                            seen.insert(line);
+                        }
+                    }
+                }
+            }
+        }
+        // Both maps, both outputs, both paths and both fallback names tell.
+        assert!(seen.len() >= 12, "{seen:#?}");
     }
 
     #[test]
