@@ -33,6 +33,7 @@ use super::tool_families::{
     Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
+use crate::memo::{Memo, text_key};
 use crate::model::{Message, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
@@ -40,7 +41,8 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
+use xxhash_rust::xxh3::Xxh3;
 
 /// Every summary begins with this (SPEC 6, reference wording).
 pub const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
@@ -359,9 +361,14 @@ fn date_of(m: &Message) -> Option<String> {
     .then(|| date.to_string())
 }
 
+/// Returns true if and only if a tool result is flagged an error (`is_error`).
+fn reports_error(result: &Message) -> bool {
+    result.extra.get("is_error").and_then(Value::as_bool) == Some(true)
+}
+
 /// Returns true if and only if a tool result reports a failure.
 fn result_failed(result: &Message, text: &str) -> bool {
-    if result.extra.get("is_error").and_then(Value::as_bool) == Some(true) {
+    if reports_error(result) {
         return true;
     }
     match exit_code(text) {
@@ -497,6 +504,120 @@ fn todo_items(args: &Map<String, Value>) -> Option<Vec<String>> {
     Some(open)
 }
 
+/// What one call did, for the action list: its family, what it acted on,
+/// and its result as a phrase (and whether that phrase is a failure).
+#[derive(Debug, PartialEq)]
+struct Act {
+    family: Family,
+    target: String,
+    phrase: String,
+    failed: bool,
+}
+
+/// The [`Act`] of `call` (its arguments `args`, parsed) and its `result`.
+/// Remembered by the map's texts, the call's name and arguments and the
+/// result's text and error flag, all it depends on: `report` summarizes the
+/// same calls under three modes and `replay` at every trigger, and each time
+/// a result's text was searched for an exit code and an error line.
+fn act(
+    call: &ToolCall,
+    args: &Map<String, Value>,
+    result: Option<&Message>,
+    families: &ToolFamilies,
+) -> Arc<Act> {
+    let compute = || Arc::new(act_afresh(call, args, result, families));
+    let text = result.map(Message::text_content);
+    let bytes = call.arguments.len() + text.as_ref().map_or(0, |t| t.len());
+    if bytes < MIN_REMEMBERED_BYTES {
+        return compute();
+    }
+    // Each text after its length, so that no two run together into the same bytes.
+    let mut h = Xxh3::new();
+    for t in [call.name.as_str(), call.arguments.as_str()].into_iter().chain(text.as_deref()) {
+        h.update(&t.len().to_le_bytes());
+        h.update(t.as_bytes());
+    }
+    h.update(&[u8::from(result.is_some()), u8::from(result.is_some_and(reports_error))]);
+    let hash = h.digest128();
+    let cost = |a: &Arc<Act>| a.target.len() + a.phrase.len() + 128;
+    ACTS.get_or_insert_with(hash, (families.read_from(), hash), compute, cost)
+}
+
+/// [`act`], computed.
+fn act_afresh(
+    call: &ToolCall,
+    args: &Map<String, Value>,
+    result: Option<&Message>,
+    families: &ToolFamilies,
+) -> Act {
+    let (family, target) = call_target(call, args, families);
+    let (phrase, failed) = outcome(family, result);
+    Act { family, target, phrase, failed }
+}
+
+/// Who said a text [`noted`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Said {
+    User,
+    Assistant,
+}
+
+/// The sentences of a text the summary quotes: a user's constraints (in
+/// `picked`) and questions, an assistant's decisions (in `picked`), clipped.
+#[derive(Debug, Default, PartialEq)]
+struct Notes {
+    picked: Vec<String>,
+    questions: Vec<String>,
+}
+
+/// The [`Notes`] of `text` said by `said`, remembered by the text's hash
+/// (`report` and `replay` summarize the same turns again and again).
+fn noted(text: &str, said: Said) -> Arc<Notes> {
+    let compute = || Arc::new(notes_afresh(text, said));
+    if text.len() < MIN_REMEMBERED_BYTES {
+        return compute();
+    }
+    let (hash, len) = text_key(text);
+    let cost = |n: &Arc<Notes>| {
+        n.picked.iter().chain(&n.questions).map(|s| s.len() + 24).sum::<usize>() + 64
+    };
+    NOTES.get_or_insert_with(hash, (hash, len, said), compute, cost)
+}
+
+/// [`noted`], computed.
+fn notes_afresh(text: &str, said: Said) -> Notes {
+    let mut notes = Notes::default();
+    for s in sentences(text) {
+        match said {
+            Said::User => {
+                if matches(&CONSTRAINT_RE, &s) {
+                    notes.picked.push(clip(&s, 300));
+                }
+                if s.ends_with('?') {
+                    notes.questions.push(clip(&s, 200));
+                }
+            }
+            Said::Assistant if matches(&DECISION_RE, &s) => notes.picked.push(clip(&s, 300)),
+            Said::Assistant => {}
+        }
+    }
+    notes
+}
+
+/// Shorter texts are read every time (cheaper than a lookup).
+const MIN_REMEMBERED_BYTES: usize = 64;
+const MEMO_SHARDS: usize = 16;
+/// Bytes a shard of [`ACTS`] or [`NOTES`] holds before it is cleared (4 MB
+/// each in all).
+const MEMO_SHARD_BYTES: usize = 1 << 18;
+
+/// Acts by the tool map's texts and a hash of the call and its result.
+static ACTS: LazyLock<Memo<(u128, u128), Arc<Act>>> =
+    LazyLock::new(|| Memo::new(MEMO_SHARDS, MEMO_SHARD_BYTES));
+/// Notes by text hash and who said it.
+static NOTES: LazyLock<Memo<(u128, usize, Said), Arc<Notes>>> =
+    LazyLock::new(|| Memo::new(MEMO_SHARDS, MEMO_SHARD_BYTES));
+
 /// Pushes `item` unless already present.
 fn push_unique(list: &mut Vec<String>, item: String) {
     if !item.is_empty() && !list.contains(&item) {
@@ -548,31 +669,29 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
         match m.role {
             Role::User => {
                 let Some(text) = real_user_text(m) else { continue };
-                d.active_task = Some(text.clone());
-                for s in sentences(&text) {
-                    if matches(&CONSTRAINT_RE, &s) {
-                        push_unique(&mut d.constraints, clip(&s, 300));
-                    }
-                    if s.ends_with('?') {
-                        user_questions.push((i, clip(&s, 200), date_of(m)));
-                    }
+                let notes = noted(&text, Said::User);
+                d.active_task = Some(text);
+                for c in &notes.picked {
+                    push_unique(&mut d.constraints, c.clone());
+                }
+                for q in &notes.questions {
+                    user_questions.push((i, q.clone(), date_of(m)));
                 }
             }
             Role::Assistant => {
                 if m.has_visible_text() && !summary_here {
                     last_visible_assistant = Some(i);
-                    for s in sentences(&m.text_content()) {
-                        if matches(&DECISION_RE, &s) {
-                            push_unique(&mut d.decisions, clip(&s, 300));
-                        }
+                    for decision in &noted(&m.text_content(), Said::Assistant).picked {
+                        push_unique(&mut d.decisions, decision.clone());
                     }
                 }
                 for call in m.tool_calls.iter() {
                     // Parsed once for everything below that reads the arguments.
                     let args = call.args_object().unwrap_or_default();
-                    let (family, target) = call_target(call, &args, input.families);
                     let result = results.get(call.id.as_str()).copied();
-                    let (phrase, failed) = outcome(family, result);
+                    let act = act(call, &args, result, input.families);
+                    let (family, target, phrase, failed) =
+                        (act.family, &act.target, &act.phrase, act.failed);
                     let date = date_of(m).map(|d| format!(" on {d}")).unwrap_or_default();
                     let target_part =
                         if target.is_empty() { String::new() } else { format!(" {target}") };

@@ -328,3 +328,71 @@ mod clipping {
         }
     }
 }
+
+/// A remembered act is the one computed afresh and never another's: another
+/// tool map, call, result text, error flag, or no result at all.
+#[test]
+fn acts_are_remembered_only_for_what_they_describe() {
+    let builtin = ToolFamilies::default();
+    let mut own = ToolFamilies::default();
+    own.extend_from_json(r#"{"tools": {"run_it": "shell"}}"#).unwrap();
+    let long = "x".repeat(80);
+    let calls = [
+        call("a", "run_it", &format!(r#"{{"command":"make a {long}"}}"#)),
+        call("a", "run_it", &format!(r#"{{"command":"make b {long}"}}"#)),
+    ];
+    let out = format!("{long}\nerror: it broke\nExit code: 2");
+    let good = format!("{long}\nall good");
+    let flagged = {
+        let mut r = result("a", &good);
+        r.extra_mut().insert("is_error".into(), Value::Bool(true));
+        r
+    };
+    let results = [
+        Some(result("a", &out)),
+        Some(result("a", &good)),
+        Some(flagged),
+        Some(result("a", &format!("{long}\nExit code: 0"))),
+        None,
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..2 {
+        for f in [&builtin, &own] {
+            for c in &calls {
+                let tc = &c.tool_calls[0];
+                let args = tc.args_object().unwrap_or_default();
+                for r in &results {
+                    let got = act(tc, &args, r.as_ref(), f);
+                    assert_eq!(*got, act_afresh(tc, &args, r.as_ref(), f));
+                    seen.insert(format!("{:?} {} {}", got.family, got.target, got.phrase));
+                }
+            }
+        }
+    }
+    // Two maps x two targets x five results that each read apart.
+    assert_eq!(seen.len(), 2 * 2 * 5, "{seen:#?}");
+}
+
+/// Notes are remembered per text and per speaker: the same text is a user's
+/// constraint and question, or an assistant's decision.
+#[test]
+fn notes_are_remembered_per_text_and_speaker() {
+    let texts = [
+        "You must never push to main. Why did the build fail? We decided to use serde instead of a hand parser.",
+        "You must never push to main. Why did the build fail? We decided to use serde instead of a hand parser!",
+        "short one?",
+    ];
+    for _ in 0..2 {
+        for text in texts {
+            for said in [Said::User, Said::Assistant] {
+                assert_eq!(*noted(text, said), notes_afresh(text, said), "{text} {said:?}");
+            }
+        }
+    }
+    let user = noted(texts[0], Said::User);
+    let assistant = noted(texts[0], Said::Assistant);
+    assert_eq!(user.picked, ["You must never push to main."]);
+    assert_eq!(user.questions, ["Why did the build fail?"]);
+    assert_eq!(assistant.picked, ["We decided to use serde instead of a hand parser."]);
+    assert!(assistant.questions.is_empty());
+}

@@ -150,6 +150,12 @@ impl ToolFamilies {
         Ok(())
     }
 
+    /// A hash of the JSON texts the map was read from: a key for what is
+    /// remembered of results computed with it.
+    pub(crate) fn read_from(&self) -> u128 {
+        self.read_from
+    }
+
     /// The family of a call to `name` with `args`.
     pub fn resolve(&self, name: &str, args: Option<&Map<String, Value>>) -> Resolved {
         let plain = |family| Resolved { family, target: None, mode: None };
