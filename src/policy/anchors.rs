@@ -34,6 +34,7 @@ use crate::memo::{Memo, text_key};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -263,7 +264,38 @@ impl AnchorSet {
     /// Extracts the anchors of `text`, seen at position `ordinal`. Error lines
     /// are taken only when `errors` is true.
     pub fn extract(&mut self, text: &str, ordinal: u64, errors: bool) {
-        let scan = scan_cached(text, errors);
+        self.add_scan(&scan_cached(text, errors), ordinal);
+    }
+
+    /// Extracts the anchors of the texts `pieces` makes of `text` (the strings
+    /// a call's arguments hold), in order and without error lines, as
+    /// [`AnchorSet::extract`] of each would. What they hold is remembered by
+    /// `text`: `pieces` (a parse of the arguments) runs once per distinct text.
+    pub fn extract_pieces<'t>(
+        &mut self,
+        text: &'t str,
+        ordinal: u64,
+        pieces: impl FnOnce(&'t str) -> Vec<Cow<'t, str>>,
+    ) {
+        let scan_all = || {
+            let mut all = Scan::default();
+            for piece in pieces(text) {
+                let one = scan_cached(&piece, false);
+                all.hits.extend(one.hits.iter().cloned());
+                all.secrets += one.secrets;
+            }
+            Arc::new(all)
+        };
+        let scan = if text.len() < MIN_CACHED_SCAN_BYTES {
+            scan_all()
+        } else {
+            let (hash, len) = text_key(text);
+            PIECES_CACHE.get_or_insert_with(hash, (hash, len), scan_all, |s| s.bytes())
+        };
+        self.add_scan(&scan, ordinal);
+    }
+
+    fn add_scan(&mut self, scan: &Scan, ordinal: u64) {
         self.secrets_dropped += scan.secrets;
         if !scan.hits.is_empty() {
             self.automaton.take();
@@ -421,6 +453,12 @@ const SCAN_SHARD_BYTES: usize = 1 << 20;
 /// again: each text is scanned once. Its budget is in bytes of scan results
 /// (see [`crate::memo`]).
 static SCAN_CACHE: LazyLock<Memo<(u128, usize, bool), Arc<Scan>>> =
+    LazyLock::new(|| Memo::new(SCAN_SHARDS, SCAN_SHARD_BYTES));
+
+/// The scans of the pieces of a text ([`AnchorSet::extract_pieces`]), by the
+/// text's hash: a call's arguments are parsed for their strings once, not at
+/// every compaction that reads them. Its budget is in bytes of scan results.
+static PIECES_CACHE: LazyLock<Memo<(u128, usize), Arc<Scan>>> =
     LazyLock::new(|| Memo::new(SCAN_SHARDS, SCAN_SHARD_BYTES));
 
 fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {

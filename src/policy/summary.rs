@@ -782,8 +782,9 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
     d
 }
 
-/// Renders a bullet list keeping the newest `limit` items, or `None.`.
-fn bullets(items: &[String], limit: usize, text_chars: usize) -> String {
+/// Renders a bullet list keeping the newest `limit` items (clipped by
+/// [`Draft::clip_shown`]), or `None.`.
+fn bullets(items: &[String], limit: usize) -> String {
     if items.is_empty() {
         return NONE.to_string();
     }
@@ -794,7 +795,7 @@ fn bullets(items: &[String], limit: usize, text_chars: usize) -> String {
     }
     for item in &items[skip..] {
         out.push_str("- ");
-        out.push_str(&clip(item, text_chars));
+        out.push_str(item);
         out.push('\n');
     }
     out.trim_end().to_string()
@@ -813,6 +814,40 @@ fn block(text: Option<&str>, max: usize) -> String {
     }
 }
 
+/// The files section shows this many items per `Limits::items`.
+const FILES_PER_ITEM: usize = 3;
+/// The remaining-work section shows this many items per `Limits::items`.
+const REMAINING_PER_ITEM: usize = 2;
+
+impl Draft {
+    /// Clips each item the summary can show to its section's width, once:
+    /// the budget loop renders the sections again and again, with fewer of
+    /// the same (newest) items each time, so only the items the first
+    /// rendering shows are clipped.
+    fn clip_shown(&mut self) {
+        let start = Limits::START;
+        let shown = self.actions.len().saturating_sub(start.actions);
+        for a in &mut self.actions[shown..] {
+            a.text = clip(&a.text, 400);
+        }
+        for (list, limit, width) in [
+            (&mut self.constraints, start.items, 300),
+            (&mut self.blocked, start.items, 300),
+            (&mut self.decisions, start.items, 300),
+            (&mut self.resolved, start.items, 260),
+            (&mut self.pending, start.items, 300),
+            (&mut self.files, start.items * FILES_PER_ITEM, 200),
+            (&mut self.remaining, start.items * REMAINING_PER_ITEM, 220),
+        ] {
+            let shown = list.len().saturating_sub(limit);
+            for item in &mut list[shown..] {
+                *item = clip(item, width);
+            }
+        }
+    }
+}
+
+/// Renders the sections of a (clipped) draft within `lim`.
 fn render_core(d: &Draft, lim: Limits) -> String {
     let mut s = String::new();
     let mut section = |h: &str, body: String| {
@@ -825,7 +860,7 @@ fn render_core(d: &Draft, lim: Limits) -> String {
     let task = d.active_task.as_deref().map(|t| truncate_text(t).unwrap_or_else(|| t.to_string()));
     section(heading::ACTIVE_TASK, task.unwrap_or_else(|| NONE.to_string()));
     section(heading::GOAL, block(d.goal.as_deref(), lim.text_chars.min(600)));
-    section(heading::CONSTRAINTS, bullets(&d.constraints, lim.items, 300));
+    section(heading::CONSTRAINTS, bullets(&d.constraints, lim.items));
     let actions = if d.actions.is_empty() {
         NONE.to_string()
     } else {
@@ -835,18 +870,18 @@ fn render_core(d: &Draft, lim: Limits) -> String {
             out.push_str(&format!("({skip} earlier actions omitted; numbering continues)\n"));
         }
         for a in &d.actions[skip..] {
-            out.push_str(&format!("{}. {}\n", a.number, clip(&a.text, 400)));
+            out.push_str(&format!("{}. {}\n", a.number, a.text));
         }
         out.trim_end().to_string()
     };
     section(heading::COMPLETED, actions);
     section(heading::ACTIVE_STATE, block(d.active_state.as_deref(), lim.text_chars));
-    section(heading::BLOCKED, bullets(&d.blocked, lim.items, 300));
-    section(heading::DECISIONS, bullets(&d.decisions, lim.items, 300));
-    section(heading::RESOLVED, bullets(&d.resolved, lim.items, 260));
-    section(heading::PENDING, bullets(&d.pending, lim.items, 300));
-    section(heading::FILES, bullets(&d.files, lim.items * 3, 200));
-    section(heading::REMAINING, bullets(&d.remaining, lim.items * 2, 220));
+    section(heading::BLOCKED, bullets(&d.blocked, lim.items));
+    section(heading::DECISIONS, bullets(&d.decisions, lim.items));
+    section(heading::RESOLVED, bullets(&d.resolved, lim.items));
+    section(heading::PENDING, bullets(&d.pending, lim.items));
+    section(heading::FILES, bullets(&d.files, lim.items * FILES_PER_ITEM));
+    section(heading::REMAINING, bullets(&d.remaining, lim.items * REMAINING_PER_ITEM));
     s
 }
 
@@ -911,7 +946,8 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
             split_summary(&text).map(|(s, _)| Previous::parse(s))
         })
         .unwrap_or_default();
-    let draft = extract(input, &previous);
+    let mut draft = extract(input, &previous);
+    draft.clip_shown();
 
     let mut limits = Limits::START;
     let mut core = render_core(&draft, limits);
@@ -992,10 +1028,9 @@ pub fn add_message_anchors(
         }
     }
     for call in m.tool_calls.iter() {
-        match json_strings(&call.arguments) {
-            Some(strings) => strings.iter().for_each(|s| set.extract(s, ordinal, false)),
-            None => set.extract(&call.arguments, ordinal, false),
-        }
+        set.extract_pieces(&call.arguments, ordinal, |args| {
+            json_strings(args).unwrap_or_else(|| vec![Cow::Borrowed(args)])
+        });
     }
 }
 

@@ -396,3 +396,45 @@ fn notes_are_remembered_per_text_and_speaker() {
     assert_eq!(assistant.picked, ["We decided to use serde instead of a hand parser."]);
     assert!(assistant.questions.is_empty());
 }
+
+/// Clipping only what the first rendering shows renders, at every limit of
+/// the budget loop, what clipping every item renders.
+#[test]
+fn clipping_the_shown_items_renders_as_clipping_all() {
+    let long = |tag: &str, i: usize| format!("{tag}{i} {}", "word ".repeat(100 + i));
+    let list = |tag: &str, n: usize| (0..n).map(|i| long(tag, i)).collect::<Vec<_>>();
+    let draft = || Draft {
+        constraints: list("c", 20),
+        blocked: list("b", 13),
+        decisions: list("d", 3),
+        resolved: list("r", 30),
+        pending: list("p", 12),
+        files: list("f", 50),
+        remaining: list("m", 40),
+        actions: (0..450).map(|i| Action { number: i as u64, text: long("a", i) }).collect(),
+        ..Draft::default()
+    };
+    let mut shown = draft();
+    shown.clip_shown();
+    let mut all = draft();
+    all.actions.iter_mut().for_each(|a| a.text = clip(&a.text, 400));
+    for (list, width) in [
+        (&mut all.constraints, 300),
+        (&mut all.blocked, 300),
+        (&mut all.decisions, 300),
+        (&mut all.resolved, 260),
+        (&mut all.pending, 300),
+        (&mut all.files, 200),
+        (&mut all.remaining, 220),
+    ] {
+        list.iter_mut().for_each(|item| *item = clip(item, width));
+    }
+    let mut limits = Limits::START;
+    for _ in 0..13 {
+        assert_eq!(render_core(&shown, limits), render_core(&all, limits), "{limits:?}");
+        limits = limits.shrink();
+    }
+    // The widths hold: no bullet is longer than its section allows.
+    let text = render_core(&shown, Limits::START);
+    assert!(text.lines().all(|l| l.chars().count() <= 410), "a line is not clipped");
+}
