@@ -841,6 +841,49 @@ mod tests {
         s.iter().map(|a| (a.category, a.value)).collect()
     }
 
+    /// Pieces extracted together, the first time and from the memo, give
+    /// the set their one-by-one extraction gives (counts, last ordinals,
+    /// secrets dropped); texts that differ only late are told apart.
+    #[test]
+    fn pieces_extract_as_each_piece_would() {
+        let pieces_of = |t: &str| -> Vec<String> { t.split('|').map(str::to_string).collect() };
+        let texts = [
+            "see src/main.rs and https://example.com/a|then src/main.rs again|ERR: E0432"
+                .to_string(),
+            format!(
+                "{}|tests/a_test.py failed|https://api.example.com/v1?access_token=abcdef123456",
+                "pad ".repeat(20)
+            ),
+            format!(
+                "{}|tests/a_test.py failed|https://api.example.com/v1?access_token=abcdef123456 src/b.rs",
+                "pad ".repeat(20)
+            ),
+            "short|see a/x.rs".to_string(),
+        ];
+        for _ in 0..2 {
+            for (i, text) in texts.iter().enumerate() {
+                let mut together = AnchorSet::new();
+                let mut each = AnchorSet::new();
+                for ordinal in [3, 1 + i as u64] {
+                    together.extract_pieces(text, ordinal, |t| {
+                        pieces_of(t).into_iter().map(Cow::Owned).collect()
+                    });
+                    pieces_of(text).iter().for_each(|p| each.extract(p, ordinal, false));
+                }
+                assert_eq!(together.maps, each.maps, "{text}");
+                assert_eq!(together.secrets_dropped, each.secrets_dropped, "{text}");
+                assert!(!together.is_empty(), "{text}");
+                assert_eq!(together.secrets_dropped > 0, text.contains("token="), "{text}");
+            }
+        }
+        let last = |t: &String| {
+            let mut set = AnchorSet::new();
+            set.extract_pieces(t, 0, |t| pieces_of(t).into_iter().map(Cow::Owned).collect());
+            set.len()
+        };
+        assert_ne!(last(&texts[1]), last(&texts[2]));
+    }
+
     fn of(cat: Category, text: &str) -> Vec<String> {
         extract(text).into_iter().filter(|(c, _)| *c == cat).map(|(_, v)| v).collect()
     }
