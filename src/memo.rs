@@ -1,11 +1,14 @@
 //! A bounded, sharded, thread-safe memo of a pure function of text.
 //!
-//! Three things are computed again and again on the same texts: token counts
+//! Some things are computed again and again on the same texts: token counts
 //! (a compaction measures the same turns before, while and after it prunes),
-//! anchor scans (the summary region, then the whole session for retention) and
-//! parsed call arguments (the summary, the tool-result descriptions and the tool
-//! families each read them, for every mode of `report` and at every replay
-//! trigger). Each is remembered here by a 128-bit hash of its input.
+//! anchor scans (the summary region, then the whole session for retention;
+//! a call's arguments with the strings they hold), parsed call arguments (the
+//! summary, the tool-result descriptions and the tool families each read
+//! them), and what stage 2 and the summary make of a call, its result and a
+//! turn (a description, shrunk arguments, an action's target and outcome, the
+//! sentences quoted): `report` does it for three modes and at every replay
+//! trigger. Each is remembered here by a 128-bit hash of its input.
 //!
 //! ## Invariants
 //! - A memo changes no result, only its cost: what it holds is a pure function

@@ -459,7 +459,11 @@ static SCAN_CACHE: LazyLock<Memo<(u128, usize, bool), Arc<Scan>>> =
 /// text's hash: a call's arguments are parsed for their strings once, not at
 /// every compaction that reads them. Its budget is in bytes of scan results.
 static PIECES_CACHE: LazyLock<Memo<(u128, usize), Arc<Scan>>> =
-    LazyLock::new(|| Memo::new(SCAN_SHARDS, SCAN_SHARD_BYTES));
+    LazyLock::new(|| Memo::new(SCAN_SHARDS, PIECES_SHARD_BYTES));
+/// Bytes of scans a shard of [`PIECES_CACHE`] holds (4 MB in all: its texts
+/// come back within a session, where the scans of single texts come back
+/// across sessions too).
+const PIECES_SHARD_BYTES: usize = 1 << 18;
 
 fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {
     if text.len() < MIN_CACHED_SCAN_BYTES {

@@ -147,8 +147,8 @@ pub fn shrink_arguments(arguments: &str) -> Option<String> {
 /// Longer arguments are shrunk every time: one would fill a shard by itself.
 const MAX_CACHED_SHRINK_BYTES: usize = SHRUNK_SHARD_BYTES / 8;
 const SHRUNK_SHARDS: usize = 16;
-/// Bytes of shrunk arguments a shard holds before it is cleared (8 MB in all).
-const SHRUNK_SHARD_BYTES: usize = 1 << 19;
+/// Bytes of shrunk arguments a shard holds before it is cleared (4 MB in all).
+const SHRUNK_SHARD_BYTES: usize = 1 << 18;
 
 /// Shrunk arguments by text hash. `report` compacts every session under
 /// three summarizing modes and `replay` again at every trigger, and each

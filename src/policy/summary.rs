@@ -607,9 +607,9 @@ fn notes_afresh(text: &str, said: Said) -> Notes {
 /// Shorter texts are read every time (cheaper than a lookup).
 const MIN_REMEMBERED_BYTES: usize = 64;
 const MEMO_SHARDS: usize = 16;
-/// Bytes a shard of [`ACTS`] or [`NOTES`] holds before it is cleared (4 MB
+/// Bytes a shard of [`ACTS`] or [`NOTES`] holds before it is cleared (2 MB
 /// each in all).
-const MEMO_SHARD_BYTES: usize = 1 << 18;
+const MEMO_SHARD_BYTES: usize = 1 << 17;
 
 /// Acts by the tool map's texts and a hash of the call and its result.
 static ACTS: LazyLock<Memo<(u128, u128), Arc<Act>>> =

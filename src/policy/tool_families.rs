@@ -31,8 +31,9 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 const BUILTIN: &str = include_str!("tool_families.json");
 
 const DESCRIBED_SHARDS: usize = 16;
-/// Bytes of descriptions a shard holds before it is cleared (4 MB in all).
-const DESCRIBED_SHARD_BYTES: usize = 1 << 18;
+/// Bytes of descriptions a shard holds before it is cleared (2 MB in all:
+/// what is described again is described within a session or two).
+const DESCRIBED_SHARD_BYTES: usize = 1 << 17;
 
 /// Descriptions by the map's texts, the output's hash and the call's. Stage 2
 /// describes every long result of a session's middle, and `report` compacts
