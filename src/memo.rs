@@ -146,6 +146,19 @@ pub(crate) fn text_key(text: &str) -> (u128, usize) {
     (xxhash_rust::xxh3::xxh3_128(text.as_bytes()), text.len())
 }
 
+/// One xxh3-128 hash of several texts, each after its length (so that no two
+/// lists of texts run together into the same bytes), then of `flags`: the key
+/// of a value computed from a few texts (a call and its result).
+pub(crate) fn texts_hash<'t>(texts: impl IntoIterator<Item = &'t str>, flags: &[u8]) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for t in texts {
+        h.update(&t.len().to_le_bytes());
+        h.update(t.as_bytes());
+    }
+    h.update(flags);
+    h.digest128()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +183,18 @@ mod tests {
         }
         assert_eq!(calls.get(), 1);
         assert_eq!((memo.len(), memo.used()), (1, 1));
+    }
+
+    /// Texts that run together into the same bytes, or differ only in their
+    /// flags, hash apart; the same texts and flags hash alike.
+    #[test]
+    fn texts_hash_tells_lists_apart() {
+        let h = |texts: &[&str], flags: &[u8]| texts_hash(texts.iter().copied(), flags);
+        assert_eq!(h(&["ab", "c"], &[1]), h(&["ab", "c"], &[1]));
+        assert_ne!(h(&["ab", "c"], &[1]), h(&["a", "bc"], &[1]));
+        assert_ne!(h(&["ab", ""], &[1]), h(&["ab"], &[0, 1]));
+        assert_ne!(h(&["ab", "c"], &[1]), h(&["ab", "c"], &[0]));
+        assert_ne!(h(&[], &[]), h(&[""], &[]));
     }
 
     /// Filling past the budget clears a shard: the bound holds and every answer

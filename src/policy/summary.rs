@@ -33,7 +33,7 @@ use super::tool_families::{
     Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
-use crate::memo::{Memo, text_key};
+use crate::memo::{Memo, text_key, texts_hash};
 use crate::model::{Message, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
@@ -42,7 +42,6 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock};
-use xxhash_rust::xxh3::Xxh3;
 
 /// Every summary begins with this (SPEC 6, reference wording).
 pub const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
@@ -531,14 +530,9 @@ fn act(
     if bytes < MIN_REMEMBERED_BYTES {
         return compute();
     }
-    // Each text after its length, so that no two run together into the same bytes.
-    let mut h = Xxh3::new();
-    for t in [call.name.as_str(), call.arguments.as_str()].into_iter().chain(text.as_deref()) {
-        h.update(&t.len().to_le_bytes());
-        h.update(t.as_bytes());
-    }
-    h.update(&[u8::from(result.is_some()), u8::from(result.is_some_and(reports_error))]);
-    let hash = h.digest128();
+    let texts = [call.name.as_str(), call.arguments.as_str()].into_iter().chain(text.as_deref());
+    let flags = [u8::from(result.is_some()), u8::from(result.is_some_and(reports_error))];
+    let hash = texts_hash(texts, &flags);
     let cost = |a: &Arc<Act>| a.target.len() + a.phrase.len() + 128;
     ACTS.get_or_insert_with(hash, (families.read_from(), hash), compute, cost)
 }

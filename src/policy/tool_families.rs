@@ -19,7 +19,7 @@
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
 use super::{more_chars_than, newlines};
-use crate::memo::{Memo, text_key};
+use crate::memo::{Memo, text_key, texts_hash};
 use crate::model::ToolCall;
 use regex::Regex;
 use serde::Deserialize;
@@ -197,15 +197,9 @@ impl ToolFamilies {
     /// The one-line description of a call and its (long) result.
     pub fn describe(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
         let (hash, len) = text_key(output);
-        // The call's name and arguments and the fallback name, each after its
-        // length, so that no two of them run together into the same bytes.
-        let mut h = Xxh3::new();
-        for s in [call.map_or("", |c| &c.name), call.map_or("", |c| &c.arguments), fallback_name] {
-            h.update(&s.len().to_le_bytes());
-            h.update(s.as_bytes());
-        }
-        h.update(&[u8::from(call.is_some())]);
-        let key = (self.read_from, hash, len, h.digest128());
+        let texts =
+            [call.map_or("", |c| &c.name), call.map_or("", |c| &c.arguments), fallback_name];
+        let key = (self.read_from, hash, len, texts_hash(texts, &[u8::from(call.is_some())]));
         let cost = |line: &String| line.len() + 96;
         DESCRIBED.get_or_insert_with(
             hash,
