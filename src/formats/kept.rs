@@ -173,17 +173,18 @@ impl<'a> Walk<'a> {
         Some(Value::Object(map))
     }
 
-    /// An object key without escapes (one with escapes is left to the whole parse).
+    /// An object key without escapes (one with escapes is left to the whole
+    /// parse: it would need unescaping), read by [`string_end`] as a kept
+    /// text's strings are.
     fn key(&mut self) -> Option<&'a str> {
         self.space();
-        let b = self.b;
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.i + 1;
-        let end = start + memchr::memchr2(b'"', b'\\', &b[start..])?;
-        let raw = &b[start..end];
-        if b[end] != b'"' || raw.iter().any(|&c| c < 0x20) {
+        let end = string_end(self.b, start, &mut true)?;
+        let raw = &self.b[start..end];
+        if memchr::memchr(b'\\', raw).is_some() {
             return None;
         }
         self.i = end + 1;
