@@ -132,7 +132,15 @@ pub fn skim(data: &[u8]) {
 
 /// The engine as `compactor compact` runs it on JSON Lines, with `policy`.
 fn engine(policy: &Policy) -> Engine<'_> {
-    Engine { policy, meter: &METER, to: None, redact: false, lines: true, shard: None }
+    Engine {
+        policy,
+        meter: &METER,
+        to: None,
+        redact: false,
+        lines: true,
+        shard: None,
+        keep_source_fields: false,
+    }
 }
 
 /// As `main` does: a panic the Parquet reader turns into an error is silent.

@@ -8,6 +8,7 @@
 //! - [`tokens`]: exact token counting with a shared cache;
 //! - [`window`]: context windows, triggers and budgets;
 //! - [`policy`]: the compaction stages and `compact`, a pure function;
+//! - [`request`]: converted sessions as the requests their APIs accept;
 //! - [`pipeline`]: the parallel, order-preserving driver;
 //! - [`replay`]: call-by-call replay with compaction and a prompt-cache model;
 //! - [`report`]: report rows and their wire format;
@@ -31,6 +32,7 @@ pub mod prices;
 pub mod redact;
 pub mod replay;
 pub mod report;
+pub mod request;
 pub mod shard;
 pub mod stats;
 pub mod synth;

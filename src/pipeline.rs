@@ -16,6 +16,7 @@ use crate::io::{Container, Input, Payload, RawRecord, ReadError, ReadOptions, Re
 use crate::model::{Session, Source};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::wire::{CompactionObject, SessionRow};
+use crate::request::Repairs;
 use crate::tokens::Meter;
 use rayon::prelude::*;
 use serde_json::Value;
@@ -247,6 +248,9 @@ pub struct Engine<'a> {
     /// `--shard K/N`: sessions of other shards are decoded (to learn their id)
     /// and dropped before any compaction work.
     pub shard: Option<crate::shard::Shard>,
+    /// `--keep-source-fields`: a converted session is written by the lossless
+    /// dialect writers, not as a clean request ([`crate::request`]).
+    pub keep_source_fields: bool,
 }
 
 /// A processed item, in input order.
@@ -323,6 +327,8 @@ pub struct Done {
     pub row: SessionRow,
     /// The decoded input session (kept only when asked, e.g. for statistics).
     pub session: Option<Session>,
+    /// What making it a valid request repaired (converted sessions only).
+    pub repairs: Repairs,
 }
 
 /// What to write for a session: its input lines unchanged, or encoded records.
@@ -383,9 +389,7 @@ impl Engine<'_> {
         };
         // Kept text is written back only by the OpenAI lines encoder, which
         // JSON Lines output and redaction use.
-        let keep = format == Format::OpenAi
-            && self.to.is_none_or(|to| to == Format::OpenAi)
-            && (self.lines || self.redact);
+        let keep = format == Format::OpenAi && self.same(format) && (self.lines || self.redact);
         match format.unit() {
             Unit::Record => {
                 let mut out = Vec::new();
@@ -482,13 +486,18 @@ impl Engine<'_> {
         if self.shard.is_some_and(|s| !s.contains(&session.id)) {
             return Ok(None);
         }
+        let (session, mut repairs) = if self.strict() {
+            crate::request::normalize(&session, false)
+        } else {
+            (session, Repairs::default())
+        };
         let source = session.source.clone();
         let outcome = policy::compact(&session, self.policy, self.meter);
         let to = self.to.unwrap_or(format);
         let counter = self.meter.kind().name();
         let compaction = outcome.compaction;
         let output = match raw_lines {
-            Some(raw) if to == format && !compaction.compacted => Output::Raw(raw),
+            Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),
             _ => {
                 let object = compaction
                     .compacted
@@ -498,14 +507,38 @@ impl Engine<'_> {
                     })
                     .flatten();
                 // Lines are what JSON Lines output and redaction need.
-                if self.lines || self.redact {
+                if self.strict() && to == Format::Anthropic {
+                    let (value, more) =
+                        crate::request::messages::encode(&outcome.session, object.as_ref());
+                    repairs.merge(&more);
+                    if self.lines || self.redact {
+                        Output::Raw(vec![serde_json::to_vec(&value).unwrap_or_default()])
+                    } else {
+                        Output::Values(vec![value])
+                    }
+                } else if self.lines || self.redact {
                     Output::Raw(to.adapter().encode_lines(&outcome.session, object.as_ref()))
                 } else {
                     Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
                 }
             }
         };
-        Ok(Some(self.done(input, format, session.id, source, compaction, output)))
+        let mut done = self.done(input, format, session.id, source, compaction, output);
+        if let Processed::Session(d) = &mut done {
+            d.row.repairs = repairs.by_name();
+            d.repairs = repairs;
+        }
+        Ok(Some(done))
+    }
+
+    /// Whether a session is written as a clean request of its target API.
+    fn strict(&self) -> bool {
+        self.to.is_some() && !self.keep_source_fields
+    }
+
+    /// Whether a session of `format` is written in its own dialect, as read.
+    fn same(&self, format: Format) -> bool {
+        !self.strict() && self.to.is_none_or(|to| to == format)
     }
 
     /// The token count at which [`Engine::skim`] gives up on a session of `format`:
@@ -513,7 +546,7 @@ impl Engine<'_> {
     /// written back as OpenAI are (an untouched session is its input line),
     /// and not under `--force`, which compacts every session.
     fn skim_limit(&self, format: Format) -> Option<u64> {
-        let same = format == Format::OpenAi && self.to.is_none_or(|to| to == format);
+        let same = format == Format::OpenAi && self.same(format);
         if same { self.policy.acts_from() } else { None }
     }
 
@@ -576,6 +609,7 @@ impl Engine<'_> {
             output,
             row,
             session: None,
+            repairs: Repairs::default(),
         }))
     }
 
@@ -850,6 +884,7 @@ mod tests {
                 redact: false,
                 lines,
                 shard: None,
+                keep_source_fields: false,
             };
             let mut compacted = 0;
             for line in &lines {
@@ -900,8 +935,15 @@ mod tests {
                 [(1_000_000, false, None), (4_000, false, None), (4_000, true, Some(shard))]
             {
                 let policy = Policy::new(policy::Mode::Lean, window);
-                let engine =
-                    Engine { policy: &policy, meter, to: None, redact, lines: true, shard };
+                let engine = Engine {
+                    policy: &policy,
+                    meter,
+                    to: None,
+                    redact,
+                    lines: true,
+                    shard,
+                    keep_source_fields: false,
+                };
                 for (i, line) in lines.iter().enumerate() {
                     let source =
                         Source { path: "s.jsonl".into(), line: Some(i as u64), index: None };

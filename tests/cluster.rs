@@ -102,7 +102,8 @@ fn rows_of(schema: &Arc<Schema>, batches: &[RecordBatch]) -> (Vec<Value>, Vec<St
 
 fn compact_stream(input: &[u8], extra: &[&str]) -> std::process::Output {
     let mut cmd = compactor();
-    cmd.args(["compact", "-", "--from", "arrow-ipc", "--to", "arrow-ipc", "--window", "32000"])
+    cmd.args(["compact", "-", "--from", "arrow-ipc", "--to", "arrow-ipc", "--keep-source-fields"])
+        .args(["--window", "32000"])
         .args(["--source-column", "source", "-q"])
         .args(extra);
     run_with_stdin(cmd, input)
@@ -144,6 +145,7 @@ fn arrow_ipc_mode_gives_the_plain_runs_rows_and_report_batch_by_batch() {
                 "source",
                 "--to",
                 "openai",
+                "--keep-source-fields",
             ])
             .arg(&table)
             .arg("-o")

@@ -164,7 +164,7 @@ fn jsonl_and_parquet_inputs_give_the_same_sessions() {
     let table = dir.join("sessions.parquet");
     run_ok(
         compactor()
-            .args(["compact", "--mode", "none", "--to", "parquet", "-q"])
+            .args(["compact", "--mode", "none", "--to", "parquet", "--keep-source-fields", "-q"])
             .arg(&input)
             .arg("-o")
             .arg(&table),
@@ -174,7 +174,15 @@ fn jsonl_and_parquet_inputs_give_the_same_sessions() {
     for (src, out) in [(&input, &from_jsonl), (&table, &from_parquet)] {
         run_ok(
             compactor()
-                .args(["compact", "--window", "32000", "--to", "openai", "-q"])
+                .args([
+                    "compact",
+                    "--window",
+                    "32000",
+                    "--to",
+                    "openai",
+                    "--keep-source-fields",
+                    "-q",
+                ])
                 .arg(src)
                 .arg("-o")
                 .arg(out),

@@ -251,7 +251,7 @@ pub(crate) fn cli_converts(file: &str, to: Format, extra: &[&str]) -> Vec<Sessio
     let out = dir.join("out.jsonl");
     run_ok(
         compactor()
-            .args(["compact", "-q", "--to", to.name(), "-o"])
+            .args(["compact", "-q", "--keep-source-fields", "--to", to.name(), "-o"])
             .arg(&out)
             .args(extra)
             .arg(fixture(file)),

@@ -600,7 +600,7 @@ fn cli_converts_a_claude_code_log_to_openai_without_losing_a_message() {
             compactor()
                 .arg("compact")
                 .arg(&input)
-                .args(["--to", "openai", "--mode", "none", "-q", "-o"])
+                .args(["--to", "openai", "--keep-source-fields", "--mode", "none", "-q", "-o"])
                 .arg(&out),
         );
         let lines = json_lines(&std::fs::read_to_string(&out).unwrap());

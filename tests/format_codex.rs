@@ -272,7 +272,16 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
         let input = fixture("codex").join(name);
         run_ok(
             compactor()
-                .args(["compact", "-q", "--mode", "none", "--to", "openai", "-o"])
+                .args([
+                    "compact",
+                    "-q",
+                    "--mode",
+                    "none",
+                    "--to",
+                    "openai",
+                    "--keep-source-fields",
+                    "-o",
+                ])
                 .arg(&out)
                 .arg(&input),
         );

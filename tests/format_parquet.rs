@@ -36,7 +36,16 @@ fn back_to_openai(input: &Path, dir: &TestDir, name: &str) -> Vec<Value> {
     let out = dir.join(name);
     run_ok(
         compactor()
-            .args(["compact", "--mode", "none", "--to", "openai", "-q", "-o"])
+            .args([
+                "compact",
+                "--mode",
+                "none",
+                "--to",
+                "openai",
+                "--keep-source-fields",
+                "-q",
+                "-o",
+            ])
             .arg(&out)
             .arg(input),
     );
@@ -46,7 +55,7 @@ fn back_to_openai(input: &Path, dir: &TestDir, name: &str) -> Vec<Value> {
 fn to_parquet(inputs: &[PathBuf], out: &Path, extra: &[&str]) {
     run_ok(
         compactor()
-            .args(["compact", "--mode", "none", "--to", "parquet", "-q"])
+            .args(["compact", "--mode", "none", "--to", "parquet", "--keep-source-fields", "-q"])
             .args(extra)
             .arg("-o")
             .arg(out)
@@ -85,7 +94,12 @@ fn every_fixture_round_trips_through_parquet_per_file_and_as_one_file() {
     assert!(got == all, "the single Parquet file does not give back the inputs");
     // Parquet to Parquet (`--to same` keeps the container) is lossless too.
     let again = dir.join("again.parquet");
-    run_ok(compactor().args(["compact", "--mode", "none", "-q", "-o"]).arg(&again).arg(&one));
+    run_ok(
+        compactor()
+            .args(["compact", "--mode", "none", "--keep-source-fields", "-q", "-o"])
+            .arg(&again)
+            .arg(&one),
+    );
     assert!(back_to_openai(&again, &dir, "again.jsonl") == all);
 }
 
@@ -94,7 +108,7 @@ fn compacted_sessions_keep_their_compaction_object_in_parquet() {
     let dir = TestDir::new();
     let jsonl = dir.join("c.jsonl");
     let pq = dir.join("c.parquet");
-    let args = ["compact", "--window", "32000", "-q", "-o"];
+    let args = ["compact", "--window", "32000", "--keep-source-fields", "-q", "-o"];
     run_ok(compactor().args(args).arg(&jsonl).arg(fixture("openai")));
     run_ok(compactor().args(args).arg(&pq).arg(fixture("openai")));
     let want = read_jsonl(&jsonl);
@@ -262,7 +276,18 @@ fn a_hugging_face_table_reads_as_sessions() {
         json!({"messages": [], "id": "hf-c", "score": 1.0}),
     ];
     let out = run_ok(
-        compactor().args(["compact", "--mode", "none", "--to", "openai", "-o", "-"]).arg(&table),
+        compactor()
+            .args([
+                "compact",
+                "--mode",
+                "none",
+                "--to",
+                "openai",
+                "--keep-source-fields",
+                "-o",
+                "-",
+            ])
+            .arg(&table),
     );
     let got = json_lines(&String::from_utf8(out.stdout).unwrap());
     assert_eq!(got, want);
@@ -290,7 +315,7 @@ fn a_hugging_face_table_reads_as_sessions() {
 fn tables_written_by_pyarrow_convert_every_column_type() {
     let out = run_ok(
         compactor()
-            .args(["compact", "--mode", "none", "--to", "openai", "-q"])
+            .args(["compact", "--mode", "none", "--to", "openai", "--keep-source-fields", "-q"])
             .arg(fixture("parquet/hf_chat.parquet")),
     );
     let got = json_lines(&String::from_utf8(out.stdout).unwrap());
@@ -311,7 +336,7 @@ fn tables_written_by_pyarrow_convert_every_column_type() {
 
     let out = run_ok(
         compactor()
-            .args(["compact", "--mode", "none", "--to", "openai", "-q"])
+            .args(["compact", "--mode", "none", "--to", "openai", "--keep-source-fields", "-q"])
             .arg(fixture("parquet/hf_tools.parquet")),
     );
     let got = json_lines(&String::from_utf8(out.stdout).unwrap());
@@ -444,7 +469,16 @@ fn converted_corpus_round_trips_through_parquet() {
     let pq = dir.join("pq");
     run_ok(
         compactor()
-            .args(["compact", "--mode", "none", "--to", "parquet", "-q", "-o"])
+            .args([
+                "compact",
+                "--mode",
+                "none",
+                "--to",
+                "parquet",
+                "--keep-source-fields",
+                "-q",
+                "-o",
+            ])
             .arg(format!("{}/", pq.display()))
             .arg(&src),
     );

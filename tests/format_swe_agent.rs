@@ -184,7 +184,16 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
     for path in fixture_files() {
         run_ok(
             compactor()
-                .args(["compact", "-q", "--mode", "none", "--to", "openai", "-o"])
+                .args([
+                    "compact",
+                    "-q",
+                    "--mode",
+                    "none",
+                    "--to",
+                    "openai",
+                    "--keep-source-fields",
+                    "-o",
+                ])
                 .arg(&out)
                 .arg(&path),
         );

@@ -186,7 +186,16 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
     let path = fixture("toolbench/G1_57_ChatGPT_DFS_woFilter_w2.json");
     run_ok(
         compactor()
-            .args(["compact", "-q", "--mode", "none", "--to", "openai", "-o"])
+            .args([
+                "compact",
+                "-q",
+                "--mode",
+                "none",
+                "--to",
+                "openai",
+                "--keep-source-fields",
+                "-o",
+            ])
             .arg(&out)
             .arg(&path),
     );

@@ -38,5 +38,7 @@ mod format_claude_code;
 mod format_codex;
 mod format_parquet;
 mod format_sharegpt;
+// Issue 25: converted sessions are valid requests (repairs, --keep-source-fields).
 mod format_swe_agent;
 mod format_toolbench;
+mod requests;

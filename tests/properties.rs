@@ -128,7 +128,15 @@ proptest! {
     fn thread_count_never_changes_the_output(batch in prop::collection::vec(prop::collection::vec(op(), 4..30), 1..6)) {
         let mut p = Policy::new(Mode::Lean, 8_000);
         p.force = true;
-        let engine = Engine { policy: &p, meter: &METER, to: None, redact: false, lines: false, shard: None };
+        let engine = Engine {
+            policy: &p,
+            meter: &METER,
+            to: None,
+            redact: false,
+            lines: false,
+            shard: None,
+            keep_source_fields: false,
+        };
         let records = || -> Vec<Item> {
             batch.iter().enumerate().map(|(i, ops)| Item::Job(Job {
                 input: 0,

@@ -140,6 +140,12 @@ pub struct CompactArgs {
     #[arg(long, default_value = "same")]
     pub to: String,
 
+    /// With --to: write the source dialect's fields too (message envelopes, non-chat
+    /// records, session metadata), so that X -> openai -> X gives X back. Without it a
+    /// converted session is a clean request of its API (roles, text, steps, paired calls)
+    #[arg(long)]
+    pub keep_source_fields: bool,
+
     /// Parquet input: a string column holding each row's messages as JSON
     #[arg(long, value_name = "NAME")]
     pub messages_column: Option<String>,

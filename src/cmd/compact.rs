@@ -65,6 +65,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         redact: args.redact,
         lines,
         shard: args.shard,
+        keep_source_fields: args.keep_source_fields,
     };
     let options = ReadOptions {
         messages_column: args.messages_column.clone(),
@@ -89,6 +90,9 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         Target::File(p) => Some(SessionWriter::file(p, layout_for_name(p))?),
         Target::Dir(_) => None,
     };
+    // A file dialect's sessions are files: several of them in one output are
+    // one stream of events that no tool reads back as sessions.
+    let concatenates = inputs.len() > 1 && !matches!(target, Target::Dir(_));
     let progress = progress_bar(inputs, args.quiet);
     let mut summary = RunSummary { inputs: inputs.len(), ..RunSummary::default() };
     // Each input's own totals, for its manifest entry.
@@ -155,6 +159,17 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                     }
                     Processed::Item(Item::Job(_)) => {}
                     Processed::Session(done) => {
+                        if to.is_none() && done.format.unit() == Unit::File && concatenates {
+                            bail!(
+                                "{}: {} holds one session per file, and {} inputs would be \
+                                 concatenated into one output; write one file per input with \
+                                 `-o DIR/`, or convert with --to openai, anthropic, sharegpt or \
+                                 parquet (nothing was written)",
+                                done.source.path,
+                                done.format,
+                                inputs.len()
+                            );
+                        }
                         let writer = per_file
                             .as_mut()
                             .map(|(w, _)| w)
@@ -172,6 +187,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                             r.write(&serde_json::to_value(&done.row)?)?;
                         }
                         summary.add(&done.compaction);
+                        summary.repairs.merge(&done.repairs);
                         tally[done.input].add(&done.compaction);
                     }
                     Processed::Rejected { source, .. } if !in_shard(args, &source.to_string()) => {}
@@ -289,9 +305,11 @@ impl Resume {
 /// Every option that changes the bytes written, as text for the manifest's
 /// options hash (not threads, progress, or where reports and rejects go).
 fn output_options(args: &CompactArgs) -> String {
+    // Named only when set, so that manifests of earlier runs still match.
+    let keep = if args.keep_source_fields { " keep_source_fields=true" } else { "" };
     format!(
         "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} \
-         source_column={:?} shard={:?} redact={}",
+         source_column={:?} shard={:?} redact={}{keep}",
         args.mode,
         args.budget,
         args.force,
@@ -503,8 +521,15 @@ pub(crate) fn print_summary(s: &RunSummary) {
     } else {
         String::new()
     };
+    let repairs = if s.repairs.is_empty() {
+        String::new()
+    } else {
+        let kinds: Vec<String> =
+            s.repairs.by_name().iter().map(|(k, n)| format!("{n} {k}")).collect();
+        format!("; {} repairs to make valid requests ({})", s.repairs.total(), kinds.join(", "))
+    };
     eprintln!(
-        "compactor: {} sessions from {} inputs, {} compacted: {} -> {} tokens ({:.1}% saved){rejected}",
+        "compactor: {} sessions from {} inputs, {} compacted: {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
         s.sessions,
         s.inputs,
         s.compacted,

@@ -102,6 +102,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         redact: args.redact,
         lines: false,
         shard: args.shard,
+        keep_source_fields: args.keep_source_fields,
     };
     let mut summary = RunSummary { inputs: 1, ..RunSummary::default() };
     let display = input.display.as_str();

@@ -6,6 +6,7 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use anyhow::{Context, bail};
+use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::io::{ReadOptions, expand_inputs};
 use compactor::pipeline::{Item, JobReader, decode_job};
@@ -103,9 +104,22 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     }
                 }
                 if let (Some(w), Some(last)) = (final_writer.as_mut(), last) {
-                    let to = config::output_format(&args.to)?.0.unwrap_or(format);
+                    let named = config::output_format(&args.to)?.0;
+                    let to = named.unwrap_or(format);
                     let to = if to.unit() == compactor::formats::Unit::File { format } else { to };
-                    for v in to.adapter().encode(&last, None) {
+                    // A named target writes the clean request (`compactor::request`).
+                    let values = match named {
+                        Some(_) => {
+                            let (clean, _) = compactor::request::normalize(&last, false);
+                            if to == Format::Anthropic {
+                                vec![compactor::request::messages::encode(&clean, None).0]
+                            } else {
+                                to.adapter().encode(&clean, None)
+                            }
+                        }
+                        None => to.adapter().encode(&last, None),
+                    };
+                    for v in values {
                         w.write(&v)?;
                     }
                 }

@@ -80,8 +80,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 let format = job.format;
                 // Report never writes sessions: unread fields need no tree.
                 let (sessions, errors) = decode_job_with(job, true);
+                // Figures are of the requests the agent sent: the session as
+                // a clean request (`compactor::request`), repairs counted.
+                let sessions: Vec<(compactor::model::Session, compactor::request::Repairs)> =
+                    sessions.iter().map(|s| compactor::request::normalize(s, false)).collect();
                 let mut out = Vec::new();
-                for s in &sessions {
+                for (s, repairs) in &sessions {
                     if shard.is_some_and(|k| !k.contains(&s.id)) {
                         out.push(None);
                         continue;
@@ -94,13 +98,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         let outcome = compact_prepared(&prepared, p, &meter);
                         let problems = verify(s, &outcome, &meter).len();
                         let r = replay_prepared(&prepared, p, &meter, Trigger::Threshold);
-                        let row = SessionRow::new(
+                        let mut row = SessionRow::new(
                             &s.source,
                             &s.id,
                             format.name(),
                             &outcome.compaction,
                             counter,
                         );
+                        row.repairs = repairs.by_name();
                         let rr = ReplayRow::new(
                             &s.source,
                             &s.id,

@@ -84,6 +84,7 @@ impl Entry {
             rejected_by_kind: Default::default(),
             tokens_before: self.tokens_before,
             tokens_after: self.tokens_after,
+            repairs: Default::default(),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! available to reports (a regression gate can count violations).
 //!
 //! The promises (SPEC 6): the output is a valid request wherever the input
-//! was; the head and the protected tail are verbatim (the system prompt only
+//! was (sanitizing's pairing, and every rule of [`crate::request::check`]:
+//! roles, parts, steps, call ids, names and arguments); the head and the protected tail are verbatim (the system prompt only
 //! gains the note, a merged summary only prefixes the first tail message); the
 //! newest real user message survives verbatim; the recorded size is the real
 //! size and never exceeds the input's.
@@ -21,6 +22,12 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
     let i = &input.messages;
     if validate(i).is_empty() {
         problems.extend(validate(o).into_iter().map(|p| format!("invalid request: {p}")));
+    }
+    // A valid request (what `--to` writes, what `report` measures) stays one
+    // by every rule of `request::check`, not only the pairing above.
+    if crate::request::check(i).is_empty() {
+        problems
+            .extend(crate::request::check(o).into_iter().map(|p| format!("not a request: {p}")));
     }
     let real = meter.request(&out.session);
     if real != c.tokens_after {

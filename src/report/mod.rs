@@ -22,6 +22,8 @@ pub struct RunSummary {
     pub rejected_by_kind: BTreeMap<&'static str, usize>,
     pub tokens_before: u64,
     pub tokens_after: u64,
+    /// What making converted sessions valid requests repaired ([`crate::request`]).
+    pub repairs: crate::request::Repairs,
 }
 
 impl RunSummary {
@@ -44,6 +46,7 @@ impl RunSummary {
         }
         self.tokens_before += other.tokens_before;
         self.tokens_after += other.tokens_after;
+        self.repairs.merge(&other.repairs);
     }
 
     /// Counts one rejected record.

@@ -163,6 +163,10 @@ pub struct SessionRow {
     pub secrets_kept_out_of_summary: u64,
     /// With `--redact`: secrets masked in the written output, by kind.
     pub secrets_redacted: BTreeMap<String, u64>,
+    /// Converted sessions: what making them valid requests repaired, by kind
+    /// (`--to openai|anthropic|sharegpt|parquet`; see `compactor::request`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub repairs: BTreeMap<String, u64>,
 }
 
 impl SessionRow {
@@ -221,6 +225,7 @@ impl SessionRow {
             user_messages_kept_whole: c.user_messages_kept_whole,
             secrets_kept_out_of_summary: c.secrets_masked,
             secrets_redacted: BTreeMap::new(),
+            repairs: BTreeMap::new(),
         }
     }
 }

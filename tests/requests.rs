@@ -1,0 +1,307 @@
+//! Issue 25: converted sessions are requests their APIs accept. Each repair
+//! on a real slice, by the messages it writes and the count it reports; the
+//! binary's `--to openai` / `--to anthropic` / `--keep-source-fields`; the
+//! refusal to concatenate file dialects.
+
+use crate::util::{TestDir, compactor, fixture, json_lines, line_records, run_code, run_ok};
+use compactor::formats::Format;
+use compactor::model::{Role, Session};
+use compactor::request::{Repair, check, normalize};
+use serde_json::Value;
+
+fn decode(rel: &str, format: Format) -> Session {
+    format.adapter().decode(line_records(&fixture(rel))).unwrap()
+}
+
+/// One line per message: role, then `[call ids]` or `(answered id)`, then
+/// `+r` when it has reasoning.
+fn skeleton(s: &Session) -> Vec<String> {
+    s.messages
+        .iter()
+        .map(|m| {
+            let mut line = m.role.as_str().to_string();
+            if !m.tool_calls.is_empty() {
+                let ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
+                line += &format!("[{}]", ids.join(","));
+            }
+            if let Some(id) = &m.tool_call_id {
+                line += &format!("({id})");
+            }
+            if m.reasoning.is_some() {
+                line += "+r";
+            }
+            line
+        })
+        .collect()
+}
+
+/// The Chat Completions request of a normalized session.
+fn openai(s: &Session) -> Value {
+    Format::OpenAi.adapter().encode(s, None).remove(0)
+}
+
+#[test]
+fn codex_context_logged_inside_a_step_waits_for_its_result() {
+    let input = decode("codex/w1t9_developer_in_step.jsonl", Format::Codex);
+    let (out, repairs) = normalize(&input, false);
+    assert_eq!(
+        skeleton(&out),
+        [
+            "system",
+            "assistant[call_xPTsSZ73QC3tSb0nOY36iN8t]",
+            "tool(call_xPTsSZ73QC3tSb0nOY36iN8t)",
+            // Logged between the call (line 417) and its output (line 421).
+            "developer",
+            "assistant[call_qTTUTk7yCRyPuQER0IY30loJ]",
+            "tool(call_qTTUTk7yCRyPuQER0IY30loJ)",
+            "assistant[call_oCxJc2imrZE9PGDP1JZQJJG4]",
+            "tool(call_oCxJc2imrZE9PGDP1JZQJJG4)",
+        ]
+    );
+    assert_eq!(repairs.count(Repair::Reordered), 1, "{repairs:?}");
+    assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
+    let v = openai(&out);
+    let m = &v["messages"][3];
+    assert_eq!(m["role"], "developer");
+    assert!(m["content"].as_str().unwrap().starts_with("Approved command prefix saved:"), "{m}");
+    // The Codex envelope is gone: only the API's fields.
+    for m in v["messages"].as_array().unwrap() {
+        for k in m.as_object().unwrap().keys() {
+            assert!(
+                ["role", "content", "tool_calls", "tool_call_id", "reasoning_content"]
+                    .contains(&k.as_str()),
+                "{k} in {m}"
+            );
+        }
+    }
+}
+
+#[test]
+fn parallel_codex_calls_are_one_step_with_text_and_typed_calls() {
+    let input = decode("codex/w1t9_head.jsonl", Format::Codex);
+    let (out, repairs) = normalize(&input, false);
+    assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
+    let v = openai(&out);
+    let msgs = v["messages"].as_array().unwrap();
+    // Every call is a function call with a JSON-object argument string.
+    let mut calls = 0;
+    for m in msgs {
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            calls += 1;
+            assert_eq!(c["type"], "function", "{c}");
+            let args: Value = serde_json::from_str(c["function"]["arguments"].as_str().unwrap())
+                .expect("arguments are JSON");
+            assert!(args.is_object(), "{c}");
+        }
+        // Text is a string: no input_text / output_text / reasoning parts.
+        if m["role"] != "assistant" || !m["content"].is_null() {
+            assert!(m["content"].is_string(), "{m}");
+        }
+    }
+    let input_calls: usize = input.messages.iter().map(|m| m.tool_calls.len()).sum();
+    assert_eq!(calls, input_calls, "no call is lost");
+    // The first step's commentary and its three parallel calls are one message.
+    let step = msgs.iter().find(|m| m["tool_calls"].is_array()).unwrap();
+    assert_eq!(step["tool_calls"].as_array().unwrap().len(), 3, "{step}");
+    assert!(step["content"].as_str().is_some_and(|t| !t.is_empty()), "{step}");
+    assert_eq!(repairs.count(Repair::StepsJoined), 2, "{repairs:?}");
+    assert_eq!(repairs.count(Repair::OpaqueReasoningDropped), 3, "{repairs:?}");
+    assert_eq!(repairs.count(Repair::PartsRetyped), 8, "{repairs:?}");
+}
+
+#[test]
+fn claude_code_orphan_results_are_dropped_and_counted() {
+    let input = decode("claude_code/task43_orphans.jsonl", Format::ClaudeCode);
+    let orphans_in = {
+        let called: std::collections::HashSet<&str> = input
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
+            .collect();
+        input
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .filter(|m| !called.contains(m.tool_call_id.as_deref().unwrap_or("")))
+            .count()
+    };
+    assert_eq!(orphans_in, 4, "the slice's four results without a tool_use");
+    let (out, repairs) = normalize(&input, false);
+    assert_eq!(repairs.count(Repair::OrphanResultsDropped), 4, "{repairs:?}");
+    assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
+    let results = out.messages.iter().filter(|m| m.role == Role::Tool).count();
+    let inputs = input.messages.iter().filter(|m| m.role == Role::Tool).count();
+    assert_eq!(results, inputs - 4);
+}
+
+#[test]
+fn claude_code_streamed_parts_and_thinking_become_one_clean_step() {
+    let input = decode("claude_code/task128_start.jsonl", Format::ClaudeCode);
+    let (out, repairs) = normalize(&input, false);
+    assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
+    let v = openai(&out);
+    let text = serde_json::to_string(&v).unwrap();
+    for junk in [
+        "\"parentUuid\"",
+        "\"toolUseResult\"",
+        "\"thinking\"",
+        "\"signature\"",
+        "compactor_attached",
+    ] {
+        assert!(!text.contains(junk), "{junk} written");
+    }
+    // Thinking with empty text and a signature is opaque: dropped, counted.
+    assert!(repairs.count(Repair::OpaqueReasoningDropped) > 0, "{repairs:?}");
+    // No assistant message follows an assistant message with calls before its results.
+    let msgs = v["messages"].as_array().unwrap();
+    for w in msgs.windows(2) {
+        if w[0]["tool_calls"].is_array() {
+            assert_eq!(w[1]["role"], "tool", "{} then {}", w[0], w[1]);
+        }
+    }
+}
+
+#[test]
+fn trajectory_calls_as_parts_and_split_parallel_calls_are_joined() {
+    // The agent-trajectory shape: each call also written as a `tool_call`
+    // part, results as `tool_output` parts, parallel calls one per message.
+    let line = r#"{"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "list both"}]},
+        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "a", "name": "Bash", "arguments": "{\"command\": \"ls a\"}"}],
+         "tool_calls": [{"id": "a", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\": \"ls a\"}"}}], "_metadata": {"timestamp": "t1"}},
+        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "b", "name": "Bash", "arguments": "{\"command\": \"ls b\"}"}],
+         "tool_calls": [{"id": "b", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\": \"ls b\"}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": [{"type": "tool_output", "text": "B"}]},
+        {"role": "tool", "tool_call_id": "a", "content": [{"type": "tool_output", "text": "A"}]},
+        {"role": "tool", "tool_call_id": "zz", "content": "orphan"}
+    ]}"#;
+    let dir = TestDir::new();
+    let p = dir.write("t.jsonl", line.replace('\n', ""));
+    let out = run_ok(compactor().arg("compact").arg(&p).args(["--to", "openai", "--mode", "none"]));
+    let got = &json_lines(&String::from_utf8_lossy(&out.stdout))[0];
+    let want: Value = serde_json::from_str(
+        r#"{"id": "PATH:1", "messages": [
+        {"role": "user", "content": "list both"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\": \"ls a\"}"}},
+            {"id": "b", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\": \"ls b\"}"}}]},
+        {"role": "tool", "content": "A", "tool_call_id": "a"},
+        {"role": "tool", "content": "B", "tool_call_id": "b"}]}"#
+            .replace("PATH", &p.display().to_string())
+            .as_str(),
+    )
+    .unwrap();
+    assert_eq!(got, &want);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for kind in
+        ["1 steps_joined", "1 reordered", "1 orphan_results_dropped", "2 call_parts_dropped"]
+    {
+        assert!(stderr.contains(kind), "{kind}: {stderr}");
+    }
+}
+
+#[test]
+fn codex_free_form_input_and_bad_names_are_repaired() {
+    let line = r#"{"messages": [
+        {"role": "user", "content": "patch it"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "p", "type": "custom", "function": {"name": "apply patch", "arguments": "*** Begin Patch"}}]},
+        {"role": "tool", "tool_call_id": "p", "content": "ok"},
+        {"role": "assistant", "content": ""}
+    ]}"#;
+    let dir = TestDir::new();
+    let p = dir.write("c.jsonl", line.replace('\n', ""));
+    let out = run_ok(compactor().arg("compact").arg(&p).args(["--to", "openai", "--mode", "none"]));
+    let got = &json_lines(&String::from_utf8_lossy(&out.stdout))[0];
+    let call = &got["messages"][1]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "apply_patch");
+    assert_eq!(call["function"]["arguments"], r#"{"input":"*** Begin Patch"}"#);
+    assert_eq!(call["type"], "function");
+    assert_eq!(got["messages"][3], serde_json::json!({"role": "assistant", "content": "(empty)"}));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for kind in ["1 arguments_wrapped", "1 names_sanitized", "1 empty_filled"] {
+        assert!(stderr.contains(kind), "{kind}: {stderr}");
+    }
+}
+
+#[test]
+fn keep_source_fields_keeps_the_lossless_round_trip() {
+    let src = fixture("openai/trajectory_richh.jsonl");
+    let dir = TestDir::new();
+    let mid = dir.join("mid.jsonl");
+    let keep = ["--mode", "none", "--keep-source-fields", "--to"];
+    run_ok(compactor().arg("compact").arg(&src).args(keep).args(["anthropic", "-o"]).arg(&mid));
+    let back = dir.join("back.jsonl");
+    run_ok(compactor().arg("compact").arg(&mid).args(keep).args(["openai", "-o"]).arg(&back));
+    let a = std::fs::read_to_string(&src).unwrap();
+    let b = std::fs::read_to_string(&back).unwrap();
+    assert_eq!(json_lines(&a), json_lines(&b));
+    // A file dialect keeps its envelopes with the flag, and drops them without.
+    let cc = fixture("claude_code/task43_parallel.jsonl");
+    let kept = run_ok(compactor().arg("compact").arg(&cc).args(keep).arg("openai"));
+    assert!(String::from_utf8_lossy(&kept.stdout).contains("parentUuid"));
+    let clean =
+        run_ok(compactor().arg("compact").arg(&cc).args(["--mode", "none", "--to", "openai"]));
+    let text = String::from_utf8_lossy(&clean.stdout);
+    assert!(text.contains("\"tool_calls\"") && !text.contains("parentUuid"), "{text}");
+}
+
+#[test]
+fn anthropic_output_alternates_and_pairs_results() {
+    let src = fixture("codex/w1t9_head.jsonl");
+    let out =
+        run_ok(compactor().arg("compact").arg(&src).args(["--to", "anthropic", "--mode", "none"]));
+    let v = &json_lines(&String::from_utf8_lossy(&out.stdout))[0];
+    assert!(v["system"].as_str().is_some_and(|s| s.starts_with("You are Codex")), "system");
+    let msgs = v["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["role"], "user");
+    for w in msgs.windows(2) {
+        assert_ne!(w[0]["role"], w[1]["role"], "roles alternate");
+        let uses: Vec<&Value> = w[0]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| &b["id"])
+            .collect();
+        let answered: Vec<&Value> = w[1]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .take(uses.len())
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| &b["tool_use_id"])
+            .collect();
+        assert_eq!(uses, answered, "results open the next user turn");
+    }
+}
+
+#[test]
+fn file_dialects_are_not_concatenated_into_one_output() {
+    let dir = TestDir::new();
+    let out = dir.join("one.jsonl");
+    let res = run_code(
+        compactor()
+            .arg("compact")
+            .arg(fixture("claude_code/task43_parallel.jsonl"))
+            .arg(fixture("claude_code/task128_start.jsonl"))
+            .arg("-o")
+            .arg(&out),
+        2,
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("holds one session per file") && stderr.contains("-o DIR/"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing written");
+    // One input is one session: no concatenation.
+    run_ok(
+        compactor()
+            .arg("compact")
+            .arg(fixture("claude_code/task43_parallel.jsonl"))
+            .arg("-o")
+            .arg(&out),
+    );
+    assert!(out.exists());
+}
