@@ -31,15 +31,18 @@ for api in openai anthropic; do
     [ "$mode" = lean ] && extra=(--force --window 32000)
     # Rejected records (exit 3: the fixtures hold deliberately bad lines) are
     # not requests; everything written must be one.
-    set +e
-    "$bin" compact "${inputs[@]}" --to "$api" --mode "$mode" "${extra[@]}" -q -o "$dir" \
-      --report "$out/$api-$mode.report.jsonl"
-    code=$?
-    set -e
-    if [ "$code" -ne 0 ] && [ "$code" -ne 3 ]; then
-      echo "check_requests: compact --to $api --mode $mode exited $code" >&2
-      exit 2
-    fi
+    for input in "${inputs[@]}"; do
+      # One output directory per input: fixture folders share file names.
+      set +e
+      "$bin" compact "$input" --to "$api" --mode "$mode" "${extra[@]}" -q \
+        -o "$dir$(basename "$input")/"
+      code=$?
+      set -e
+      if [ "$code" -ne 0 ] && [ "$code" -ne 3 ]; then
+        echo "check_requests: compact $input --to $api --mode $mode exited $code" >&2
+        exit 2
+      fi
+    done
     echo "== --to $api --mode $mode"
     python3 scripts/check_requests.py --api "$api" --allow-key id --allow-key compaction \
       --allow-inflight -q "$dir" || status=1

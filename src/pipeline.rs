@@ -487,7 +487,11 @@ impl Engine<'_> {
             return Ok(None);
         }
         let (session, mut repairs) = if self.strict() {
-            crate::request::normalize(&session, false)
+            let api = match self.to {
+                Some(Format::Anthropic) => crate::request::Api::Messages,
+                _ => crate::request::Api::ChatCompletions,
+            };
+            crate::request::normalize(&session, false, api)
         } else {
             (session, Repairs::default())
         };

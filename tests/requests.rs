@@ -6,7 +6,7 @@
 use crate::util::{TestDir, compactor, fixture, json_lines, line_records, run_code, run_ok};
 use compactor::formats::Format;
 use compactor::model::{Role, Session};
-use compactor::request::{Repair, check, normalize};
+use compactor::request::{Api, Repair, check, normalize};
 use serde_json::Value;
 
 fn decode(rel: &str, format: Format) -> Session {
@@ -43,7 +43,7 @@ fn openai(s: &Session) -> Value {
 #[test]
 fn codex_context_logged_inside_a_step_waits_for_its_result() {
     let input = decode("codex/w1t9_developer_in_step.jsonl", Format::Codex);
-    let (out, repairs) = normalize(&input, false);
+    let (out, repairs) = normalize(&input, false, Api::ChatCompletions);
     assert_eq!(
         skeleton(&out),
         [
@@ -79,7 +79,7 @@ fn codex_context_logged_inside_a_step_waits_for_its_result() {
 #[test]
 fn parallel_codex_calls_are_one_step_with_text_and_typed_calls() {
     let input = decode("codex/w1t9_head.jsonl", Format::Codex);
-    let (out, repairs) = normalize(&input, false);
+    let (out, repairs) = normalize(&input, false, Api::ChatCompletions);
     assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
     let v = openai(&out);
     let msgs = v["messages"].as_array().unwrap();
@@ -126,7 +126,7 @@ fn claude_code_orphan_results_are_dropped_and_counted() {
             .count()
     };
     assert_eq!(orphans_in, 4, "the slice's four results without a tool_use");
-    let (out, repairs) = normalize(&input, false);
+    let (out, repairs) = normalize(&input, false, Api::ChatCompletions);
     assert_eq!(repairs.count(Repair::OrphanResultsDropped), 4, "{repairs:?}");
     assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
     let results = out.messages.iter().filter(|m| m.role == Role::Tool).count();
@@ -137,7 +137,7 @@ fn claude_code_orphan_results_are_dropped_and_counted() {
 #[test]
 fn claude_code_streamed_parts_and_thinking_become_one_clean_step() {
     let input = decode("claude_code/task128_start.jsonl", Format::ClaudeCode);
-    let (out, repairs) = normalize(&input, false);
+    let (out, repairs) = normalize(&input, false, Api::ChatCompletions);
     assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
     let v = openai(&out);
     let text = serde_json::to_string(&v).unwrap();
@@ -304,4 +304,44 @@ fn file_dialects_are_not_concatenated_into_one_output() {
             .arg(&out),
     );
     assert!(out.exists());
+}
+
+/// The module's invariants on real slices of every dialect: the output passes
+/// `check`, and normalizing it again changes nothing and counts nothing.
+#[test]
+fn normalizing_is_valid_and_idempotent_on_every_dialect() {
+    let cases = [
+        ("openai/trajectory_richh.jsonl", Format::OpenAi),
+        ("openai/claude_code_task54.jsonl", Format::OpenAi),
+        ("edge/images.jsonl", Format::OpenAi),
+        ("edge/unknown_roles.jsonl", Format::OpenAi),
+        ("anthropic/edge_cases.jsonl", Format::Anthropic),
+        ("sharegpt/parallel_calls.jsonl", Format::ShareGpt),
+        ("claude_code/task128_mid.jsonl", Format::ClaudeCode),
+        ("claude_code/edge_orphan_result.jsonl", Format::ClaudeCode),
+        ("codex/depot_tail.jsonl", Format::Codex),
+        ("codex/edge_items.jsonl", Format::Codex),
+    ];
+    for (rel, format) in cases {
+        let records = line_records(&fixture(rel));
+        let sessions: Vec<Session> = if format.unit() == compactor::formats::Unit::File {
+            vec![format.adapter().decode(records).unwrap()]
+        } else {
+            records.into_iter().map(|r| format.adapter().decode(vec![r]).unwrap()).collect()
+        };
+        for s in sessions {
+            for api in [Api::ChatCompletions, Api::Messages] {
+                let (once, _) = normalize(&s, false, api);
+                assert!(check(&once.messages).is_empty(), "{rel}: {:?}", check(&once.messages));
+                let (twice, more) = normalize(&once, false, api);
+                assert!(more.is_empty(), "{rel}: {more:?}");
+                assert_eq!(twice, once, "{rel}");
+            }
+        }
+    }
+    // A session with no message at all is still a request: one `(empty)` turn.
+    let (out, r) = normalize(&Session::default(), false, Api::ChatCompletions);
+    assert_eq!(out.messages.len(), 1);
+    assert_eq!(out.messages[0].text_content(), "(empty)");
+    assert_eq!(r.count(Repair::EmptyFilled), 1);
 }

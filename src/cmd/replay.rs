@@ -110,7 +110,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     // A named target writes the clean request (`compactor::request`).
                     let values = match named {
                         Some(_) => {
-                            let (clean, _) = compactor::request::normalize(&last, false);
+                            let api = if to == Format::Anthropic {
+                                compactor::request::Api::Messages
+                            } else {
+                                compactor::request::Api::ChatCompletions
+                            };
+                            let (clean, _) = compactor::request::normalize(&last, false, api);
                             if to == Format::Anthropic {
                                 vec![compactor::request::messages::encode(&clean, None).0]
                             } else {

@@ -81,9 +81,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 // Report never writes sessions: unread fields need no tree.
                 let (sessions, errors) = decode_job_with(job, true);
                 // Figures are of the requests the agent sent: the session as
-                // a clean request (`compactor::request`), repairs counted.
+                // a clean request (`compactor::request`; images where either
+                // API takes them, tool screenshots included), repairs counted.
+                let api = compactor::request::Api::Messages;
                 let sessions: Vec<(compactor::model::Session, compactor::request::Repairs)> =
-                    sessions.iter().map(|s| compactor::request::normalize(s, false)).collect();
+                    sessions.iter().map(|s| compactor::request::normalize(s, false, api)).collect();
                 let mut out = Vec::new();
                 for (s, repairs) in &sessions {
                     if shard.is_some_and(|k| !k.contains(&s.id)) {

@@ -58,7 +58,7 @@ pub fn encode(session: &Session, compaction: Option<&Value>) -> (Value, Repairs)
             _ => turns.push((role, blocks)),
         }
     }
-    if turns.first().is_some_and(|(r, _)| *r == "assistant") {
+    if turns.first().is_none_or(|(r, _)| *r == "assistant") {
         repairs.add(Repair::EmptyFilled, 1);
         turns.insert(0, ("user", vec![text(EMPTY_TEXT)]));
     }
@@ -136,7 +136,11 @@ fn assistant_blocks(m: &Message, repairs: &mut Repairs) -> Vec<Value> {
 
 fn result_block(m: &Message) -> Value {
     let id = tool_id(m.tool_call_id.as_deref().unwrap_or(""));
-    json!({"type": "tool_result", "tool_use_id": id, "content": m.text_content()})
+    if !m.content.parts.iter().any(Part::is_image) {
+        return json!({"type": "tool_result", "tool_use_id": id, "content": m.text_content()});
+    }
+    // A screenshot result: its text and image blocks, in order.
+    json!({"type": "tool_result", "tool_use_id": id, "content": user_blocks(m)})
 }
 
 /// A tool id in `[A-Za-z0-9_-]+` (the same mapping for a call and its result).

@@ -12,5 +12,5 @@ pub mod messages;
 pub mod normalize;
 pub mod repairs;
 
-pub use normalize::{check, normalize};
+pub use normalize::{Api, check, normalize};
 pub use repairs::{Repair, Repairs};

@@ -60,18 +60,41 @@ pub const REASONING_FIELD: &str = "reasoning_content";
 /// The longest tool name the APIs take, in chars.
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
 
-/// `session` as a valid request, and what was repaired.
-pub fn normalize(session: &Session, keep_source_fields: bool) -> (Session, Repairs) {
+/// The API a request is made for: they differ in where images may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// OpenAI Chat Completions: images in user messages only.
+    ChatCompletions,
+    /// Anthropic Messages: images in user messages and in tool results.
+    Messages,
+}
+
+impl Api {
+    fn takes_image(self, role: &Role) -> bool {
+        match self {
+            Api::ChatCompletions => *role == Role::User,
+            Api::Messages => matches!(role, Role::User | Role::Tool),
+        }
+    }
+}
+
+/// `session` as a valid request for `api`, and what was repaired.
+pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Session, Repairs) {
     let mut repairs = Repairs::default();
     let cleaned: Vec<Message> = session
         .messages
         .iter()
-        .map(|m| clean_message(m, keep_source_fields, &mut repairs))
+        .map(|m| clean_message(m, keep_source_fields, api, &mut repairs))
         .collect();
     let mut messages = Steps::new(&mut repairs).run(cleaned);
     make_call_ids_unique(&mut messages, &mut repairs);
     for m in &mut messages {
         fill_empty(m, &mut repairs);
+    }
+    if messages.is_empty() {
+        // A request holds at least one message (a ToolBench answer can have none).
+        repairs.add(Repair::EmptyFilled, 1);
+        messages.push(Message::text(Role::User, EMPTY_TEXT));
     }
     let mut out = session.with_messages(messages);
     out.tools = session.tools.as_ref().and_then(|t| clean_tools(t, &mut repairs));
@@ -86,7 +109,8 @@ pub fn normalize(session: &Session, keep_source_fields: bool) -> (Session, Repai
 }
 
 /// Every way `messages` is not a valid request (empty when it is one): the
-/// promises [`normalize`] keeps, checked on their own for `verify`.
+/// promises [`normalize`] keeps, checked on their own for `verify`. Images
+/// are allowed where either API takes them.
 pub fn check(messages: &[Message]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut pending: Vec<&str> = Vec::new();
@@ -102,7 +126,7 @@ pub fn check(messages: &[Message]) -> Vec<String> {
         for p in m.content.parts.iter() {
             let ok = match p {
                 Part::Text(raw) => raw.len() == 2 && raw.get("type") == Some(&"text".into()),
-                Part::Image { .. } => m.role == Role::User,
+                Part::Image { .. } => Api::Messages.takes_image(&m.role),
                 _ => false,
             };
             if !ok {
@@ -152,7 +176,7 @@ pub fn check(messages: &[Message]) -> Vec<String> {
 
 /// A message with its roles, parts, reasoning and calls in request form
 /// (pairing is [`Steps`]'s).
-fn clean_message(m: &Message, keep: bool, repairs: &mut Repairs) -> Message {
+fn clean_message(m: &Message, keep: bool, api: Api, repairs: &mut Repairs) -> Message {
     let role = match &m.role {
         Role::Other(_) => {
             repairs.add(Repair::RolesMapped, 1);
@@ -176,7 +200,7 @@ fn clean_message(m: &Message, keep: bool, repairs: &mut Repairs) -> Message {
                 }
             }
             Part::Image { raw, info } => match image_url(raw, info) {
-                Some(url) if role == Role::User => parts.push(image_part(url, info)),
+                Some(url) if api.takes_image(&role) => parts.push(image_part(url, info)),
                 _ => {
                     repairs.add(Repair::ImagesToText, 1);
                     parts.push(Part::text(image_text(info)));
