@@ -125,14 +125,18 @@ impl<'a> JobReader<'a> {
             None if head.is_empty() && failure.is_none() => Format::OpenAi,
             None => {
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                let error = failure.unwrap_or_else(|| ReadError {
-                    source: Source { path: input.display.clone(), line: None, index: None },
-                    message: format!(
-                        "cannot tell the format from its first {} records (known: {}); pass --from",
-                        head.len(),
-                        names.join(", ")
-                    ),
-                    raw: Vec::new(),
+                let error = failure.unwrap_or_else(|| match undetected(&head) {
+                    // The first record says what is wrong with it: its line and why.
+                    Some((source, message, raw)) => ReadError { source, message, raw },
+                    None => ReadError {
+                        source: Source { path: input.display.clone(), line: None, index: None },
+                        message: format!(
+                            "cannot tell the format from its first {} records (known: {}); pass --from",
+                            head.len(),
+                            names.join(", ")
+                        ),
+                        raw: Vec::new(),
+                    },
                 });
                 self.queue.push_back(Item::Failed { input: idx, error });
                 return true;
@@ -223,6 +227,31 @@ impl<'a> JobReader<'a> {
 /// The value of a payload, for detection (a line that is not JSON gives `None`).
 /// A line that parses becomes [`Payload::Parsed`] with a placeholder value; the
 /// value is moved back in after detection (no second parse, no copy).
+/// Why the first record of an undetected file is no session, when it says:
+/// it is not JSON, or it is a record of a line dialect that its decoder
+/// refuses (`{"messages": 5}`).
+fn undetected(head: &VecDeque<RawRecord>) -> Option<Unparsed> {
+    let first = head.front()?;
+    let (value, raw) = match &first.payload {
+        Payload::Line(bytes) => match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => (v, bytes.clone()),
+            Err(e) => {
+                return Some((first.source.clone(), crate::io::json_error(&e), bytes.clone()));
+            }
+        },
+        Payload::Parsed { line, .. } => (serde_json::from_slice(line).ok()?, line.clone()),
+        Payload::Value(v) => (v.clone(), Vec::new()),
+    };
+    let record = Record { source: first.source.clone(), value };
+    let dialect = match record.value.as_object() {
+        Some(o) if o.contains_key("conversations") => Format::ShareGpt,
+        Some(o) if o.contains_key("messages") => Format::OpenAi,
+        _ => return None,
+    };
+    let e = dialect.adapter().decode(vec![record]).err()?;
+    Some((first.source.clone(), format!("not a session (read as {dialect}): {e}"), raw))
+}
+
 fn peek_value(p: &mut Payload) -> Option<Value> {
     match p {
         Payload::Value(v) | Payload::Parsed { value: v, .. } => Some(v.clone()),
@@ -360,7 +389,7 @@ fn parse(r: RawRecord, keep: bool) -> Result<(Record, Option<Vec<u8>>), Unparsed
         },
         Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
             Ok(value) => Ok((Record { source, value }, Some(bytes))),
-            Err(e) => Err((source, format!("invalid JSON: {e}"), bytes)),
+            Err(e) => Err((source, crate::io::json_error(&e), bytes)),
         },
     }
 }

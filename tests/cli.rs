@@ -305,7 +305,7 @@ fn summary_paragraph_on_stderr() {
             .arg(fixture("edge/parallel_calls.jsonl")),
     );
     let stderr = String::from_utf8_lossy(&res.stderr);
-    assert!(stderr.contains("1 sessions from 1 inputs, 1 compacted:"), "{stderr}");
+    assert!(stderr.contains("1 session from 1 input, 1 compacted:"), "{stderr}");
     assert!(stderr.contains("% saved"), "{stderr}");
 }
 

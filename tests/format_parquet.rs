@@ -297,7 +297,7 @@ fn a_hugging_face_table_reads_as_sessions() {
     let stderr =
         run_ok(compactor().args(["compact", "--mode", "none", "-o", "/dev/null"]).arg(&table))
             .stderr;
-    assert!(String::from_utf8_lossy(&stderr).starts_with("compactor: 3 sessions from 1 inputs"));
+    assert!(String::from_utf8_lossy(&stderr).starts_with("compactor: 3 sessions from 1 input,"));
     // The report names each row.
     let out = run_ok(
         compactor()

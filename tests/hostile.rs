@@ -2,7 +2,7 @@
 //! good records of the same run down with it. Each bad record is named
 //! `file:line: reason`, written unchanged to `--rejects`, and makes the run exit 3.
 
-use crate::util::{TestDir, compactor, json_lines};
+use crate::util::{TestDir, compactor, json_lines, run_code};
 use std::io::Write;
 use std::path::Path;
 use std::process::Output;
@@ -316,7 +316,7 @@ fn an_unopenable_file_fails_alone_and_a_directory_input_is_walked() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("dangling.jsonl: "), "names the file: {stderr}");
-    assert!(stderr.contains("1 records rejected (1 unreadable)"), "{stderr}");
+    assert!(stderr.contains("1 record rejected (1 unreadable)"), "{stderr}");
     assert!(dir.join("out/good.jsonl").is_file());
     assert!(dir.join("out/sub.jsonl/inner.jsonl").is_file(), "the directory was walked");
     assert!(!dir.join("out/dangling.jsonl").exists());
@@ -346,4 +346,32 @@ fn fuzz_parquet_negative_column_range_is_an_error_not_a_panic() {
     assert!(stderr.contains("finding_negative_column_range.parquet"), "{stderr}");
     assert!(stderr.contains("the Parquet decoder failed on this file"), "{stderr}");
     assert!(!stderr.contains("panicked"), "no panic message: {stderr}");
+}
+
+/// Issue 27: an unreadable first record is named by its line and its fault,
+/// not "cannot tell the format"; a JSON error gives the column of the line.
+#[test]
+fn an_undetectable_file_names_its_first_bad_record() {
+    let dir = TestDir::new();
+    let cases = [
+        ("not-json.jsonl", "not json\n", ":1: invalid JSON: expected ident (column 2)"),
+        (
+            "bad-messages.jsonl",
+            "{\"messages\": 5}\n",
+            ":1: not a session (read as openai): `messages` is not an array",
+        ),
+        (
+            "bad-conversations.jsonl",
+            "{\"conversations\": 5}\n",
+            ":1: not a session (read as sharegpt):",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let p = dir.write(name, text);
+        let out = run_code(compactor().arg("compact").arg(&p), 3);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{}{want}", p.display())), "{name}: {stderr}");
+        assert!(stderr.contains("0 sessions from 1 input, 0 compacted"), "{stderr}");
+        assert!(stderr.contains("1 record rejected"), "{stderr}");
+    }
 }

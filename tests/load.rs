@@ -242,7 +242,7 @@ fn load_4_gb_archive() {
     let peaks = watch(compactor().args(["compact", "-j2", "-o"]).arg(&out).arg(archive));
     assert_eq!(peaks.code, Some(0), "{}", peaks.stderr);
     assert!(
-        peaks.stderr.contains(&format!("{lines} sessions from 1 inputs")),
+        peaks.stderr.contains(&format!("{lines} sessions from 1 input,")),
         "every session comes out: {}",
         peaks.stderr
     );

@@ -517,7 +517,7 @@ pub(crate) fn print_summary(s: &RunSummary) {
             s.rejected_by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let kinds =
             if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
-        format!("; {} records rejected{kinds}", s.rejected)
+        format!("; {}{kinds}", plural(s.rejected as u64, "record rejected", "records rejected"))
     } else {
         String::new()
     };
@@ -526,15 +526,21 @@ pub(crate) fn print_summary(s: &RunSummary) {
     } else {
         let kinds: Vec<String> =
             s.repairs.by_name().iter().map(|(k, n)| format!("{n} {k}")).collect();
-        format!("; {} repairs to make valid requests ({})", s.repairs.total(), kinds.join(", "))
+        let n = plural(s.repairs.total(), "repair", "repairs");
+        format!("; {n} to make valid requests ({})", kinds.join(", "))
     };
     eprintln!(
-        "compactor: {} sessions from {} inputs, {} compacted: {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
-        s.sessions,
-        s.inputs,
+        "compactor: {} from {}, {} compacted: {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
+        plural(s.sessions as u64, "session", "sessions"),
+        plural(s.inputs as u64, "input", "inputs"),
         s.compacted,
         s.tokens_before,
         s.tokens_after,
         s.saved_pct()
     );
+}
+
+/// `1 session`, `2 sessions`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
 }

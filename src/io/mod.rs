@@ -433,14 +433,26 @@ impl RecordReader {
     }
 }
 
+/// A JSON syntax error of one record line: serde's message, with its
+/// position said as a column of that line (a record is one line, so serde's
+/// "line 1" is the record's own line, not the file's).
+pub fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let what = text.strip_suffix(&suffix).unwrap_or(&text);
+    if e.line() <= 1 {
+        format!("invalid JSON: {what} (column {})", e.column())
+    } else {
+        format!("invalid JSON: {what} (line {} of the record, column {})", e.line(), e.column())
+    }
+}
+
 /// Parses a record's payload. Arrays of sessions on one line are returned whole;
 /// the caller decides (most lines are one session).
 pub fn parse_payload(payload: Payload) -> Result<Value, String> {
     match payload {
         Payload::Value(v) | Payload::Parsed { value: v, .. } => Ok(v),
-        Payload::Line(bytes) => {
-            serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))
-        }
+        Payload::Line(bytes) => serde_json::from_slice(&bytes).map_err(|e| json_error(&e)),
     }
 }
 
