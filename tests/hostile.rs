@@ -375,3 +375,18 @@ fn an_undetectable_file_names_its_first_bad_record() {
         assert!(stderr.contains("1 record rejected"), "{stderr}");
     }
 }
+
+/// Issue 27: an input that fails entirely leaves no (empty) output file.
+#[test]
+fn nothing_readable_writes_no_output_file() {
+    let dir = TestDir::new();
+    let p = dir.write("bad.jsonl", "not json\n");
+    let out = dir.join("out.jsonl");
+    let res = run_code(compactor().arg("compact").arg(&p).arg("-o").arg(&out), 3);
+    assert!(!out.exists(), "an empty output was left");
+    assert!(String::from_utf8_lossy(&res.stderr).contains("was not written"));
+    // An empty input is a file of no sessions: written, empty.
+    let empty = dir.write("empty.jsonl", "");
+    run_code(compactor().arg("compact").arg(&empty).arg("-o").arg(&out), 0);
+    assert_eq!(std::fs::read(&out).unwrap(), b"");
+}

@@ -227,8 +227,15 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         eprintln!("compactor: interrupted after {} sessions; {kept}", summary.sessions);
         return Ok(ExitStatus::Interrupted);
     }
-    if let Some(w) = shared {
-        w.finish()?;
+    match shared {
+        // Nothing could be written: no output file, rather than an empty one
+        // that a later run would read as a file of no sessions.
+        Some(w) if summary.sessions == 0 && summary.rejected > 0 && target != Target::Stdout => {
+            drop(w);
+            eprintln!("compactor: every record was rejected; {} was not written", args.output);
+        }
+        Some(w) => w.finish()?,
+        None => {}
     }
     if let Some(r) = report {
         r.finish()?;
