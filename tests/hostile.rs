@@ -390,3 +390,20 @@ fn nothing_readable_writes_no_output_file() {
     run_code(compactor().arg("compact").arg(&empty).arg("-o").arg(&out), 0);
     assert_eq!(std::fs::read(&out).unwrap(), b"");
 }
+
+/// Issue 27: `-o` inside an input directory is refused before anything is written.
+#[test]
+fn an_output_inside_an_input_directory_is_refused() {
+    let dir = TestDir::new();
+    dir.write("in/a.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n");
+    for out in ["in/out/", "in/sub/out.jsonl"] {
+        let res = run_code(
+            compactor().arg("compact").arg(dir.join("in")).arg("-o").arg(dir.join(out)),
+            2,
+        );
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert!(stderr.contains("is inside the input directory"), "{out}: {stderr}");
+        assert!(!dir.join(out).exists(), "{out} was written");
+    }
+    run_code(compactor().arg("compact").arg(dir.join("in")).arg("-o").arg(dir.join("out/")), 0);
+}

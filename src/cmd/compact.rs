@@ -28,6 +28,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     let all_inputs = expand_inputs(&args.inputs)?;
     let target = Target::parse(&args.output);
     refuse_overwrites(&all_inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
+    refuse_output_inside_inputs(&args.inputs, &target)?;
     let mut resume = Resume::start(args, &target, all_inputs)?;
     let mut manifest = resume.manifest.take();
     let inputs = &resume.todo;
@@ -494,6 +495,40 @@ fn refuse_overwrites(
     }
     if let Some(p) = rejects {
         check(p, "rejects file")?;
+    }
+    Ok(())
+}
+
+/// Refuses an output inside an input directory: the next run over that
+/// directory would read this run's outputs (and manifest) as inputs.
+fn refuse_output_inside_inputs(inputs: &[String], target: &Target) -> anyhow::Result<()> {
+    let out = match target {
+        Target::Stdout => return Ok(()),
+        Target::File(p) | Target::Dir(p) => p,
+    };
+    let Ok(out_abs) = std::path::absolute(out) else { return Ok(()) };
+    for input in inputs.iter().map(Path::new).filter(|p| p.is_dir()) {
+        let Ok(dir) = std::fs::canonicalize(input) else { continue };
+        // The output may not exist yet: resolve its nearest existing ancestor.
+        let mut existing = out_abs.as_path();
+        let mut rest = Vec::new();
+        while !existing.exists() {
+            let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+                break;
+            };
+            rest.push(name);
+            existing = parent;
+        }
+        let Ok(mut resolved) = std::fs::canonicalize(existing) else { continue };
+        resolved.extend(rest.iter().rev());
+        if resolved.starts_with(&dir) {
+            bail!(
+                "{}: the output is inside the input directory {}; a later run over it would \
+                 read these outputs as inputs: write outside it",
+                out.display(),
+                input.display()
+            );
+        }
     }
     Ok(())
 }
