@@ -324,6 +324,7 @@ fn record_finished(
         output_size,
         sessions: totals.sessions,
         compacted: totals.compacted,
+        over_trigger: totals.over_trigger,
         rejected: totals.rejected,
         tokens_before: totals.tokens_before,
         tokens_after: totals.tokens_after,
@@ -504,10 +505,11 @@ pub(crate) fn print_summary(s: &RunSummary) {
         String::new()
     };
     eprintln!(
-        "compactor: {} sessions from {} inputs, {} compacted: {} -> {} tokens ({:.1}% saved){rejected}",
+        "compactor: {} sessions from {} inputs, {} compacted ({} still over the trigger): {} -> {} tokens ({:.1}% saved){rejected}",
         s.sessions,
         s.inputs,
         s.compacted,
+        s.over_trigger,
         s.tokens_before,
         s.tokens_after,
         s.saved_pct()

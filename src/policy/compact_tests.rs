@@ -248,6 +248,11 @@ fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
         let tail = &outp[outp.len() - n..];
         assert!(tail.iter().any(|t| !t.tool_calls.is_empty()), "{mode}: no calls in the tail");
         for (i, (a, b)) in inp.iter().zip(tail).enumerate() {
+            // Stage 4 strips the tail's stale images too (SPEC 6.4): only those change.
+            if a.content.parts.iter().any(crate::model::Part::is_image) && a != b {
+                assert!(!b.content.parts.iter().any(crate::model::Part::is_image), "{mode}: {i}");
+                continue;
+            }
             assert_eq!(a, b, "{mode}: tail message {i}");
             assert!(Arc::ptr_eq(&a.extra, &b.extra), "{mode}: keys of tail message {i} copied");
             assert!(Arc::ptr_eq(&a.content.parts, &b.content.parts), "{mode}: parts of {i} copied");

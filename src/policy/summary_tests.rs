@@ -45,6 +45,7 @@ fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {
         lean,
         budget_tokens: budget,
         anchor_budget_chars: 7_000,
+        max_tokens: u64::MAX,
     };
     build_summary(&input, &meter())
 }
