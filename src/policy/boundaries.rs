@@ -14,7 +14,9 @@
 //!   the soft ceiling, holds tool calls, and opens with a user message of at
 //!   most 1,400 chars that is not itself over the ceiling, the newest-user
 //!   rule is relaxed: the group-aligned cut inside the turn stands and the
-//!   user's request rides in the summary's `## Active Task`, verbatim.
+//!   user's request rides in the summary's `## Active Task`, verbatim. The
+//!   visible-reply rule then looks inside the turn only (a reply before the
+//!   ask is an earlier turn's, and would pull the whole turn back just the same).
 //! - Nothing to fold (H): [`first_group_end`] gives the cut a compaction that
 //!   must fold uses when the aligned cut would leave the middle empty: the
 //!   message after the head and its whole tool group are folded.
@@ -197,13 +199,20 @@ pub fn tail_start<M: Borrow<Message>>(
     }
     let groups = Groups::new(msgs);
     cut = groups.align_backward(cut);
+    // In an autonomous turn the reply rule looks inside the turn only: a reply
+    // before the ask belongs to an earlier turn, and keeping it would pull the
+    // whole turn into the tail just the same.
+    let mut replies_from = head_end;
     if let Some(u) = last_real_user(msgs, head_end)
         && u < cut
-        && !autonomous_turn(msgs, tokens, u, soft)
     {
-        cut = groups.align_backward(u);
+        if autonomous_turn(msgs, tokens, u, soft) {
+            replies_from = u + 1;
+        } else {
+            cut = groups.align_backward(u);
+        }
     }
-    if let Some(a) = last_visible_assistant(msgs, head_end)
+    if let Some(a) = last_visible_assistant(msgs, replies_from)
         && a < cut
     {
         cut = groups.align_backward(a);
@@ -450,7 +459,12 @@ mod tests {
     fn an_autonomous_turn_is_cut_inside() {
         let (msgs, tokens) = one_long_turn(&"x".repeat(AUTONOMOUS_OPENING_MAX_CHARS));
         let cut = tail_start(&msgs, &tokens, 4, 20);
-        assert_eq!(cut, 5, "the visible reply at 5 pulls the cut back to it, not to the ask");
+        assert_eq!(cut, 5, "the visible reply at 5, inside the turn, pulls the cut back to it");
+        // A reply before the ask is an earlier turn's: it does not pull the cut back.
+        let mut earlier = msgs.clone();
+        earlier.swap(4, 5);
+        let cut = tail_start(&earlier, &tokens, 4, 20);
+        assert_eq!(cut, earlier.len() - MIN_TAIL_MESSAGES);
         let mut silent = msgs.clone();
         silent[5] = call(&["k-first"]);
         silent.insert(6, result("k-first"));

@@ -654,7 +654,7 @@ fn compact_tiered<'a>(
             record.compacted = true;
             record.tokens_after = after;
             record.head_messages = head_end;
-            record.head_tokens = tokens[..head_end].iter().sum();
+            record.head_tokens = counts[..head_end].iter().sum();
             record.tail_messages = out.messages.len() - head_end;
             record.verbatim_tail_messages = msgs.len() - protected;
             record.tail_tokens = after - record.head_tokens - fixed;
