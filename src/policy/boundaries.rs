@@ -443,7 +443,7 @@ mod tests {
         let cut = tail_start(&msgs, &tokens, 4, 20);
         assert_eq!(cut, 4, "cut {cut} must keep the user message at 4");
         // No tool calls inside the turn: not autonomous either.
-        let mut plain = msgs.clone();
+        let mut plain = msgs;
         plain[4] = user("the real ask");
         for m in &mut plain[6..] {
             *m = asst("thinking aloud");
@@ -465,7 +465,7 @@ mod tests {
         earlier.swap(4, 5);
         let cut = tail_start(&earlier, &tokens, 4, 20);
         assert_eq!(cut, earlier.len() - MIN_TAIL_MESSAGES);
-        let mut silent = msgs.clone();
+        let mut silent = msgs;
         silent[5] = call(&["k-first"]);
         silent.insert(6, result("k-first"));
         let tokens = vec![5u64; silent.len()];
@@ -477,7 +477,7 @@ mod tests {
         let small = vec![1u64; silent.len()];
         assert_eq!(tail_start(&silent, &small, 4, 20), 4);
         // The opening message itself over the soft ceiling: the rule holds.
-        let mut big_ask = tokens.clone();
+        let mut big_ask = tokens;
         big_ask[4] = 31;
         assert_eq!(tail_start(&silent, &big_ask, 4, 20), 4);
     }

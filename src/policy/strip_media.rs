@@ -54,8 +54,8 @@ fn newest_image_user<M: Borrow<Message>>(messages: &[M]) -> Option<usize> {
 pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped {
     let keep = newest_image_user(messages);
     let mut out = Stripped::default();
-    for i in 0..messages.len() {
-        let m: &Message = messages[i].borrow();
+    for (i, slot) in messages.iter_mut().enumerate() {
+        let m: &Message = (*slot).borrow();
         let images = Some(i) != keep && m.content.parts.iter().any(Part::is_image);
         let reasoning = range.contains(&i)
             && (m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_)))
@@ -63,7 +63,7 @@ pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped
         if !images && !reasoning {
             continue;
         }
-        let m = messages[i].write();
+        let m = slot.write();
         if Some(i) != keep {
             let placeholder =
                 if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };
