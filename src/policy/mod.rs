@@ -748,6 +748,11 @@ fn summarize<'a>(
         let middle = &msgs[head_end..cut];
         let middle_tokens: u64 = tokens[head_end..cut].iter().sum();
         let region_chars: usize = middle.iter().map(|m| m.content.text_chars()).sum();
+        // Messages outside the middle that the stages rewrote (the head's and
+        // the kept messages' tool results): their anchors go in the index.
+        let rewritten: Vec<usize> = (0..protected)
+            .filter(|i| !(head_end..cut).contains(i) && matches!(pruned[*i], Cow::Owned(_)))
+            .collect();
         let input = summary::SummaryInput {
             all: msgs,
             middle,
@@ -757,6 +762,7 @@ fn summarize<'a>(
             budget_tokens: window::summary_budget(middle_tokens, policy.window),
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),
             max_tokens: summary::summary_max_tokens(policy.window),
+            pruned: &rewritten,
         };
         let built = summary::build_summary(&input, meter);
         let rest = owned(pruned.split_off(cut));

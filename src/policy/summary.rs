@@ -187,6 +187,10 @@ pub struct SummaryInput<'a> {
     /// Token ceiling of the whole summary text ([`summary_max_tokens`]): lean's
     /// appendices shrink to stay under it.
     pub max_tokens: u64,
+    /// Indices in `all` of messages outside the middle that pruning changed (the
+    /// head's and the kept messages' one-liners): lean indexes their anchors too,
+    /// since the output no longer holds them.
+    pub pruned: &'a [usize],
 }
 
 /// A built summary and what it kept.
@@ -993,6 +997,12 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
             input.families,
             &calls,
         );
+    }
+    if !input.pruned.is_empty() {
+        let calls = index_calls(input.all);
+        for &i in input.pruned {
+            add_message_anchors(&mut anchors, &input.all[i], i as u64, input.families, &calls);
+        }
     }
     // The appendices shrink until the whole message fits `max_tokens`.
     let (mut anchor_chars, mut user_chars) =
