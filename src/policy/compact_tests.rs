@@ -733,3 +733,29 @@ fn bad_input_folds_or_passes_through() {
         );
     }
 }
+
+/// Honest labels (issue 26): a tier is the stage that changed something, and
+/// `summary` only when there is one. A forced tiered pass over a session
+/// already at its target that no stage changes is not `compacted`.
+#[test]
+fn tier_and_reason_say_what_happened() {
+    let m = meter();
+    let mut msgs = vec![msg(Role::System, "s")];
+    for k in 0..12 {
+        msgs.push(msg(Role::User, &format!("q{k}")));
+        msgs.push(msg(Role::Assistant, &format!("a{k}")));
+    }
+    let s = with_msgs(msgs);
+    let mut p = forced(Mode::Tiered, 64_000);
+    p.target_tokens = Some(1_000_000);
+    let out = compact(&s, &p, &m);
+    assert_eq!((out.compaction.tier, out.compaction.reason), (Tier::None, Reason::NoGain));
+    assert!(!out.compaction.compacted);
+    let long = synth_session(3, 60_000);
+    for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+        let out = compact(&long, &forced(mode, 64_000), &m);
+        let c = &out.compaction;
+        assert_eq!(c.tier == Tier::Summary, c.summarized_range.is_some(), "{mode}");
+        assert_eq!(c.tier == Tier::Summary, summaries(&out) == 1, "{mode}");
+    }
+}
