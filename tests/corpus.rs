@@ -232,3 +232,79 @@ fn counts_by_line_equal_whole_counts_on_fixtures_corpus_and_summaries() {
     assert!(compared > 5_000, "only {compared} messages compared");
     assert!(summaries > 100, "only {summaries} summaries made");
 }
+
+/// The least tail SPEC 5 allows: the last 8 messages, moved back so no tool
+/// group is split (H), and back to the newest real user message when that
+/// message is over the autonomous-turn limit of 1,400 chars (the reference's
+/// rule keeps it and its turn in the tail).
+fn floor(msgs: &[compactor::model::Message]) -> &[compactor::model::Message] {
+    use compactor::policy::boundaries::{
+        AUTONOMOUS_OPENING_MAX_CHARS, MIN_TAIL_MESSAGES, align_backward, last_real_user,
+    };
+    let mut from = align_backward(msgs, msgs.len().saturating_sub(MIN_TAIL_MESSAGES));
+    if let Some(u) = last_real_user(msgs, 0)
+        && u < from
+        && compactor::policy::summary::real_user_text(&msgs[u])
+            .is_some_and(|t| t.chars().count() > AUTONOMOUS_OPENING_MAX_CHARS)
+    {
+        from = align_backward(msgs, u);
+    }
+    &msgs[from..]
+}
+
+/// Issue 26 (SPEC 5, the autonomous-turn and nothing-to-fold rules): on every
+/// corpus session at 32K, 64K and 200K windows, the compacted request is at or
+/// under the trigger whenever the head, the summary and the 8-message floor of
+/// the tail ([`floor`]) fit in it; a compacted lean session holds exactly one
+/// summary, and `over_trigger` says when the request is still over.
+#[test]
+fn compacted_corpus_sessions_end_under_the_trigger_when_they_can() {
+    let Some(dir) = corpus() else { return };
+    let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+    let all = sessions(&dir);
+    let mut failures = Vec::new();
+    for window in [32_000u64, 64_000, 200_000] {
+        let policy = Policy::new(Mode::Lean, window);
+        let (mut compacted, mut over) = (0, 0);
+        for (_, session) in &all {
+            let out = compact(session, &policy, &meter);
+            let c = &out.compaction;
+            if !c.compacted {
+                continue;
+            }
+            compacted += 1;
+            let o = &out.session.messages;
+            let summaries = o.iter().filter(|m| compactor::policy::summary::is_summary(m)).count();
+            assert_eq!(summaries, 1, "{} at {window}", session.source);
+            assert_eq!(c.over_trigger, c.tokens_after > policy.threshold, "{}", session.source);
+            over += usize::from(c.over_trigger);
+            let floor: u64 = floor(&session.messages).iter().map(|m| meter.message(m)).sum();
+            let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
+            let least = fixed + c.head_tokens + c.summary_tokens + floor;
+            if least <= policy.threshold && c.tokens_after > policy.threshold {
+                failures.push(format!(
+                    "{} at {window}: {} -> {} (head {}, summary {}, floor {floor}, tail {})",
+                    session.source,
+                    c.tokens_before,
+                    c.tokens_after,
+                    c.head_tokens,
+                    c.summary_tokens,
+                    c.tail_tokens
+                ));
+            }
+        }
+        println!("window {window}: {compacted} compacted, {over} still over the trigger");
+    }
+    // Known, not fixed: at 32K this Codex session ends 289 tokens over (27,489
+    // against 27,200). The soft-ceiling walk stops inside a four-call parallel
+    // group of 14K tokens before the newest ask, and the group alignment (H)
+    // only ever grows the tail, so the whole group stays. Listed exactly, so the
+    // test fails when it changes either way.
+    let known = ["DepotCycle-Device-Lifecycle-Marketplace/sessions/develop-1.jsonl:1 at 32000:"];
+    let unexpected: Vec<&String> =
+        failures.iter().filter(|f| !known.iter().any(|k| f.contains(k))).collect();
+    assert!(unexpected.is_empty(), "over the trigger though they fit:\n{unexpected:#?}");
+    for k in known {
+        assert!(failures.iter().any(|f| f.contains(k)), "{k} is under the trigger now: update");
+    }
+}

@@ -7,6 +7,7 @@ use compactor::formats::openai::decode_session;
 use compactor::io::{Payload, RawRecord};
 use compactor::model::{Session, Source};
 use compactor::pipeline::{Engine, Item, Job, Output, Processed};
+use compactor::policy::summary::is_summary;
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use proptest::prelude::*;
@@ -119,8 +120,29 @@ proptest! {
             let mut p = Policy::new(mode, window);
             p.force = true;
             let out = compact(&s, &p, &METER);
+            // verify: the head keeps its message count, roles and system/user/
+            // assistant text (its tool results may be one-liners or dedup
+            // markers, its images placeholders); the protected tail is verbatim
+            // but for stripped images; tokens never grow.
             let problems = verify(&s, &out, &METER);
             prop_assert!(problems.is_empty(), "{mode}: {problems:?}");
+            let c = &out.compaction;
+            prop_assert!(c.tokens_after <= c.tokens_before, "{mode}: tokens grew");
+            if c.compacted && mode != Mode::Tiered {
+                let summaries = out.session.messages.iter().filter(|m| is_summary(m)).count();
+                prop_assert_eq!(summaries, 1, "{}: a compacted session holds one summary", mode);
+                prop_assert_eq!(c.reason.name(), "compacted");
+            }
+            if c.compacted && c.tier.name() == "summary" {
+                prop_assert!(c.summarized_range.is_some(), "{mode}: summary tier, no summary");
+            }
+            // Only the newest image-bearing user message keeps images, in head
+            // and tail too (tiered mode may stop at a tier before stage 4).
+            if c.compacted && (mode != Mode::Tiered || ["strip_media", "summary"].contains(&c.tier.name())) {
+                let with_images = out.session.messages.iter()
+                    .filter(|m| m.content.parts.iter().any(|p| p.is_image())).count();
+                prop_assert!(with_images <= 1, "{mode}: {with_images} messages keep images");
+            }
         }
     }
 

@@ -350,6 +350,7 @@ fn record_finished(
         output_size,
         sessions: totals.sessions,
         compacted: totals.compacted,
+        over_trigger: totals.over_trigger,
         rejected: totals.rejected,
         tokens_before: totals.tokens_before,
         tokens_after: totals.tokens_after,
@@ -572,10 +573,11 @@ pub(crate) fn print_summary(s: &RunSummary) {
         format!("; {n} to make valid requests ({})", kinds.join(", "))
     };
     eprintln!(
-        "compactor: {} from {}, {} compacted: {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
+        "compactor: {} from {}, {} compacted ({} still over the trigger): {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
         plural(s.sessions as u64, "session", "sessions"),
         plural(s.inputs as u64, "input", "inputs"),
         s.compacted,
+        s.over_trigger,
         s.tokens_before,
         s.tokens_after,
         s.saved_pct()

@@ -66,6 +66,9 @@ pub struct Entry {
     pub output_size: u64,
     pub sessions: usize,
     pub compacted: usize,
+    /// Compacted sessions still over the trigger (absent in older manifests).
+    #[serde(default)]
+    pub over_trigger: usize,
     pub rejected: usize,
     pub tokens_before: u64,
     pub tokens_after: u64,
@@ -78,6 +81,7 @@ impl Entry {
             inputs: 0,
             sessions: self.sessions,
             compacted: self.compacted,
+            over_trigger: self.over_trigger,
             rejected: self.rejected,
             // Kinds are not kept per input: a resumed run's skipped rejects
             // count in the total only.
@@ -182,6 +186,7 @@ mod tests {
             output_size: body.len() as u64,
             sessions: 2,
             compacted: 1,
+            over_trigger: 0,
             rejected: 0,
             tokens_before: 100,
             tokens_after: 40,

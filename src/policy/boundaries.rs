@@ -9,6 +9,17 @@
 //!   then move the cut back so no tool group is split, and further back so the
 //!   newest real user message and the newest assistant reply with visible text
 //!   are in the tail.
+//! - Autonomous turn (H, reference #80449): when the in-progress turn (the
+//!   newest real user message and everything after it) alone is bigger than
+//!   the soft ceiling, holds tool calls, and opens with a user message of at
+//!   most 1,400 chars that is not itself over the ceiling, the newest-user
+//!   rule is relaxed: the group-aligned cut inside the turn stands and the
+//!   user's request rides in the summary's `## Active Task`, verbatim. The
+//!   visible-reply rule then looks inside the turn only (a reply before the
+//!   ask is an earlier turn's, and would pull the whole turn back just the same).
+//! - Nothing to fold (H): [`first_group_end`] gives the cut a compaction that
+//!   must fold uses when the aligned cut would leave the middle empty: the
+//!   message after the head and its whole tool group are folded.
 //!
 //! ## Why
 //! The head holds the task as first stated, the tail the work in flight. A cut
@@ -19,8 +30,14 @@
 //! `sys u a u a[call] t t u a` with a tail budget that reaches into the `t`s
 //! → the cut moves to `a[call]`: `head | middle | a[call] t t u a`.
 //!
+//! A coding agent's session is often one ask and hundreds of calls: without
+//! the autonomous-turn rule the tail swallows the whole turn and the
+//! compacted request stays over the trigger.
+//!
 //! ## Invariants
-//! - Every rule after the walk only moves the cut earlier (the tail only grows).
+//! - Every rule after the walk only moves the cut earlier (the tail only
+//!   grows), except the autonomous-turn rule, which leaves the aligned cut
+//!   where it is instead of moving it back to the turn's user message.
 //! - `head_end <= tail_start <= len`; when everything after the head fits the
 //!   budget, the tail is the minimum (8 messages, fewer in a shorter session).
 
@@ -36,6 +53,10 @@ pub const PROTECT_FIRST_N: usize = 3;
 pub const MIN_TAIL_MESSAGES: usize = 8;
 /// How far past the head a summary is looked for to decide the head is empty (H).
 const SUMMARY_PROBE_EXTRA: usize = 4;
+/// An autonomous turn opens with a user message of at most this many chars
+/// (H, reference #80449): a request short enough to quote whole in the
+/// summary's `## Active Task`.
+pub const AUTONOMOUS_OPENING_MAX_CHARS: usize = 1_400;
 
 /// Where each tool group starts and ends, by call id.
 ///
@@ -178,12 +199,20 @@ pub fn tail_start<M: Borrow<Message>>(
     }
     let groups = Groups::new(msgs);
     cut = groups.align_backward(cut);
+    // In an autonomous turn the reply rule looks inside the turn only: a reply
+    // before the ask belongs to an earlier turn, and keeping it would pull the
+    // whole turn into the tail just the same.
+    let mut replies_from = head_end;
     if let Some(u) = last_real_user(msgs, head_end)
         && u < cut
     {
-        cut = groups.align_backward(u);
+        if autonomous_turn(msgs, tokens, u, soft) {
+            replies_from = u + 1;
+        } else {
+            cut = groups.align_backward(u);
+        }
     }
-    if let Some(a) = last_visible_assistant(msgs, head_end)
+    if let Some(a) = last_visible_assistant(msgs, replies_from)
         && a < cut
     {
         cut = groups.align_backward(a);
@@ -194,6 +223,32 @@ pub fn tail_start<M: Borrow<Message>>(
         cut += 1;
     }
     cut
+}
+
+/// Returns true if and only if the turn opened by the real user message at
+/// `u` (it and everything after it) is an autonomous turn (H, #80449): bigger
+/// than the `soft` ceiling in tokens, with tool calls inside it, opened by a
+/// message of at most [`AUTONOMOUS_OPENING_MAX_CHARS`] chars that is not itself
+/// over the ceiling.
+fn autonomous_turn<M: Borrow<Message>>(msgs: &[M], tokens: &[u64], u: usize, soft: u64) -> bool {
+    let opening = msgs[u].borrow();
+    let short = real_user_text(opening)
+        .is_some_and(|t| !super::more_chars_than(&t, AUTONOMOUS_OPENING_MAX_CHARS));
+    let turn: u64 = tokens[u..].iter().sum();
+    let calls = msgs[u + 1..].iter().any(|m| m.borrow().has_tool_calls());
+    short && tokens[u] <= soft && turn > soft && calls
+}
+
+/// The cut that folds the first message after the head and the rest of its
+/// tool group (H, "nothing to fold"); `None` when that would fold every
+/// message after the head (the newest message is never folded).
+pub fn first_group_end<M: Borrow<Message>>(msgs: &[M], head_end: usize) -> Option<usize> {
+    let n = msgs.len();
+    if head_end + 1 >= n {
+        return None;
+    }
+    let cut = Groups::new(msgs).align_forward(head_end + 1);
+    (cut < n).then_some(cut)
 }
 
 /// Index of the newest real user message at or after `from`.
@@ -367,19 +422,79 @@ mod tests {
         assert_eq!(cut, 4);
     }
 
-    #[test]
-    fn newest_user_and_visible_reply_end_in_the_tail() {
+    /// `sys u a u | ask reply (call result) x 12`, 5 tokens a message, budget
+    /// 20 (soft ceiling 30): the turn opened by `ask` is 130 tokens.
+    fn one_long_turn(ask: &str) -> (Vec<Message>, Vec<u64>) {
         let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
-        msgs.push(user("the real ask")); // 4
+        msgs.push(user(ask)); // 4
         msgs.push(asst("visible reply")); // 5
         for k in 0..12 {
             msgs.push(call(&[&format!("k{k}")]));
             msgs.push(result(&format!("k{k}")));
         }
         let tokens = vec![5u64; msgs.len()];
+        (msgs, tokens)
+    }
+
+    #[test]
+    fn newest_user_and_visible_reply_end_in_the_tail() {
+        // An opening message over 1,400 chars: not an autonomous turn, the rule holds.
+        let (msgs, tokens) = one_long_turn(&"x".repeat(AUTONOMOUS_OPENING_MAX_CHARS + 1));
         let cut = tail_start(&msgs, &tokens, 4, 20);
-        assert!(cut <= 4, "cut {cut} must keep the user message at 4");
-        assert!(cut >= 4);
+        assert_eq!(cut, 4, "cut {cut} must keep the user message at 4");
+        // No tool calls inside the turn: not autonomous either.
+        let mut plain = msgs;
+        plain[4] = user("the real ask");
+        for m in &mut plain[6..] {
+            *m = asst("thinking aloud");
+        }
+        assert_eq!(tail_start(&plain, &tokens, 4, 20), 4);
+    }
+
+    /// SPEC 5 "autonomous turn" (H, reference #80449): one ask of at most 1,400
+    /// chars, tool calls inside the turn, the turn bigger than the soft
+    /// ceiling: the newest-user rule is relaxed and the aligned cut inside the
+    /// turn stands (the visible-reply rule still holds).
+    #[test]
+    fn an_autonomous_turn_is_cut_inside() {
+        let (msgs, tokens) = one_long_turn(&"x".repeat(AUTONOMOUS_OPENING_MAX_CHARS));
+        let cut = tail_start(&msgs, &tokens, 4, 20);
+        assert_eq!(cut, 5, "the visible reply at 5, inside the turn, pulls the cut back to it");
+        // A reply before the ask is an earlier turn's: it does not pull the cut back.
+        let mut earlier = msgs.clone();
+        earlier.swap(4, 5);
+        let cut = tail_start(&earlier, &tokens, 4, 20);
+        assert_eq!(cut, earlier.len() - MIN_TAIL_MESSAGES);
+        let mut silent = msgs;
+        silent[5] = call(&["k-first"]);
+        silent.insert(6, result("k-first"));
+        let tokens = vec![5u64; silent.len()];
+        let cut = tail_start(&silent, &tokens, 4, 20);
+        // The walk stops at the soft ceiling but keeps the 8-message floor.
+        assert_eq!(cut, silent.len() - MIN_TAIL_MESSAGES);
+        assert!(silent[cut].has_tool_calls());
+        // The turn no bigger than the soft ceiling: the rule holds.
+        let small = vec![1u64; silent.len()];
+        assert_eq!(tail_start(&silent, &small, 4, 20), 4);
+        // The opening message itself over the soft ceiling: the rule holds.
+        let mut big_ask = tokens;
+        big_ask[4] = 31;
+        assert_eq!(tail_start(&silent, &big_ask, 4, 20), 4);
+    }
+
+    /// SPEC 5 "nothing to fold" (H): the cut moves to the message after the
+    /// head and forward past that message's tool group.
+    #[test]
+    fn the_first_group_after_the_head_is_folded() {
+        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
+        msgs.extend([call(&["p", "q"]), result("p"), result("q"), user("next"), asst("done")]);
+        assert_eq!(first_group_end(&msgs, 4), Some(7));
+        // A plain message after the head: just it.
+        let plain: Vec<Message> = [&msgs[..4], &[asst("x")], &msgs[7..]].concat();
+        assert_eq!(first_group_end(&plain, 4), Some(5));
+        // The group reaches the end: nothing can be folded.
+        assert_eq!(first_group_end(&msgs[..7], 4), None);
+        assert_eq!(first_group_end(&msgs[..5], 4), None);
     }
 
     #[test]

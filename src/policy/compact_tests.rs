@@ -248,6 +248,11 @@ fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
         let tail = &outp[outp.len() - n..];
         assert!(tail.iter().any(|t| !t.tool_calls.is_empty()), "{mode}: no calls in the tail");
         for (i, (a, b)) in inp.iter().zip(tail).enumerate() {
+            // Stage 4 strips the tail's stale images too (SPEC 6.4): only those change.
+            if a.content.parts.iter().any(crate::model::Part::is_image) && a != b {
+                assert!(!b.content.parts.iter().any(crate::model::Part::is_image), "{mode}: {i}");
+                continue;
+            }
             assert_eq!(a, b, "{mode}: tail message {i}");
             assert!(Arc::ptr_eq(&a.extra, &b.extra), "{mode}: keys of tail message {i} copied");
             assert!(Arc::ptr_eq(&a.content.parts, &b.content.parts), "{mode}: parts of {i} copied");
@@ -413,5 +418,344 @@ proptest::proptest! {
         proptest::prop_assert_eq!(newlines(&text), text.matches('\n').count());
         let all = "\n".repeat(only);
         proptest::prop_assert_eq!(newlines(&all), only);
+    }
+}
+
+// ---- issue 26: the rules of SPEC 5 the reference's current code has ----
+
+fn msg(role: Role, text: &str) -> Message {
+    Message::text(role, text)
+}
+
+fn call_msg(ids: &[&str]) -> Message {
+    let mut m = Message::text(Role::Assistant, "");
+    m.content.parts_mut().clear();
+    for id in ids {
+        m.tool_calls_mut().push(crate::model::ToolCall {
+            id: (*id).into(),
+            name: "Bash".into(),
+            arguments: format!(r#"{{"command":"cargo test --package {id}"}}"#),
+            ..Default::default()
+        });
+    }
+    m
+}
+
+fn result_msg(id: &str, text: &str) -> Message {
+    let mut m = Message::text(Role::Tool, text);
+    m.tool_call_id = Some(id.into());
+    m
+}
+
+fn with_msgs(msgs: Vec<Message>) -> Session {
+    Session { messages: msgs, ..Session::default() }
+}
+
+/// Tool output of about `words` tokens, different for each `seed`.
+fn output(seed: usize, words: usize) -> String {
+    (0..words).map(|k| format!("line{seed}x{k} ok\n")).collect()
+}
+
+fn summaries(out: &Outcome) -> usize {
+    out.session.messages.iter().filter(|m| summary::is_summary(m)).count()
+}
+
+/// SPEC 5 "autonomous turn" (H, #80449), the issue's Claude Code shape: one
+/// ask (at most 1,400 chars), then a hundred tool calls in the same turn, the
+/// turn far bigger than the soft ceiling. The cut falls inside the turn, the
+/// compacted request ends under the trigger, and the ask rides verbatim in the
+/// summary's `## Active Task`.
+#[test]
+fn an_autonomous_turn_is_cut_inside_and_its_ask_rides_in_the_summary() {
+    let m = meter();
+    let ask = format!("Port the billing service to the new queue. {}", "Keep the API. ".repeat(90));
+    assert!(ask.chars().count() <= boundaries::AUTONOMOUS_OPENING_MAX_CHARS);
+    let mut msgs = vec![
+        msg(Role::System, "You are a coding agent."),
+        msg(Role::User, "hello"),
+        msg(Role::Assistant, "Hi, what shall I do?"),
+        msg(Role::User, &ask),
+    ];
+    for k in 0..120 {
+        let id = format!("c{k}");
+        msgs.push(call_msg(&[&id]));
+        msgs.push(result_msg(&id, &output(k, 300)));
+    }
+    let s = with_msgs(msgs);
+    let p = Policy::new(Mode::Lean, 64_000);
+    let out = compact(&s, &p, &m);
+    let c = &out.compaction;
+    assert!(c.tokens_before > p.threshold, "{}", c.tokens_before);
+    assert_eq!(c.reason, Reason::Compacted);
+    assert!(c.tokens_after <= p.threshold, "{} > {}", c.tokens_after, p.threshold);
+    assert!(!c.over_trigger);
+    // The head is the system prompt and `hello, Hi, ask`: the ask is in the head here.
+    // Put it after the head instead, as a session with an earlier exchange has it.
+    let mut msgs = s.messages.to_vec();
+    msgs.insert(3, msg(Role::User, "first, read the repo"));
+    msgs.insert(4, msg(Role::Assistant, "Read it."));
+    let s = with_msgs(msgs);
+    let out = compact(&s, &p, &m);
+    let c = &out.compaction;
+    assert_eq!(c.reason, Reason::Compacted);
+    assert!(c.tokens_after <= p.threshold, "{} > {}", c.tokens_after, p.threshold);
+    let (from, to) = c.summarized_range.expect("a summary");
+    assert!(from <= 5 && to > 5, "the ask at 5 is folded: {from}..{to}");
+    let summary = out.session.messages.iter().find(|m| summary::is_summary(m)).unwrap();
+    let text = summary.text_content();
+    assert!(text.contains(&format!("{}\n{}", summary::heading::ACTIVE_TASK, ask.trim())));
+    assert!(verify::verify(&s, &out, &m).is_empty(), "{:?}", verify::verify(&s, &out, &m));
+}
+
+/// SPEC 5 "nothing to fold" (H): a head that absorbs a six-call parallel
+/// group, then a short exchange that fits: the aligned cut would land on the
+/// head's end; it moves past the first message after the head, which is
+/// folded. The head's six outputs become one-liners (head pruning, SPEC 5/6).
+#[test]
+fn a_forced_compaction_folds_the_first_group_and_prunes_the_head() {
+    let m = meter();
+    let ids = ["a", "b", "c", "d", "e", "f"];
+    let mut msgs = vec![msg(Role::System, "sys"), msg(Role::User, "check everything")];
+    msgs.push(call_msg(&ids));
+    for (k, id) in ids.iter().enumerate() {
+        msgs.push(result_msg(id, &output(k, 400)));
+    }
+    msgs.extend([
+        msg(Role::User, "now fix the failing one"),
+        msg(Role::Assistant, "Fixed."),
+        msg(Role::User, "thanks, ship it"),
+        msg(Role::Assistant, "Shipped."),
+    ]);
+    let s = with_msgs(msgs);
+    for mode in [Mode::Lean, Mode::Legacy] {
+        let out = compact(&s, &forced(mode, 64_000), &m);
+        let c = &out.compaction;
+        assert_eq!(c.reason, Reason::Compacted, "{mode}");
+        assert_eq!(c.tier, Tier::Summary, "{mode}");
+        assert_eq!(c.head_messages, 9, "{mode}: the head absorbs the group");
+        assert_eq!(c.summarized_range, Some((9, 10)), "{mode}: the first message folded");
+        assert_eq!(summaries(&out), 1, "{mode}");
+        let o = &out.session.messages;
+        assert_eq!(o[1].text_content(), "check everything");
+        assert_eq!(o[2].tool_calls.len(), 6);
+        for (k, r) in o.iter().enumerate().take(9).skip(3) {
+            let t = r.text_content();
+            assert!(t.starts_with("[terminal] ran"), "{mode}: head result {k}: {t}");
+        }
+        assert!(c.effects.tool_results_cleared >= 6);
+        assert!(
+            verify::verify(&s, &out, &m).is_empty(),
+            "{mode}: {:?}",
+            verify::verify(&s, &out, &m)
+        );
+    }
+}
+
+/// A session with nothing after the head but one message, or whose only
+/// group after the head reaches its end, passes through: `too_short`, not a
+/// `compacted` session without a summary.
+#[test]
+fn nothing_to_fold_passes_through_as_too_short() {
+    let m = meter();
+    let short = with_msgs(vec![
+        msg(Role::System, "s"),
+        msg(Role::User, &output(1, 2_000)),
+        msg(Role::Assistant, "a"),
+        msg(Role::User, "u"),
+        msg(Role::Assistant, "b"),
+    ]);
+    let mut one_group = short.messages[..4].to_vec();
+    one_group.push(call_msg(&["x"]));
+    one_group.push(result_msg("x", &output(2, 2_000)));
+    for s in [short, with_msgs(one_group)] {
+        for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+            let mut p = forced(mode, 8_000);
+            p.target_tokens = Some(10);
+            let out = compact(&s, &p, &m);
+            let c = &out.compaction;
+            if mode != Mode::Tiered {
+                assert_eq!(c.reason, Reason::TooShort, "{mode}");
+                assert!(!c.compacted && c.tier == Tier::None, "{mode}");
+            }
+            assert!(!c.compacted || summaries(&out) == 1 || c.tier < Tier::Summary, "{mode}");
+            assert!(verify::verify(&s, &out, &m).is_empty(), "{mode}");
+        }
+    }
+}
+
+/// SPEC 6.4 (H): the images of the head and the protected tail go too, but
+/// for the newest image-bearing user message's; tail screenshots become the
+/// screenshot placeholder; the tail is otherwise verbatim.
+#[test]
+fn images_in_the_head_and_tail_are_stripped_but_the_newest_users() {
+    use crate::model::{ContentForm, Part};
+    let m = meter();
+    let image = || Part::Image { raw: serde_json::Map::new(), info: Default::default() };
+    let with_image = |role: Role, text: &str| {
+        let mut x = Message::text(role, text);
+        x.content.parts_mut().push(image());
+        x.content.form = ContentForm::Parts;
+        x
+    };
+    let mut msgs = vec![msg(Role::System, "s"), with_image(Role::User, "head image")];
+    msgs.push(msg(Role::Assistant, "seen"));
+    for k in 0..30 {
+        msgs.push(msg(Role::User, &format!("step {k} {}", output(k, 300))));
+        msgs.push(msg(Role::Assistant, "ok"));
+    }
+    msgs.push(with_image(Role::User, "newest image"));
+    msgs.push(call_msg(&["shot"]));
+    let mut shot = with_image(Role::Tool, "screen");
+    shot.tool_call_id = Some("shot".into());
+    msgs.push(shot);
+    msgs.push(with_image(Role::User, "older? no: newest now"));
+    msgs.push(msg(Role::Assistant, "done"));
+    let s = with_msgs(msgs);
+    let out = compact(&s, &forced(Mode::Lean, 16_000), &m);
+    let o = &out.session.messages;
+    assert_eq!(out.compaction.reason, Reason::Compacted);
+    let images = |x: &Message| x.content.parts.iter().filter(|p| p.is_image()).count();
+    assert_eq!(o[1].content.parts[1].text_str(), Some(strip_media::IMAGE_PLACEHOLDER));
+    let n = o.len();
+    assert_eq!(o[n - 5].content.parts[1].text_str(), Some(strip_media::IMAGE_PLACEHOLDER));
+    assert_eq!(o[n - 3].content.parts[1].text_str(), Some(strip_media::SCREENSHOT_PLACEHOLDER));
+    assert_eq!(images(&o[n - 2]), 1, "the newest image-bearing user message keeps its image");
+    assert_eq!(o.iter().map(images).sum::<usize>(), 1);
+    assert!(verify::verify(&s, &out, &m).is_empty(), "{:?}", verify::verify(&s, &out, &m));
+}
+
+/// SPEC 6.6: the whole summary message, lean's appendices included, within
+/// 15% of the window; the appendices shrink, the body keeps its budget.
+#[test]
+fn the_lean_summary_stays_within_fifteen_percent_of_the_window() {
+    let m = meter();
+    for window in [32_000u64, 64_000] {
+        let s = synth_session(21, 300_000);
+        let out = compact(&s, &forced(Mode::Lean, window), &m);
+        let c = &out.compaction;
+        assert!(c.summary_tokens > 0);
+        assert!(
+            c.summary_tokens <= summary::summary_max_tokens(window),
+            "{window}: {} tokens",
+            c.summary_tokens
+        );
+        assert_eq!(summary::summary_max_tokens(window), window * 15 / 100);
+    }
+}
+
+/// SPEC 5: a compacted request still over the trigger (here a system prompt
+/// bigger than the trigger) is flagged, and only then.
+#[test]
+fn a_compacted_request_still_over_the_trigger_is_flagged() {
+    let m = meter();
+    let mut msgs = vec![msg(Role::System, &output(0, 12_000))];
+    for k in 0..40 {
+        msgs.push(msg(Role::User, &format!("q{k} {}", output(k, 200))));
+        msgs.push(msg(Role::Assistant, &output(k + 100, 200)));
+    }
+    let s = with_msgs(msgs);
+    let p = Policy::new(Mode::Lean, 32_000);
+    let out = compact(&s, &p, &m);
+    assert!(out.compaction.compacted);
+    assert!(out.compaction.tokens_after > p.threshold);
+    assert!(out.compaction.over_trigger);
+    let row =
+        crate::report::wire::SessionRow::new(&s.source, "x", "openai", &out.compaction, "o200k");
+    assert!(row.over_trigger);
+    let mut run = crate::report::RunSummary::default();
+    run.add(&out.compaction);
+    assert_eq!(run.over_trigger, 1);
+    let small = synth_session(9, 60_000);
+    let fine = compact(&small, &Policy::new(Mode::Lean, 64_000), &m);
+    assert!(fine.compaction.compacted && !fine.compaction.over_trigger);
+}
+
+/// Bad input (issue 26): a turn with no user message at all, a session that
+/// is one giant tool result, a head made only of tool results: each folds or
+/// passes through as the rules say, never a panic.
+#[test]
+fn bad_input_folds_or_passes_through() {
+    let m = meter();
+    // No user message at all: the calls fold, `## Active Task` says None.
+    let mut no_user = vec![msg(Role::System, "s")];
+    for k in 0..40 {
+        let id = format!("n{k}");
+        no_user.push(call_msg(&[&id]));
+        no_user.push(result_msg(&id, &output(k, 400)));
+    }
+    let s = with_msgs(no_user);
+    for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+        let out = compact(&s, &forced(mode, 16_000), &m);
+        assert_eq!(out.compaction.reason, Reason::Compacted, "{mode}");
+        if out.compaction.tier == Tier::Summary {
+            assert_eq!(summaries(&out), 1, "{mode}");
+        }
+        assert!(
+            verify::verify(&s, &out, &m).is_empty(),
+            "{mode}: {:?}",
+            verify::verify(&s, &out, &m)
+        );
+    }
+    // One giant tool result (no call, nothing else): nothing to fold.
+    let giant = with_msgs(vec![result_msg("g", &output(1, 60_000))]);
+    // The same after an ask and its call: the group is the head.
+    let asked = with_msgs(vec![
+        msg(Role::User, "run it"),
+        call_msg(&["g"]),
+        result_msg("g", &output(1, 60_000)),
+    ]);
+    for s in [giant, asked] {
+        for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+            let out = compact(&s, &Policy::new(mode, 32_000), &m);
+            let c = &out.compaction;
+            assert!(!c.compacted || c.tier < Tier::Summary, "{mode}: {:?}", c.reason);
+            if mode != Mode::Tiered {
+                assert_eq!(c.reason, Reason::TooShort, "{mode}");
+            }
+            assert!(verify::verify(&s, &out, &m).is_empty(), "{mode}");
+        }
+    }
+    // A head made only of tool results (answering nothing): pruned and dropped, the rest folds.
+    let mut head_results: Vec<Message> =
+        (0..3).map(|k| result_msg(&format!("o{k}"), &output(k, 500))).collect();
+    for k in 0..30 {
+        head_results.push(msg(Role::User, &format!("u{k} {}", output(k, 200))));
+        head_results.push(msg(Role::Assistant, &output(k + 50, 200)));
+    }
+    let s = with_msgs(head_results);
+    for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+        let out = compact(&s, &forced(mode, 16_000), &m);
+        assert_eq!(out.compaction.reason, Reason::Compacted, "{mode}");
+        assert!(
+            verify::verify(&s, &out, &m).is_empty(),
+            "{mode}: {:?}",
+            verify::verify(&s, &out, &m)
+        );
+    }
+}
+
+/// Honest labels (issue 26): a tier is the stage that changed something, and
+/// `summary` only when there is one. A forced tiered pass over a session
+/// already at its target that no stage changes is not `compacted`.
+#[test]
+fn tier_and_reason_say_what_happened() {
+    let m = meter();
+    let mut msgs = vec![msg(Role::System, "s")];
+    for k in 0..12 {
+        msgs.push(msg(Role::User, &format!("q{k}")));
+        msgs.push(msg(Role::Assistant, &format!("a{k}")));
+    }
+    let s = with_msgs(msgs);
+    let mut p = forced(Mode::Tiered, 64_000);
+    p.target_tokens = Some(1_000_000);
+    let out = compact(&s, &p, &m);
+    assert_eq!((out.compaction.tier, out.compaction.reason), (Tier::None, Reason::NoGain));
+    assert!(!out.compaction.compacted);
+    let long = synth_session(3, 60_000);
+    for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
+        let out = compact(&long, &forced(mode, 64_000), &m);
+        let c = &out.compaction;
+        assert_eq!(c.tier == Tier::Summary, c.summarized_range.is_some(), "{mode}");
+        assert_eq!(c.tier == Tier::Summary, summaries(&out) == 1, "{mode}");
     }
 }

@@ -12,7 +12,10 @@
 //! 8. [`sanitize`] — call/result pairs repaired outside the tail.
 //!
 //! Modes: `lean` (default) and `legacy` run 1, 2, 4 outside the protected tail
-//! and then fold the middle (they differ in tail budget and lean's extras);
+//! (the head included: its place and its system, user and assistant text are
+//! protected, not its tool results, arguments and images; stage 4's images go
+//! everywhere but the newest image-bearing user message) and then fold the
+//! middle (they differ in tail budget and lean's extras);
 //! `tiered` runs 1-4 one at a time and stops at the target, summarizing only
 //! if still over; `none` changes nothing.
 //!
@@ -266,6 +269,8 @@ pub struct Compaction {
     pub user_messages_kept_whole: usize,
     /// Secrets the summary did not quote (masked, or dropped from its anchor index).
     pub secrets_masked: u64,
+    /// Compacted, and the request is still over the trigger threshold (SPEC 5).
+    pub over_trigger: bool,
 }
 
 /// A compacted session and its record.
@@ -458,6 +463,9 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
         record.reason = Reason::NoGain;
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
+    let mut outcome = outcome;
+    let c = &mut outcome.compaction;
+    c.over_trigger = c.compacted && c.tokens_after > policy.threshold;
     outcome
 }
 
@@ -513,6 +521,7 @@ fn unchanged_record(messages: usize, mode: Mode, tokens: u64, reason: Reason) ->
         user_messages_summarized: 0,
         user_messages_kept_whole: 0,
         secrets_masked: 0,
+        over_trigger: false,
     }
 }
 
@@ -562,13 +571,17 @@ fn summary_in(msgs: &[Message], range: std::ops::Range<usize>) -> Option<usize> 
     range.rev().find(|&i| summary::is_summary(&msgs[i]))
 }
 
-/// Runs stages 1, 2 and 4 (and 3 when `truncate`) on `msgs[range]`.
+/// Runs stages 1, 2 and 4 on `msgs[..protected]` (the head included, SPEC 5),
+/// and 3 when `truncate` on `msgs[head_end..protected]` (it would cut the
+/// head's text); stage 4's images go in the whole session.
 fn prune<S: Slot>(
     msgs: &mut [S],
-    range: std::ops::Range<usize>,
+    head_end: usize,
+    protected: usize,
     policy: &Policy,
     truncate: bool,
 ) -> Effects {
+    let range = 0..protected;
     let mut e = Effects {
         duplicates_marked: dedup::dedup_tool_results(msgs, range.clone()),
         ..Effects::default()
@@ -577,7 +590,7 @@ fn prune<S: Slot>(
     e.tool_results_cleared = mc.results_cleared;
     e.args_shrunk = mc.args_shrunk;
     if truncate {
-        e.chars_truncated = truncate::truncate_messages(msgs, range.clone());
+        e.chars_truncated = truncate::truncate_messages(msgs, head_end..protected);
     }
     let s = strip_media::strip_media(msgs, range);
     e.images_stripped = s.images;
@@ -599,7 +612,9 @@ fn compact_tiered<'a>(
     let msgs = &session.messages;
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
     let protected = boundaries::tail_start(msgs, tokens, head_end, policy.tail_budget(Mode::Lean));
-    let range = head_end..protected.max(head_end);
+    // Stages 1, 2 and 4 reach into the head (SPEC 5); truncation does not.
+    let range = 0..protected.max(head_end);
+    let body = head_end..protected.max(head_end);
     let mut pruned = borrowed(msgs);
     let mut effects = Effects::default();
     let mut counts = Vec::new();
@@ -614,7 +629,7 @@ fn compact_tiered<'a>(
                 effects.args_shrunk = mc.args_shrunk;
             }
             Tier::Truncate => {
-                effects.chars_truncated = truncate::truncate_messages(&mut pruned, range.clone())
+                effects.chars_truncated = truncate::truncate_messages(&mut pruned, body.clone())
             }
             Tier::StripMedia => {
                 let s = strip_media::strip_media(&mut pruned, range.clone());
@@ -627,13 +642,19 @@ fn compact_tiered<'a>(
         let after = fixed + counts.iter().sum::<u64>();
         if after <= target {
             let out = session.with_messages(owned(pruned));
+            if out.messages == session.messages {
+                // Already at the target and no stage changed anything: say so.
+                let record =
+                    unchanged_record(session.messages.len(), Mode::Tiered, before, Reason::NoGain);
+                return Outcome { session: Cow::Borrowed(session), compaction: record };
+            }
             let mut record =
                 unchanged_record(session.messages.len(), Mode::Tiered, before, Reason::Compacted);
             record.tier = tier;
-            record.compacted = out.messages != session.messages;
+            record.compacted = true;
             record.tokens_after = after;
             record.head_messages = head_end;
-            record.head_tokens = tokens[..head_end].iter().sum();
+            record.head_tokens = counts[..head_end].iter().sum();
             record.tail_messages = out.messages.len() - head_end;
             record.verbatim_tail_messages = msgs.len() - protected;
             record.tail_tokens = after - record.head_tokens - fixed;
@@ -674,12 +695,17 @@ fn summarize<'a>(
     let msgs = &session.messages;
     let budget = policy.tail_budget(if mode == Mode::Legacy { Mode::Legacy } else { Mode::Lean });
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
-    let protected = boundaries::tail_start(msgs, tokens, head_end, budget);
+    let too_short = || Outcome {
+        session: Cow::Borrowed(session),
+        compaction: unchanged_record(session.messages.len(), mode, before, Reason::TooShort),
+    };
+    let mut protected = boundaries::tail_start(msgs, tokens, head_end, budget);
     if protected <= head_end {
-        return Outcome {
-            session: Cow::Borrowed(session),
-            compaction: unchanged_record(session.messages.len(), mode, before, Reason::TooShort),
-        };
+        // Nothing to fold (H): this compaction must fold, so the first group goes.
+        match boundaries::first_group_end(msgs, head_end) {
+            Some(c) => protected = c,
+            None => return too_short(),
+        }
     }
     // Our own output compacted again: only the earlier summary (and the old head
     // before it) lies between the head and the tail.
@@ -700,19 +726,33 @@ fn summarize<'a>(
     let (mut pruned, mut effects, pruned_tokens) = match pruning {
         Pruning::Run { truncate } => {
             let mut pruned = borrowed(msgs);
-            let effects = prune(&mut pruned, head_end..protected, policy, truncate);
+            let effects = prune(&mut pruned, head_end, protected, policy, truncate);
             let counts = recounted(tokens, &pruned, meter);
             (pruned, effects, counts)
         }
         Pruning::Done { slots, effects, tokens } => (slots, effects, tokens),
     };
-    let cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
+    let mut cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
+    if cut <= head_end {
+        // Nothing to fold once pruned (H): the cut steps past the first group,
+        // and the protected tail starts there if it started before.
+        match boundaries::first_group_end(&pruned, head_end) {
+            Some(c) => cut = c,
+            None => return too_short(),
+        }
+        protected = protected.max(cut);
+    }
 
     let lean = mode != Mode::Legacy;
-    let (out_msgs, summary_out, placement, kept_from) = if cut > head_end {
+    let (out_msgs, summary_out, placement, kept_from) = {
         let middle = &msgs[head_end..cut];
         let middle_tokens: u64 = tokens[head_end..cut].iter().sum();
         let region_chars: usize = middle.iter().map(|m| m.content.text_chars()).sum();
+        // Messages outside the middle that the stages rewrote (the head's and
+        // the kept messages' tool results): their anchors go in the index.
+        let rewritten: Vec<usize> = (0..protected)
+            .filter(|i| !(head_end..cut).contains(i) && matches!(pruned[*i], Cow::Owned(_)))
+            .collect();
         let input = summary::SummaryInput {
             all: msgs,
             middle,
@@ -721,6 +761,8 @@ fn summarize<'a>(
             lean,
             budget_tokens: window::summary_budget(middle_tokens, policy.window),
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),
+            max_tokens: summary::summary_max_tokens(policy.window),
+            pruned: &rewritten,
         };
         let built = summary::build_summary(&input, meter);
         let rest = owned(pruned.split_off(cut));
@@ -741,14 +783,9 @@ fn summarize<'a>(
             }
         };
         (out, Some(built), Some(placement), kept_from)
-    } else {
-        // Nothing left to fold: the stages alone are the compaction.
-        (owned(pruned), None, None, head_end)
     };
     let mut out_msgs = out_msgs;
-    if summary_out.is_some() {
-        assemble::add_system_note(&mut out_msgs);
-    }
+    assemble::add_system_note(&mut out_msgs);
     let protected_from = kept_from + (protected - cut);
     let mut trailing = session.trailing.clone();
     let s = sanitize::sanitize(&mut out_msgs, protected_from, &mut trailing);

@@ -1,10 +1,11 @@
 //! Stage 4: strip old images and reasoning.
 //!
 //! ## What it does
-//! Every image except those of the newest image-bearing user message becomes
+//! Every image of the session, wherever it is (head and protected tail
+//! included, H), except those of the newest image-bearing user message becomes
 //! `[Attached image — stripped after compression]`; an image inside a tool
 //! result (a screenshot) becomes `[screenshot removed to save context]` (H).
-//! Reasoning / thinking outside the tail is dropped.
+//! Reasoning / thinking outside the tail (in the range given) is dropped.
 //!
 //! ## Why
 //! An image is charged ~1,500 tokens on every request that carries it, and a
@@ -15,8 +16,9 @@
 //! `user[img, "look"] … user[img2]` → `user["[Attached image — …]", "look"] … user[img2]`
 //!
 //! ## Invariants
-//! - Only messages in `range` change; the newest image-bearing user message
-//!   keeps its images even when it is in range.
+//! - Images change anywhere, reasoning only in `range`; the newest
+//!   image-bearing user message keeps its images. Nothing else changes: a
+//!   message keeps its place, its role and its other parts.
 //! - A message never ends up with no content at all: a message that held
 //!   nothing but reasoning keeps a short placeholder.
 
@@ -47,19 +49,21 @@ fn newest_image_user<M: Borrow<Message>>(messages: &[M]) -> Option<usize> {
         .rposition(|m| m.role == Role::User && m.content.parts.iter().any(Part::is_image))
 }
 
-/// Strips images and reasoning from the messages in `range`.
+/// Strips the images of every message (but the newest image-bearing user
+/// message's) and the reasoning of the messages in `range`.
 pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped {
     let keep = newest_image_user(messages);
     let mut out = Stripped::default();
-    for i in range {
-        let m: &Message = messages[i].borrow();
-        let strips = (Some(i) != keep && m.content.parts.iter().any(Part::is_image))
-            || m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_)))
-            || m.reasoning.is_some();
-        if !strips {
+    for (i, slot) in messages.iter_mut().enumerate() {
+        let m: &Message = (*slot).borrow();
+        let images = Some(i) != keep && m.content.parts.iter().any(Part::is_image);
+        let reasoning = range.contains(&i)
+            && (m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_)))
+                || m.reasoning.is_some());
+        if !images && !reasoning {
             continue;
         }
-        let m = messages[i].write();
+        let m = slot.write();
         if Some(i) != keep {
             let placeholder =
                 if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };
@@ -69,6 +73,9 @@ pub fn strip_media<S: Slot>(messages: &mut [S], range: Range<usize>) -> Stripped
                     out.images += 1;
                 }
             }
+        }
+        if !reasoning {
+            continue;
         }
         let had_parts = !m.content.parts.is_empty();
         let before = m.content.parts.len();
@@ -115,6 +122,34 @@ mod tests {
         assert_eq!(msgs[0].content.parts[1].text_str(), Some("first"));
         assert_eq!(msgs[1].content.parts[0].text_str(), Some(SCREENSHOT_PLACEHOLDER));
         assert!(msgs[2].content.parts.iter().all(Part::is_image));
+    }
+
+    /// SPEC 6.4 (H): images go in the head and the protected tail too (outside
+    /// `range`), but for the newest image-bearing user message's; a tail
+    /// message keeps its reasoning, place and text.
+    #[test]
+    fn images_go_everywhere_but_reasoning_only_in_range() {
+        let mut tail_shot = with_parts(Role::Tool, vec![Part::text("ran"), image()]);
+        tail_shot.reasoning = None;
+        let mut reasoned = with_parts(Role::Assistant, vec![Part::text("see"), image()]);
+        reasoned.reasoning = Some(Reasoning { field: "reasoning".into(), text: "r".into() });
+        let mut msgs = vec![
+            with_parts(Role::User, vec![image(), Part::text("head image")]), // head
+            Message::text(Role::Assistant, "middle"),
+            tail_shot, // tail from here
+            reasoned,
+            with_parts(Role::User, vec![Part::text("newest"), image()]),
+            Message::text(Role::Assistant, "ok"),
+        ];
+        let s = strip_media(&mut msgs, 0..2);
+        assert_eq!(s, Stripped { images: 3, reasoning: 0 });
+        assert_eq!(msgs[0].content.parts[0].text_str(), Some(IMAGE_PLACEHOLDER));
+        assert_eq!(msgs[0].content.parts[1].text_str(), Some("head image"));
+        assert_eq!(msgs[2].content.parts[0].text_str(), Some("ran"));
+        assert_eq!(msgs[2].content.parts[1].text_str(), Some(SCREENSHOT_PLACEHOLDER));
+        assert_eq!(msgs[3].content.parts[1].text_str(), Some(IMAGE_PLACEHOLDER));
+        assert!(msgs[3].reasoning.is_some(), "the tail keeps its reasoning");
+        assert!(msgs[4].content.parts[1].is_image(), "the newest image-bearing user message");
     }
 
     #[test]

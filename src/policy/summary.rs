@@ -65,6 +65,19 @@ work; build on it rather than redo it.]";
 
 /// Lean: total chars of verbatim user messages (H).
 pub const USER_MESSAGES_BUDGET_CHARS: usize = 24_000;
+/// The whole summary message, lean's appendices included, stays within this
+/// share of the window, in tokens (SPEC 6.6): the appendices shrink first, the
+/// body keeps its (H) budget.
+pub const SUMMARY_MAX_WINDOW_RATIO: f64 = 0.15;
+/// Each shrinking step of the appendices keeps this share of their char budgets.
+const APPENDIX_SHRINK_RATIO: f64 = 0.5;
+/// Shrinking steps before the appendices' budgets go to zero.
+const APPENDIX_SHRINK_STEPS: usize = 8;
+
+/// The most tokens a summary message may take at `window` tokens.
+pub fn summary_max_tokens(window: u64) -> u64 {
+    (window as f64 * SUMMARY_MAX_WINDOW_RATIO) as u64
+}
 /// Lean: chars per verbatim user message (H).
 pub const USER_MESSAGE_MAX_CHARS: usize = 4_000;
 /// A verbatim user message over the limit keeps this much of its start ...
@@ -171,6 +184,13 @@ pub struct SummaryInput<'a> {
     pub budget_tokens: u64,
     /// Char budget of the anchor index.
     pub anchor_budget_chars: usize,
+    /// Token ceiling of the whole summary text ([`summary_max_tokens`]): lean's
+    /// appendices shrink to stay under it.
+    pub max_tokens: u64,
+    /// Indices in `all` of messages outside the middle that pruning changed (the
+    /// head's and the kept messages' one-liners): lean indexes their anchors too,
+    /// since the output no longer holds them.
+    pub pruned: &'a [usize],
 }
 
 /// A built summary and what it kept.
@@ -881,7 +901,11 @@ fn render_core(d: &Draft, lim: Limits) -> String {
 
 /// The lean `## User Messages (verbatim)` body: new messages newest first, then
 /// those an earlier summary quoted, within the char budget.
-fn user_messages_section(middle: &[Message], previous: &Previous) -> (String, usize, usize) {
+fn user_messages_section(
+    middle: &[Message],
+    previous: &Previous,
+    budget_chars: usize,
+) -> (String, usize, usize) {
     let mut blocks = Vec::new();
     let mut used = 0usize;
     let mut total = 0usize;
@@ -900,7 +924,7 @@ fn user_messages_section(middle: &[Message], previous: &Previous) -> (String, us
         let is_whole = quoted.is_none() && !text.contains(TRUNCATION_MARKER);
         let body = quoted.unwrap_or_else(|| text.to_string());
         let n = body.chars().count();
-        if used + n > USER_MESSAGES_BUDGET_CHARS {
+        if used + n > budget_chars {
             omitted += 1;
             continue;
         }
@@ -911,7 +935,7 @@ fn user_messages_section(middle: &[Message], previous: &Previous) -> (String, us
     if let Some(prev) = previous.get(heading::USER_MESSAGES) {
         for old in prev.split("\n\n").filter(|b| b.starts_with("> ")) {
             let n = old.chars().count();
-            if used + n > USER_MESSAGES_BUDGET_CHARS {
+            if used + n > budget_chars {
                 omitted += 1;
                 continue;
             }
@@ -953,25 +977,67 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
         core = render_core(&draft, limits);
     }
 
-    let mut out = Summary { actions: draft.actions.len(), ..Default::default() };
-    let mut text = String::new();
-    text.push_str(SUMMARY_PREFIX);
-    text.push_str(SUMMARY_FRAMING);
-    text.push_str("\n\n");
-    text.push_str(&core);
-    if input.lean {
-        let mut anchors = AnchorSet::new();
-        let calls = index_calls(input.middle);
-        for (i, m) in input.middle.iter().enumerate() {
-            add_message_anchors(
-                &mut anchors,
-                m,
-                (input.middle_start + i) as u64,
-                input.families,
-                &calls,
-            );
+    let mut body = String::new();
+    body.push_str(SUMMARY_PREFIX);
+    body.push_str(SUMMARY_FRAMING);
+    body.push_str("\n\n");
+    body.push_str(&core);
+    if !input.lean {
+        let mut out = Summary { actions: draft.actions.len(), ..Default::default() };
+        out.user_messages = input.middle.iter().filter(|m| real_user_text(m).is_some()).count();
+        return finish(body, out);
+    }
+    let mut anchors = AnchorSet::new();
+    let calls = index_calls(input.middle);
+    for (i, m) in input.middle.iter().enumerate() {
+        add_message_anchors(
+            &mut anchors,
+            m,
+            (input.middle_start + i) as u64,
+            input.families,
+            &calls,
+        );
+    }
+    if !input.pruned.is_empty() {
+        let calls = index_calls(input.all);
+        for &i in input.pruned {
+            add_message_anchors(&mut anchors, &input.all[i], i as u64, input.families, &calls);
         }
-        let index = build_index(&anchors, input.anchor_budget_chars);
+    }
+    // The appendices shrink until the whole message fits `max_tokens`.
+    let (mut anchor_chars, mut user_chars) =
+        (input.anchor_budget_chars, USER_MESSAGES_BUDGET_CHARS);
+    for step in 0..=APPENDIX_SHRINK_STEPS {
+        let built =
+            with_appendices(&body, &draft, input, &anchors, &previous, anchor_chars, user_chars);
+        if step == APPENDIX_SHRINK_STEPS || meter.fits(&built.text, input.max_tokens) {
+            return built;
+        }
+        if step + 1 == APPENDIX_SHRINK_STEPS {
+            (anchor_chars, user_chars) = (0, 0);
+        } else {
+            anchor_chars = (anchor_chars as f64 * APPENDIX_SHRINK_RATIO) as usize;
+            user_chars = (user_chars as f64 * APPENDIX_SHRINK_RATIO) as usize;
+        }
+    }
+    unreachable!("the last step returns")
+}
+
+/// The lean summary: `body` (prefix and core sections) and the two
+/// appendices within `anchor_chars` and `user_chars`, finished.
+fn with_appendices(
+    body: &str,
+    draft: &Draft,
+    input: &SummaryInput<'_>,
+    anchors: &AnchorSet,
+    previous: &Previous,
+    anchor_chars: usize,
+    user_chars: usize,
+) -> Summary {
+    let mut out = Summary { actions: draft.actions.len(), ..Default::default() };
+    let mut text = body.to_string();
+    {
+        let index = build_index(anchors, anchor_chars);
         out.secrets_masked += anchors.secrets_dropped();
         out.anchors_found = anchors.len();
         out.anchors_indexed = index.included;
@@ -983,16 +1049,19 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
         );
         text.push_str(if index.body.is_empty() { NONE } else { index.body.trim_end() });
         text.push_str("\n\n");
-        let (users, total, whole) = user_messages_section(input.middle, &previous);
+        let (users, total, whole) = user_messages_section(input.middle, previous, user_chars);
         out.user_messages = total;
         out.user_messages_whole = whole;
         text.push_str(heading::USER_MESSAGES);
         text.push_str("\n(the user's own words from the compacted turns, newest first)\n");
         text.push_str(&users);
         text.push_str("\n\n");
-    } else {
-        out.user_messages = input.middle.iter().filter(|m| real_user_text(m).is_some()).count();
     }
+    finish(text, out)
+}
+
+/// Ends `text` with the end marker and masks any secret in it.
+fn finish(mut text: String, mut out: Summary) -> Summary {
     text.push_str(SUMMARY_END_MARKER);
     // A summary never quotes a secret, with or without --redact.
     let mut masked = crate::redact::Masked::new();

@@ -45,6 +45,8 @@ fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {
         lean,
         budget_tokens: budget,
         anchor_budget_chars: 7_000,
+        max_tokens: u64::MAX,
+        pruned: &[],
     };
     build_summary(&input, &meter())
 }

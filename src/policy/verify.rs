@@ -1,17 +1,23 @@
 //! Checks of a compaction's promises, as data: used by the tests and
 //! available to reports (a regression gate can count violations).
 //!
-//! The promises (SPEC 6): the output is a valid request wherever the input
+//! The promises (SPEC 5, 6): the output is a valid request wherever the input
 //! was (sanitizing's pairing, and every rule of [`crate::request::check`]:
-//! roles, parts, steps, call ids, names and arguments); the head and the protected tail are verbatim (the system prompt only
-//! gains the note, a merged summary only prefixes the first tail message); the
-//! newest real user message survives verbatim; the recorded size is the real
-//! size and never exceeds the input's.
+//! roles, parts, steps, call ids, names and arguments); the head keeps its place, its message count, roles and the text of
+//! its system, user and assistant messages (the system prompt only gains the
+//! note), while its tool results, call arguments and images may be pruned
+//! (one-liners, dedup markers, shrunk arguments, placeholders); the protected
+//! tail is verbatim but for stripped images (a merged summary only prefixes
+//! the first tail message); the newest real user message survives verbatim
+//! (in the summary's `## Active Task` when an autonomous turn folded it); the
+//! recorded size is the real size and never exceeds the input's; a session
+//! compacted with a summary holds exactly one.
 
 use super::sanitize::validate;
-use super::summary::real_user_text;
+use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
+use super::summary::{is_summary, real_user_text};
 use super::{Outcome, summary::SYSTEM_NOTE};
-use crate::model::{Message, Role, Session};
+use crate::model::{Message, Part, Role, Session};
 use crate::tokens::Meter;
 
 /// Every broken promise of `out` (compacted from `input`), empty when all hold.
@@ -46,19 +52,33 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         }
         return problems;
     }
-    // The head is verbatim but for tool results that answer no earlier call:
-    // the request must be valid, so sanitizing drops those even there (as the
-    // reference does, over the whole list). Found by the pipeline fuzz target.
-    // Likewise a call whose result is gone (or never was) is removed from it.
+    if c.tier == super::Tier::Summary {
+        let summaries = o.iter().filter(|m| is_summary(m)).count();
+        if summaries != 1 {
+            problems.push(format!("{summaries} summary messages in a summarized session"));
+        }
+    }
+    // The head keeps its messages, roles and system/user/assistant text; its
+    // tool results, arguments and images go through stages 1, 2 and 4. Tool
+    // results that answer no earlier call are dropped even there (the request
+    // must be valid, as the reference does over the whole list; found by the
+    // pipeline fuzz target), and a call whose result is gone is removed.
     let answered: std::collections::HashSet<&str> =
         o.iter().filter(|m| m.is_tool_result()).filter_map(|m| m.tool_call_id.as_deref()).collect();
     let head = head_without_orphans(&i[..c.head_messages.min(i.len())]);
+    if o.len() < head.len() {
+        problems.push(format!("head of {} messages, output of {}", head.len(), o.len()));
+    }
     for (k, b) in head.iter().enumerate().take(o.len()) {
         let same = if k == 0 && b.role.is_system() {
             let (a, b) = (o[0].text_content(), b.text_content());
             a == b || a.strip_prefix(&*b).is_some_and(|rest| rest.trim() == SYSTEM_NOTE)
         } else {
-            o[k] == **b || o[k] == without_unanswered_calls(b, &answered)
+            let kept = without_unanswered_calls(b, &answered);
+            let calls = |m: &Message| m.tool_calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+            o[k].role == b.role
+                && calls(&o[k]) == calls(&kept)
+                && (b.is_tool_result() || own_text(&o[k]) == own_text(&kept))
         };
         if !same {
             problems.push(format!("head message {k} changed"));
@@ -70,18 +90,44 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         // The merged summary prefixes the first message after the head as
         // sanitizing left it (fuzz finding `tail_after_dropped_head_result`).
         let merged_here = c.summary_merged && o.len() - k == head.len();
-        let same =
-            if merged_here { a.text_content().ends_with(&*b.text_content()) } else { a == b };
+        let same = if merged_here {
+            a.text_content().ends_with(&*b.text_content())
+        } else {
+            a == b || *a == with_images_stripped(b)
+        };
         if !same {
             problems.push(format!("tail message -{k} changed"));
         }
     }
+    let quoted = |m: &Message, u: &str| is_summary(m) && m.text_content().contains(u.trim());
     if let Some(u) = i.iter().rev().find_map(real_user_text)
-        && !o.iter().any(|m| m.role == Role::User && m.text_content().ends_with(&u))
+        && !o
+            .iter()
+            .any(|m| (m.role == Role::User && m.text_content().ends_with(&u)) || quoted(m, &u))
     {
         problems.push("the newest user message is not in the output verbatim".into());
     }
     problems
+}
+
+/// The text parts of a message a person wrote (stage 4's placeholders left out).
+fn own_text(m: &Message) -> Vec<&str> {
+    let placeholder = |t: &&str| *t == IMAGE_PLACEHOLDER || *t == SCREENSHOT_PLACEHOLDER;
+    m.content.parts.iter().filter_map(|p| p.text_str()).filter(|t| !placeholder(t)).collect()
+}
+
+/// `m` with its images replaced as stage 4 replaces them (whatever its place).
+fn with_images_stripped(m: &Message) -> Message {
+    let mut m = m.clone();
+    let placeholder = if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };
+    if m.content.parts.iter().any(Part::is_image) {
+        for part in m.content.parts_mut() {
+            if part.is_image() {
+                *part = Part::text(placeholder);
+            }
+        }
+    }
+    m
 }
 
 /// `m` as sanitizing leaves it when only the calls in `answered` kept their results.

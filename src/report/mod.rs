@@ -17,6 +17,8 @@ pub struct RunSummary {
     pub inputs: usize,
     pub sessions: usize,
     pub compacted: usize,
+    /// Compacted sessions still over the trigger threshold.
+    pub over_trigger: usize,
     pub rejected: usize,
     /// Rejected records by kind ([`crate::pipeline::RejectKind::name`]).
     pub rejected_by_kind: BTreeMap<&'static str, usize>,
@@ -31,6 +33,7 @@ impl RunSummary {
     pub fn add(&mut self, c: &Compaction) {
         self.sessions += 1;
         self.compacted += usize::from(c.compacted);
+        self.over_trigger += usize::from(c.over_trigger);
         self.tokens_before += c.tokens_before;
         self.tokens_after += c.tokens_after;
     }
@@ -40,6 +43,7 @@ impl RunSummary {
         self.inputs += other.inputs;
         self.sessions += other.sessions;
         self.compacted += other.compacted;
+        self.over_trigger += other.over_trigger;
         self.rejected += other.rejected;
         for (k, n) in &other.rejected_by_kind {
             *self.rejected_by_kind.entry(k).or_default() += n;

@@ -83,6 +83,8 @@ pub struct CompactionObject {
     pub tokens_after: u64,
     /// `[start, end)` of the original messages the summary replaced.
     pub summarized_range: Option<[usize; 2]>,
+    /// Compacted, and still over the trigger threshold (SPEC 5).
+    pub over_trigger: bool,
 }
 
 impl CompactionObject {
@@ -101,6 +103,7 @@ impl CompactionObject {
             tokens_before: c.tokens_before,
             tokens_after: c.tokens_after,
             summarized_range: c.summarized_range.map(|(a, b)| [a, b]),
+            over_trigger: c.over_trigger,
         }
     }
 }
@@ -126,6 +129,9 @@ pub struct SessionRow {
     #[serde(deserialize_with = "known")]
     pub reason: &'static str,
     pub compacted: bool,
+    /// Compacted, and still over the trigger threshold (SPEC 5).
+    #[serde(default)]
+    pub over_trigger: bool,
     #[serde(deserialize_with = "known")]
     pub counter: &'static str,
     pub messages_before: usize,
@@ -192,6 +198,7 @@ impl SessionRow {
             tier: c.tier.name(),
             reason: c.reason.name(),
             compacted: c.compacted,
+            over_trigger: c.over_trigger,
             counter,
             messages_before: c.messages_before,
             messages_after: c.messages_after,
