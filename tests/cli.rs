@@ -305,7 +305,11 @@ fn summary_paragraph_on_stderr() {
             .arg(fixture("edge/parallel_calls.jsonl")),
     );
     let stderr = String::from_utf8_lossy(&res.stderr);
-    assert!(stderr.contains("1 session from 1 input, 1 compacted:"), "{stderr}");
+    // Issue 26: compacted sessions still over the trigger are counted in the line.
+    assert!(
+        stderr.contains("1 session from 1 input, 1 compacted (0 still over the trigger):"),
+        "{stderr}"
+    );
     assert!(stderr.contains("% saved"), "{stderr}");
 }
 

@@ -532,8 +532,19 @@ fn fixtures_compact_into_valid_event_streams() {
             .unwrap();
         assert_eq!(shape(&again), shape(&out.session), "{what}");
     }
-    // The other slices are under the 10K-token lean tail: too short to fold.
-    assert_eq!(compacted, ["task128_mid.jsonl", "task43_start.jsonl"]);
+    // The other slices are under the 10K-token lean tail: before issue 26 they
+    // were too short to fold; now the nothing-to-fold step (SPEC 5) folds the
+    // first group after the head of three of them.
+    assert_eq!(
+        compacted,
+        [
+            "task128_mid.jsonl",
+            "task128_start.jsonl",
+            "task43_orphans.jsonl",
+            "task43_start.jsonl",
+            "task64_api_errors.jsonl"
+        ]
+    );
 }
 
 #[test]

@@ -52,10 +52,16 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
         }
         return problems;
     }
+    // One summary added: summaries the input kept outside the folded range
+    // (earlier compactions, quoted prefixes) stay as they were.
+    let folded = c.summarized_range.map_or(0..0, |(a, b)| a..b);
     if c.tier == super::Tier::Summary {
-        let summaries = o.iter().filter(|m| is_summary(m)).count();
-        if summaries != 1 {
-            problems.push(format!("{summaries} summary messages in a summarized session"));
+        let kept = i.iter().enumerate().filter(|(k, m)| !folded.contains(k) && is_summary(m));
+        let added = o.iter().filter(|m| is_summary(m)).count() as i64 - kept.count() as i64;
+        // (A kept input summary whose leading image became a placeholder no
+        // longer reads as one: fewer, never more.)
+        if added > 1 || !o.iter().any(is_summary) {
+            problems.push(format!("{added} summary messages added to a summarized session"));
         }
     }
     // The head keeps its messages, roles and system/user/assistant text; its
@@ -99,16 +105,27 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
             problems.push(format!("tail message -{k} changed"));
         }
     }
-    let quoted = |m: &Message, u: &str| is_summary(m) && m.text_content().contains(u.trim());
+    // Folded (an autonomous turn's ask, or the first message after the head
+    // when nothing else could fold), it is the summary's `## Active Task`,
+    // quoted as stage 3 and secret masking leave it.
+    let newest = i.iter().rposition(|m| real_user_text(m).is_some());
+    let folded_ask = newest.is_some_and(|n| folded.contains(&n))
+        && o.iter().any(|m| is_summary(m) && !m.text_content().contains(ACTIVE_TASK_NONE));
     if let Some(u) = i.iter().rev().find_map(real_user_text)
-        && !o
-            .iter()
-            .any(|m| (m.role == Role::User && m.text_content().ends_with(&u)) || quoted(m, &u))
+        && !folded_ask
+        && !o.iter().any(|m| {
+            // Its stale images may be placeholders now: compare its own text.
+            m.role == Role::User
+                && (m.text_content().ends_with(&u) || own_text(m).join("\n").ends_with(&u))
+        })
     {
         problems.push("the newest user message is not in the output verbatim".into());
     }
     problems
 }
+
+/// What the summary says when it has no active task.
+const ACTIVE_TASK_NONE: &str = "## Active Task\nNone.";
 
 /// The text parts of a message a person wrote (stage 4's placeholders left out).
 fn own_text(m: &Message) -> Vec<&str> {
