@@ -16,7 +16,7 @@
 //!   ([`Repair::ReasoningUnsigned`]).
 //! - Images are `image` blocks with a `base64` or `url` source.
 //!
-//! The session must come from [`super::normalize`]: pairing is already right
+//! The session must come from [`super::normalize()`]: pairing is already right
 //! there, so this writer only changes the envelope.
 
 use super::normalize::EMPTY_TEXT;

@@ -1,7 +1,7 @@
 //! Requests: a converted session in the shape its API accepts as it is (SPEC 3).
 //!
 //! `--to openai`, `--to anthropic`, `--to sharegpt` and `--to parquet` first
-//! [`normalize`] the decoded session (roles, parts, steps, pairing, call ids;
+//! [`normalize()`] the decoded session (roles, parts, steps, pairing, call ids;
 //! every change counted in [`Repairs`]); compaction then works on the request
 //! as it will be written, and the writer only changes the envelope: the OpenAI
 //! adapter writes a normalized session as a Chat Completions request, and

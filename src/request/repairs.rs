@@ -1,4 +1,4 @@
-//! What [`super::normalize`] changed to make a session a valid request, by kind.
+//! What [`super::normalize()`] changed to make a session a valid request, by kind.
 
 use std::collections::BTreeMap;
 
