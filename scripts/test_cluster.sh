@@ -36,9 +36,9 @@ if [ "$data" = fixtures ]; then
   inputs=(openai claude_code codex anthropic sharegpt swe_agent toolbench
           edge/images.jsonl edge/parallel_calls.jsonl edge/huge_output.jsonl edge/cjk.jsonl)
   opts=(--window 32000)
-  (cd fixtures && "$bin" compact "${inputs[@]}" --mode none --to parquet -o "$work/converted.parquet" --report "$work/converted.jsonl" -q)
+  (cd fixtures && "$bin" compact "${inputs[@]}" --mode none --to parquet --keep-source-fields -o "$work/converted.parquet" --report "$work/converted.jsonl" -q)
 else
-  (cd "$(dirname "$data")" && "$bin" compact "$(basename "$data")" --mode none --to parquet -o "$work/converted.parquet" --report "$work/converted.jsonl" -q)
+  (cd "$(dirname "$data")" && "$bin" compact "$(basename "$data")" --mode none --to parquet --keep-source-fields -o "$work/converted.parquet" --report "$work/converted.jsonl" -q)
 fi
 
 python3 - "$work" <<'PY'
@@ -57,7 +57,7 @@ PY
 
 now() { date +%s.%N; }
 t0=$(now)
-"$bin" compact "$work/lake" --source-column source "${opts[@]}" --to openai \
+"$bin" compact "$work/lake" --source-column source "${opts[@]}" --to openai --keep-source-fields \
   -o "$work/local.jsonl" --report "$work/local.report.jsonl" -q
 t1=$(now)
 echo "test_cluster: plain binary: $(echo "$t1 - $t0" | bc) s"

@@ -102,7 +102,9 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         redact: args.redact,
         lines: false,
         shard: args.shard,
-        keep_source_fields: args.keep_source_fields,
+        // The worker mode is a row transport: other columns pass through, as
+        // `--keep-source-fields` has them (the clean request drops them).
+        keep_source_fields: true,
     };
     let mut summary = RunSummary { inputs: 1, ..RunSummary::default() };
     let display = input.display.as_str();
