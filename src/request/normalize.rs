@@ -477,12 +477,7 @@ impl<'r> Steps<'r> {
     fn result(&mut self, m: Message) {
         let id = m.tool_call_id.clone().unwrap_or_default();
         let Some(s) = self.step.as_mut() else {
-            let kind = if self.answered.contains(&id) {
-                Repair::DuplicateResultsDropped
-            } else {
-                Repair::OrphanResultsDropped
-            };
-            self.repairs.add(kind, 1);
+            self.repairs.add(dropped_result(&self.answered, &id), 1);
             return;
         };
         let calls = &s.msg.tool_calls;
@@ -495,14 +490,7 @@ impl<'r> Steps<'r> {
                 s.out_of_order |= calls[..k].iter().any(|c| !s.results.contains_key(&c.id));
                 s.results.insert(id, m);
             }
-            None => {
-                let kind = if self.answered.contains(&id) {
-                    Repair::DuplicateResultsDropped
-                } else {
-                    Repair::OrphanResultsDropped
-                };
-                self.repairs.add(kind, 1);
-            }
+            None => self.repairs.add(dropped_result(&self.answered, &id), 1),
         }
     }
 
@@ -538,6 +526,16 @@ impl<'r> Steps<'r> {
             }
         }
         self.out.append(&mut self.deferred);
+    }
+}
+
+/// Why a result outside the open step is dropped: its call was answered
+/// already (a duplicate), or never made in a step still open (an orphan).
+fn dropped_result(answered: &HashSet<String>, id: &str) -> Repair {
+    if answered.contains(id) {
+        Repair::DuplicateResultsDropped
+    } else {
+        Repair::OrphanResultsDropped
     }
 }
 
