@@ -23,13 +23,13 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
-    if args.from == "arrow-ipc" || args.to == "arrow-ipc" {
+    if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
         return crate::cmd::compact_arrow::run(args);
     }
-    let all_inputs = expand_inputs(&args.inputs)?;
+    let all_inputs = expand_inputs(&args.input.inputs)?;
     let target = Target::parse(&args.output);
     refuse_overwrites(&all_inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
-    refuse_output_inside_inputs(&args.inputs, &target)?;
+    refuse_output_inside_inputs(&args.input.inputs, &target)?;
     let mut resume = Resume::start(args, &target, all_inputs)?;
     let mut manifest = resume.manifest.take();
     let inputs = &resume.todo;
@@ -39,7 +39,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     // and searches every output (~10% of a `--counter hermes` run).
     policy.measure_retention = args.report.is_some();
     let meter = config::meter(&args.budget);
-    let pool = config::thread_pool(args.threads)?;
+    let pool = config::thread_pool(args.input.threads)?;
     let (mut to, mut parquet_out) = config::output_format(&args.to)?;
     if let Target::File(p) = &target
         && layout_for_name(p) == Layout::Parquet
@@ -70,10 +70,11 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         keep_source_fields: args.keep_source_fields,
     };
     let options = ReadOptions {
-        messages_column: args.messages_column.clone(),
-        source_column: args.source_column.clone(),
+        messages_column: args.input.messages_column.clone(),
+        source_column: args.input.source_column.clone(),
     };
-    let mut jobs = JobReader::new(inputs, config::input_format(&args.from)?).with_options(options);
+    let mut jobs =
+        JobReader::new(inputs, config::input_format(&args.input.from)?).with_options(options);
 
     let report_to_stdout = args.report.as_deref().is_some_and(|p| p == Path::new("-"));
     if report_to_stdout && target == Target::Stdout {
@@ -323,10 +324,10 @@ fn output_options(args: &CompactArgs) -> String {
         args.budget,
         args.force,
         args.target_tokens,
-        args.from,
+        args.input.from,
         args.to,
-        args.messages_column,
-        args.source_column,
+        args.input.messages_column,
+        args.input.source_column,
         args.shard.map(|s| s.to_string()),
         args.redact
     )

@@ -50,12 +50,12 @@ struct BatchOut {
 }
 
 pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
-    if args.from != "arrow-ipc" || args.to != "arrow-ipc" {
+    if args.input.from != "arrow-ipc" || args.to != "arrow-ipc" {
         bail!(
             "--from arrow-ipc and --to arrow-ipc go together (one Arrow IPC stream in, one out)\nhint: to write a table from files, use --to parquet"
         );
     }
-    let [one] = args.inputs.as_slice() else {
+    let [one] = args.input.inputs.as_slice() else {
         bail!("--from arrow-ipc reads one stream: give one input, `-` or a file");
     };
     let inputs = expand_inputs(std::slice::from_ref(one))?;
@@ -80,14 +80,15 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
     )?;
     let policy = config::policy(args.mode, &args.budget, args.force, args.target_tokens)?;
     let meter = config::meter(&args.budget);
-    let pool = config::thread_pool(args.threads)?;
+    let pool = config::thread_pool(args.input.threads)?;
 
     let mut reader =
         IpcReader::open(input).map_err(|e| anyhow!("{}: {}", input.display, e.message))?;
     let ours = BatchDecoder::is_ours(reader.schema());
-    let messages = args.messages_column.as_deref();
-    let decoder = BatchDecoder::new(reader.schema(), messages, args.source_column.as_deref(), ours)
-        .map_err(|e| anyhow!("{}: {e}", input.display))?;
+    let messages = args.input.messages_column.as_deref();
+    let decoder =
+        BatchDecoder::new(reader.schema(), messages, args.input.source_column.as_deref(), ours)
+            .map_err(|e| anyhow!("{}: {e}", input.display))?;
     let encoder = BatchEncoder::for_input(reader.schema(), messages, ours);
     let mut writer = IpcWriter::create(output.as_deref(), encoder.schema())?;
     let mut report = match args.report.as_deref() {
