@@ -5,7 +5,6 @@
 mod anchors;
 mod check;
 mod compact;
-mod compact_arrow;
 mod models;
 mod replay;
 mod report;
@@ -48,7 +47,7 @@ impl From<ExitStatus> for ExitCode {
 
 pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
     match command {
-        Command::Compact(args) => compact::run(&args),
+        Command::Compact(args) => compact::run(&config::Compact::from_args(&args)?),
         Command::Anchors(args) => anchors::run(&args),
         Command::Models(args) => models::run(&args),
         Command::Stats(args) => stats::run(&args),

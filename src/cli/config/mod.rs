@@ -3,7 +3,12 @@
 //! meter, workers, outputs). Everything that reads files or the environment
 //! for configuration happens here, once per run; commands get the result.
 //!
-//! [`Reading`] is what every reading command shares.
+//! [`Reading`] is what every reading command shares; [`Compact`] is
+//! `compact`'s whole configuration.
+
+mod compact;
+
+pub use compact::{Arrow, Compact, Container, Files};
 
 use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
