@@ -179,10 +179,28 @@ proptest! {
                 Processed::Item(_) => String::new(),
             }).collect()
         };
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
-        let a = render(one.install(|| engine.process_batch(records())));
-        let b = render(four.install(|| engine.process_batch(records())));
+        // The production path: `run_ordered` over `process_item`, as `compact` runs it.
+        let run = |threads: usize| -> Vec<String> {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let mut items = records().into_iter();
+            let mut out = Vec::new();
+            compactor::exec::run_ordered(
+                &pool,
+                2 * threads,
+                &stop,
+                || items.next(),
+                |item| engine.process_item(item),
+                |processed| {
+                    out.extend(render(processed));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            out
+        };
+        let (a, b) = (run(1), run(4));
+        prop_assert_eq!(a.len(), batch.len());
         prop_assert_eq!(a, b);
     }
 }

@@ -1,5 +1,6 @@
-//! Command-line arguments (clap derive). This layer only parses and validates
-//! values; `config` resolves them into pipeline parts.
+//! Command-line arguments (clap derive): the low level. This layer only parses
+//! and validates values; `config` resolves them, once per run, into the high
+//! level each command runs with.
 
 use clap::{Args, Parser, Subcommand};
 use compactor::Mode;
@@ -32,6 +33,34 @@ pub enum Command {
     Synth(SynthArgs),
     #[command(hide = true)]
     Tokenize(TokenizeArgs),
+}
+
+/// What a command reads, and with how many workers: shared by every command
+/// that reads sessions.
+#[derive(Debug, Args, Clone)]
+pub struct InputArgs {
+    /// Input files or directories (walked recursively, sorted); `-` reads standard input
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format: auto (default: decided per file from its first records), openai,
+    /// anthropic, claude-code, codex, sharegpt, swe-agent or toolbench
+    #[arg(long, default_value = "auto")]
+    pub from: String,
+
+    /// Parquet input: a string column holding each row's messages as JSON
+    #[arg(long, value_name = "NAME")]
+    pub messages_column: Option<String>,
+
+    /// Parquet / Arrow input: a string column naming each row's source (in the
+    /// `compaction` object, reports and errors, and the id of rows without one)
+    /// [default: FILE[row]]
+    #[arg(long, value_name = "NAME")]
+    pub source_column: Option<String>,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// Window, counter and policy options shared by every command that compacts.
@@ -102,10 +131,14 @@ pub struct BudgetArgs {
 /// batch, with one row per session of it and that session's report line in the
 /// `compactor_report` column. Nothing but the stream goes to standard output.
 #[derive(Debug, Args)]
+#[command(mut_arg("from", |a| a.help(
+    "Input format: auto (default: decided per file from its first records), openai, \
+     anthropic, claude-code, codex, sharegpt, swe-agent, toolbench, or arrow-ipc \
+     (an Arrow IPC stream of session rows in the Parquet table schema; needs --to arrow-ipc)"
+)))]
 pub struct CompactArgs {
-    /// Input files or directories (walked recursively, sorted); `-` reads standard input
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// Output: a file (all sessions, input order), a directory (`DIR/` or existing:
     /// one file per input, same relative name), or `-` for standard output
@@ -128,12 +161,6 @@ pub struct CompactArgs {
     #[arg(long, value_name = "TOKENS")]
     pub target_tokens: Option<u64>,
 
-    /// Input format: auto (default: decided per file from its first records), openai,
-    /// anthropic, claude-code, codex, sharegpt, swe-agent, toolbench, or arrow-ipc
-    /// (an Arrow IPC stream of session rows in the Parquet table schema; needs --to arrow-ipc)
-    #[arg(long, default_value = "auto")]
-    pub from: String,
-
     /// Output format: same (default), openai, anthropic, sharegpt, parquet, or arrow-ipc
     /// (an Arrow IPC stream: the compacted rows, each with its report line in the
     /// trailing `compactor_report` column; needs --from arrow-ipc)
@@ -146,24 +173,10 @@ pub struct CompactArgs {
     #[arg(long)]
     pub keep_source_fields: bool,
 
-    /// Parquet input: a string column holding each row's messages as JSON
-    #[arg(long, value_name = "NAME")]
-    pub messages_column: Option<String>,
-
-    /// Parquet / Arrow input: a string column naming each row's source (in the
-    /// `compaction` object, reports and errors, and the id of rows without one)
-    /// [default: FILE[row]]
-    #[arg(long, value_name = "NAME")]
-    pub source_column: Option<String>,
-
     /// Process only the sessions of shard K of N: those whose id hashes
     /// (xxh3-64 of the id) to K mod N. N workers with K = 0..N-1 cover the input once
     #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
     pub shard: Option<compactor::shard::Shard>,
-
-    /// Worker threads [default: all cores]
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
 
     /// Write one JSON line per session (the compaction figures) to FILE (`-`: standard output)
     #[arg(long, value_name = "FILE")]
@@ -209,9 +222,8 @@ pub struct CompactArgs {
 ///   compactor anchors sessions/ --region middle --budget 7000
 #[derive(Debug, Args)]
 pub struct AnchorsArgs {
-    /// Input files or directories; `-` reads standard input
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// Which messages: `all` of the session, or the `middle` lean mode would summarize
     #[arg(long, default_value = "all", value_parser = ["all", "middle"])]
@@ -244,16 +256,11 @@ pub struct ModelsArgs {
 /// sets `compact`'s time against this one.
 #[derive(Debug, Args)]
 pub struct TokenizeArgs {
-    /// Input files or directories; `-` reads standard input
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     #[command(flatten)]
     pub budget: BudgetArgs,
-
-    /// Worker threads [default: one per core]
-    #[arg(short = 'j', long)]
-    pub threads: Option<usize>,
 }
 
 /// Write seeded synthetic sessions (OpenAI JSONL) for tests and benchmarks.
@@ -294,9 +301,8 @@ pub struct SynthArgs {
 ///   compactor stats sessions.jsonl --json > stats.json
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// Input files or directories; `-` reads standard input
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// One JSON document instead of text
     #[arg(long)]
@@ -309,18 +315,6 @@ pub struct StatsArgs {
     /// Tokens charged per image
     #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
     pub image_tokens: u64,
-
-    /// Input format: auto (default) or a format name
-    #[arg(long, default_value = "auto")]
-    pub from: String,
-
-    /// Parquet input: a string column holding each row's messages as JSON
-    #[arg(long, value_name = "NAME")]
-    pub messages_column: Option<String>,
-
-    /// Worker threads [default: all cores]
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
 }
 
 /// Replay sessions call by call, compacting when the trigger fires.
@@ -341,9 +335,8 @@ pub struct StatsArgs {
 ///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Input files or directories; `-` reads standard input
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// lean (default), legacy, tiered or none
     #[arg(long, default_value = "lean", value_parser = clap::value_parser!(Mode))]
@@ -375,18 +368,6 @@ pub struct ReplayArgs {
     /// Use the fallback trigger: 85% of the window or 5,000 messages
     #[arg(long)]
     pub gateway: bool,
-
-    /// Input format: auto (default) or a format name
-    #[arg(long, default_value = "auto")]
-    pub from: String,
-
-    /// Parquet input: a string column holding each row's messages as JSON
-    #[arg(long, value_name = "NAME")]
-    pub messages_column: Option<String>,
-
-    /// Worker threads [default: all cores]
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
 }
 
 /// Compare policies: every session under none, legacy, lean and tiered, side by side.
@@ -413,11 +394,13 @@ pub struct ReplayArgs {
 /// shard directories of one run into the report the unsharded run writes, byte
 /// for byte.
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| a.help(
+    "Input files or directories (walked recursively, sorted); `-` reads standard input. \
+     With --merge: the report directories of the shards"
+)))]
 pub struct ReportArgs {
-    /// Input files or directories; `-` reads standard input. With --merge: the
-    /// report directories of the shards
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// Merge the shard report directories given as inputs into one report
     #[arg(long, conflicts_with = "shard")]
@@ -445,22 +428,6 @@ pub struct ReportArgs {
     /// Also write sessions.parquet
     #[arg(long)]
     pub parquet: bool,
-
-    /// Input format: auto (default) or a format name
-    #[arg(long, default_value = "auto")]
-    pub from: String,
-
-    /// Parquet input: a string column holding each row's messages as JSON
-    #[arg(long, value_name = "NAME")]
-    pub messages_column: Option<String>,
-
-    /// Parquet input: a string column naming each row's source [default: FILE[row]]
-    #[arg(long, value_name = "NAME")]
-    pub source_column: Option<String>,
-
-    /// Worker threads [default: all cores]
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
 
     /// No summary line on stderr
     #[arg(short, long)]

@@ -5,9 +5,8 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use compactor::Mode;
-use compactor::io::expand_inputs;
 use compactor::model::Session;
-use compactor::pipeline::{Item, Job, JobReader};
+use compactor::pipeline::{Item, decode_job};
 use compactor::policy::Policy;
 use compactor::policy::anchors::{AnchorSet, Category, build_index};
 use compactor::policy::{boundaries, micro_compact::index_calls, session_anchors, summary};
@@ -16,41 +15,40 @@ use serde_json::{Map, Value, json};
 use std::io::Write;
 
 pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
-    let inputs = expand_inputs(&args.inputs)?;
+    let reading = config::Reading::from_args(&args.input)?;
     let policy = config::policy(Mode::Lean, &args.window, true, None)?;
     let meter = config::meter(&args.window);
     let mut out = std::io::stdout().lock();
     let mut rejected = 0usize;
-    let mut jobs = JobReader::new(&inputs, None);
-    // One thread: anchors are a listing, read in order, and cheap per session.
-    while let Some(item) = jobs.next_item() {
-        let job = match item {
-            Item::Job(job) => job,
-            Item::Failed { error, .. } => {
-                err_message!("{}: {}", error.source, error.message);
-                rejected += 1;
-                continue;
+    crate::cmd::run_items(
+        &reading,
+        |item| match item {
+            Item::Job(job) => {
+                let (sessions, errors) = decode_job(job);
+                let lines: Vec<Value> =
+                    sessions.iter().map(|s| anchors_line(s, args, &policy, &meter)).collect();
+                (lines, errors.iter().map(|r| r.to_string()).collect())
             }
-            Item::Start { .. } | Item::End { .. } => continue,
-        };
-        for session in decode_job(job, &mut rejected) {
-            let line = anchors_line(&session, args, &policy, &meter);
-            serde_json::to_writer(&mut out, &line)?;
-            out.write_all(b"\n")?;
-        }
+            Item::Failed { error, .. } => (Vec::new(), vec![error.to_string()]),
+            Item::Start { .. } | Item::End { .. } => (Vec::new(), Vec::new()),
+        },
+        |(lines, errors): (Vec<Value>, Vec<String>)| {
+            for e in errors {
+                err_message!("{e}");
+                rejected += 1;
+            }
+            for line in lines {
+                serde_json::to_writer(&mut out, &line)?;
+                out.write_all(b"\n")?;
+            }
+            Ok(())
+        },
+    )?;
+    if crate::cmd::interrupted() {
+        return Ok(ExitStatus::Interrupted);
     }
     out.flush()?;
     Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
-}
-
-/// Decodes the sessions of a job, reporting what cannot be read.
-fn decode_job(job: Job, rejected: &mut usize) -> Vec<Session> {
-    let (sessions, errors) = compactor::pipeline::decode_job(job);
-    for r in errors {
-        err_message!("{r}");
-        *rejected += 1;
-    }
-    sessions
 }
 
 fn anchors_line(session: &Session, args: &AnchorsArgs, policy: &Policy, meter: &Meter) -> Value {

@@ -1,18 +1,19 @@
-//! One file per subcommand; each exposes `run(&Args) -> Result<ExitStatus>`.
+//! The subcommands, one file (or folder) each, and the dispatch to them.
+//! Each exposes `run`, which takes its arguments resolved
+//! ([`crate::cli::config`]) and returns an [`ExitStatus`].
 
 mod anchors;
 mod check;
 mod compact;
-mod compact_arrow;
 mod models;
 mod replay;
 mod report;
-mod report_merge;
 mod stats;
 mod synth;
 mod tokenize;
 
 use crate::cli::Command;
+use crate::cli::config::{self, Reading};
 use std::process::ExitCode;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,7 +47,7 @@ impl From<ExitStatus> for ExitCode {
 
 pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
     match command {
-        Command::Compact(args) => compact::run(&args),
+        Command::Compact(args) => compact::run(&config::Compact::from_args(&args)?),
         Command::Anchors(args) => anchors::run(&args),
         Command::Models(args) => models::run(&args),
         Command::Stats(args) => stats::run(&args),
@@ -81,19 +82,18 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Runs `work` on every item `reader` gives, on `pool`, and feeds `sink` the
-/// results in input order: [`compactor::exec::run_ordered`] with the CLI's
-/// in-flight bound and Ctrl-C flag. The caller checks [`interrupted`] after.
+/// Runs `work` on every item of `reading`'s inputs, on its pool, and feeds
+/// `sink` the results in input order: [`compactor::exec::run_ordered`] with
+/// the CLI's in-flight bound and Ctrl-C flag. The caller checks [`interrupted`] after.
 pub fn run_items<O: Send>(
-    pool: &rayon::ThreadPool,
-    reader: &mut compactor::pipeline::JobReader<'_>,
+    reading: &Reading,
     work: impl Fn(compactor::pipeline::Item) -> O + Sync,
     sink: impl FnMut(O) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let in_flight = crate::cli::config::in_flight(pool);
+    let mut reader = reading.reader();
     compactor::exec::run_ordered(
-        pool,
-        in_flight,
+        &reading.pool,
+        config::in_flight(&reading.pool),
         interrupt_flag(),
         || reader.next_item(),
         work,

@@ -8,24 +8,19 @@ use crate::messages::err_message;
 use anyhow::{Context, bail};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
-use compactor::io::{ReadOptions, expand_inputs};
-use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::pipeline::{Item, decode_job};
 use compactor::prices::PriceTable;
 use compactor::replay::{Prices, Trigger, replay};
 use compactor::report::wire::{CallRow, ReplayRow};
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
-    let inputs = expand_inputs(&args.inputs)?;
+    let reading = config::Reading::from_args(&args.input)?;
+    let inputs = &reading.inputs;
     let policy = config::policy(args.mode, &args.budget, false, None)?;
     let meter = config::meter(&args.budget);
-    let pool = config::thread_pool(args.threads)?;
     let prices = prices(args)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
-    let options =
-        ReadOptions { messages_column: args.messages_column.clone(), ..ReadOptions::default() };
-    let mut reader =
-        JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut report =
         args.report.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
     let mut calls =
@@ -35,8 +30,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     crate::cmd::run_items(
-        &pool,
-        &mut reader,
+        &reading,
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;

@@ -4,8 +4,7 @@ use crate::cli::args::StatsArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
-use compactor::io::{ReadOptions, expand_inputs};
-use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::pipeline::{Item, decode_job};
 use compactor::stats::Stats;
 use compactor::tokens::Meter;
 use serde_json::json;
@@ -13,18 +12,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
-    let inputs = expand_inputs(&args.inputs)?;
+    let reading = config::Reading::from_args(&args.input)?;
+    let inputs = &reading.inputs;
     let meter = Meter::new(args.counter, args.image_tokens);
-    let pool = config::thread_pool(args.threads)?;
-    let options =
-        ReadOptions { messages_column: args.messages_column.clone(), ..ReadOptions::default() };
-    let mut reader =
-        JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
     let mut rejected = 0usize;
     crate::cmd::run_items(
-        &pool,
-        &mut reader,
+        &reading,
         |item| match item {
             Item::Job(job) => {
                 let (input, format) = (job.input, job.format);

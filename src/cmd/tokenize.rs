@@ -6,18 +6,14 @@ use crate::cli::args::TokenizeArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
-use compactor::io::expand_inputs;
-use compactor::pipeline::{Item, JobReader, decode_job};
+use compactor::pipeline::{Item, decode_job};
 
 pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {
-    let inputs = expand_inputs(&args.inputs)?;
+    let reading = config::Reading::from_args(&args.input)?;
     let meter = config::meter(&args.budget).without_cache();
-    let pool = config::thread_pool(args.threads)?;
-    let mut reader = JobReader::new(&inputs, None);
     let (mut sessions, mut tokens, mut rejected) = (0u64, 0u64, 0u64);
     crate::cmd::run_items(
-        &pool,
-        &mut reader,
+        &reading,
         |item| match item {
             Item::Job(job) => {
                 let (decoded, errors) = decode_job(job);

@@ -11,6 +11,32 @@ pub mod wire;
 use crate::policy::Compaction;
 use std::collections::BTreeMap;
 
+/// What was wrong with a rejected record, for counting rejects by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RejectKind {
+    /// Not JSON (bad syntax, invalid UTF-8, nesting too deep).
+    InvalidJson,
+    /// JSON, but not a session of its format (missing or mistyped fields).
+    Malformed,
+    /// The input (or the rest of it) could not be read: I/O errors, truncated
+    /// compressed streams, unreadable Parquet, an undetectable format.
+    Unreadable,
+}
+
+impl RejectKind {
+    pub const ALL: [RejectKind; 3] =
+        [RejectKind::InvalidJson, RejectKind::Malformed, RejectKind::Unreadable];
+
+    /// The name used in summaries and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RejectKind::InvalidJson => "invalid_json",
+            RejectKind::Malformed => "malformed",
+            RejectKind::Unreadable => "unreadable",
+        }
+    }
+}
+
 /// Totals of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunSummary {
@@ -20,7 +46,7 @@ pub struct RunSummary {
     /// Compacted sessions still over the trigger threshold.
     pub over_trigger: usize,
     pub rejected: usize,
-    /// Rejected records by kind ([`crate::pipeline::RejectKind::name`]).
+    /// Rejected records by kind ([`RejectKind::name`]).
     pub rejected_by_kind: BTreeMap<&'static str, usize>,
     pub tokens_before: u64,
     pub tokens_after: u64,
@@ -54,7 +80,7 @@ impl RunSummary {
     }
 
     /// Counts one rejected record.
-    pub fn reject(&mut self, kind: crate::pipeline::RejectKind) {
+    pub fn reject(&mut self, kind: RejectKind) {
         self.rejected += 1;
         *self.rejected_by_kind.entry(kind.name()).or_default() += 1;
     }

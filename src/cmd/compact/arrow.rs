@@ -16,27 +16,22 @@
 //! and are split only where the job writes them. Nothing else is written to
 //! standard output; the summary line goes to standard error.
 
-use crate::cli::args::CompactArgs;
-use crate::cli::config;
+use super::ledger::{Ledger, print_summary};
+use crate::cli::config::{Arrow, Compact};
 use crate::cmd::ExitStatus;
-use crate::cmd::compact::{in_shard, print_summary};
-use crate::messages::err_message;
-use anyhow::{anyhow, bail};
+use anyhow::anyhow;
 use arrow_array::RecordBatch;
 use compactor::formats::Format;
 use compactor::io::arrow_ipc::{IpcReader, IpcWriter};
-use compactor::io::output::{AtomicFile, Layout, SessionWriter};
 use compactor::io::parquet::{BatchDecoder, BatchEncoder};
-use compactor::io::{RawRecord, ReadError, expand_inputs};
+use compactor::io::{RawRecord, ReadError};
 use compactor::model::Source;
-use compactor::pipeline::{Engine, Job, Output, Processed, RejectKind};
+use compactor::pipeline::{Engine, Job, Output, Processed};
 use compactor::policy::Compaction;
-use compactor::report::RunSummary;
+use compactor::report::RejectKind;
 use compactor::report::wire::SessionRow;
 use rayon::prelude::*;
 use serde_json::Value;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 
 /// What one input batch became.
 struct BatchOut {
@@ -48,70 +43,25 @@ struct BatchOut {
     rejected: Vec<(Source, RejectKind, String, Vec<u8>)>,
 }
 
-pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
-    if args.from != "arrow-ipc" || args.to != "arrow-ipc" {
-        bail!(
-            "--from arrow-ipc and --to arrow-ipc go together (one Arrow IPC stream in, one out)\nhint: to write a table from files, use --to parquet"
-        );
-    }
-    let [one] = args.inputs.as_slice() else {
-        bail!("--from arrow-ipc reads one stream: give one input, `-` or a file");
-    };
-    let inputs = expand_inputs(std::slice::from_ref(one))?;
-    let [input] = inputs.as_slice() else {
-        bail!("{one}: --from arrow-ipc reads one stream, not a directory");
-    };
-    let output: Option<PathBuf> = match args.output.as_str() {
-        "-" => None,
-        o if o.ends_with('/') || Path::new(o).is_dir() => {
-            bail!("{o}: --to arrow-ipc writes one stream: give a file or `-`, not a directory")
-        }
-        o => Some(PathBuf::from(o)),
-    };
-    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && output.is_none() {
-        bail!(
-            "--report - would mix the report into the Arrow stream on standard output; every row already carries its report line in the `compactor_report` column"
-        );
-    }
-    refuse_overwrites(
-        input.path.as_deref(),
-        &[output.as_deref(), args.report.as_deref(), args.rejects.as_deref()],
-    )?;
-    let policy = config::policy(args.mode, &args.budget, args.force, args.target_tokens)?;
-    let meter = config::meter(&args.budget);
-    let pool = config::thread_pool(args.threads)?;
-
+pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
+    let input = &stream.input;
     let mut reader =
         IpcReader::open(input).map_err(|e| anyhow!("{}: {}", input.display, e.message))?;
     let ours = BatchDecoder::is_ours(reader.schema());
-    let messages = args.messages_column.as_deref();
-    let decoder = BatchDecoder::new(reader.schema(), messages, args.source_column.as_deref(), ours)
+    let messages = cfg.read.messages_column.as_deref();
+    let source_column = cfg.read.source_column.as_deref();
+    let decoder = BatchDecoder::new(reader.schema(), messages, source_column, ours)
         .map_err(|e| anyhow!("{}: {e}", input.display))?;
     let encoder = BatchEncoder::for_input(reader.schema(), messages, ours);
-    let mut writer = IpcWriter::create(output.as_deref(), encoder.schema())?;
-    let mut report = match args.report.as_deref() {
-        Some(p) if p == Path::new("-") => Some(SessionWriter::stdout()),
-        Some(p) => Some(SessionWriter::file(p, Layout::Jsonl)?),
-        None => None,
-    };
-    let mut rejects = args.rejects.as_deref().map(AtomicFile::create).transpose()?;
-    let engine = Engine {
-        policy: &policy,
-        meter: &meter,
-        to: Some(Format::OpenAi),
-        redact: args.redact,
-        lines: false,
-        shard: args.shard,
-        // The worker mode is a row transport: other columns pass through, as
-        // `--keep-source-fields` has them (the clean request drops them).
-        keep_source_fields: true,
-    };
-    let mut summary = RunSummary { inputs: 1, ..RunSummary::default() };
+    let mut writer = IpcWriter::create(stream.output.as_deref(), encoder.schema())?;
+    let mut ledger = Ledger::create(cfg)?;
+    ledger.summary.inputs = 1;
+    let engine = cfg.engine();
     let display = input.display.as_str();
 
     compactor::exec::run_ordered(
-        &pool,
-        pool.current_num_threads(),
+        &cfg.pool,
+        cfg.pool.current_num_threads(),
         crate::cmd::interrupt_flag(),
         || reader.next_batch(),
         |item: Result<(u64, RecordBatch), ReadError>| {
@@ -125,35 +75,22 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
                 .map_err(|e| anyhow!("{display}: {e}"))?;
             for (source, kind, reason, raw) in out.rejected {
                 let source = source.to_string();
-                if !in_shard(args, &source) {
-                    continue;
-                }
-                err_message!("{source}: {reason}");
-                summary.reject(kind);
-                if let Some(r) = rejects.as_mut() {
-                    r.file().write_all(&raw)?;
-                    r.file().write_all(b"\n")?;
-                }
-                if args.strict {
-                    bail!("stopped at the first rejected record (--strict)");
+                if cfg.in_shard(&source) {
+                    ledger.reject(kind, &source, &reason, &raw)?;
                 }
             }
             if out.batch.num_rows() > 0 {
                 writer.write(&out.batch)?;
             }
             for (row, compaction) in out.sessions {
-                if let Some(r) = report.as_mut() {
-                    r.write(&serde_json::to_value(&row)?)?;
-                }
-                summary.add(&compaction);
+                ledger.session(&row, &compaction, &Default::default())?;
             }
             Ok(())
         },
     )?;
     if crate::cmd::interrupted() {
         drop(writer);
-        drop(report);
-        drop(rejects);
+        let summary = ledger.abandon();
         eprintln!(
             "compactor: interrupted after {} sessions; the output stream is incomplete",
             summary.sessions
@@ -161,13 +98,8 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Interrupted);
     }
     writer.finish()?;
-    if let Some(r) = report {
-        r.finish()?;
-    }
-    if let Some(r) = rejects {
-        r.commit()?;
-    }
-    if !args.quiet {
+    let summary = ledger.finish()?;
+    if !cfg.quiet {
         print_summary(&summary);
     }
     Ok(if summary.rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
@@ -243,15 +175,4 @@ fn compact_batch(
             .map_err(|e| format!("batch from row {first}: {e}"))?;
     }
     Ok(out)
-}
-
-/// Refuses any output that is the input stream's file.
-fn refuse_overwrites(input: Option<&Path>, outputs: &[Option<&Path>]) -> anyhow::Result<()> {
-    let Some(input) = input.and_then(|p| std::fs::canonicalize(p).ok()) else { return Ok(()) };
-    for out in outputs.iter().flatten() {
-        if std::fs::canonicalize(out).is_ok_and(|c| c == input) {
-            bail!("{}: this output would overwrite the input; choose another path", out.display());
-        }
-    }
-    Ok(())
 }

@@ -1,69 +1,31 @@
-//! `compactor report`: every session under none, legacy, lean and tiered,
-//! side by side: rows, corpus figures, Markdown tables and an HTML page.
+//! `compactor report INPUT...`: the figures of every session under each mode,
+//! read once and measured in parallel; with `--shard K/N`, only one shard's
+//! sessions, with the `shard.json` that `--merge` needs.
 
+use super::{CHARTED_SESSIONS, Charted, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use compactor::Mode;
 use compactor::io::output::write_atomic;
-use compactor::io::{ReadOptions, expand_inputs};
-use compactor::pipeline::{Item, JobReader, Rejection, decode_job_with};
+use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::{Policy, Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
-use compactor::report::render::{Series, csv, html, markdown};
-use compactor::report::table::write_rows;
+use compactor::report::render::Series;
 use compactor::report::wire::{ReplayRow, SessionRow};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::path::Path;
-
-/// Sessions whose per-call chart is drawn (the longest, by calls).
-const CHARTED_SESSIONS: usize = 3;
 
 const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
 
-/// `shard.json`, written beside a `--shard K/N` report: what `--merge` needs
-/// that the other files do not hold.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct ShardFile {
-    /// `K/N`.
-    pub shard: String,
-    /// Sessions in the whole input (every shard reads all of it).
-    pub sessions_total: u64,
-    /// For each session of this shard, in `sessions.jsonl` order, its position
-    /// in the whole input (0-based): the order of the unsharded report.
-    pub sessions: Vec<u64>,
-    /// This shard's charted sessions (the longest by calls), each with its
-    /// position and its per-mode series.
-    pub charted: Vec<Charted>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Charted {
-    pub position: u64,
-    pub calls: usize,
-    pub series: Vec<Series>,
-}
-
-pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
-    if args.merge {
-        return crate::cmd::report_merge::run(args);
-    }
-    let inputs = expand_inputs(&args.inputs)?;
+pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
+    let reading = config::Reading::from_args(&args.input)?;
     let meter = config::meter(&args.budget);
-    let pool = config::thread_pool(args.threads)?;
     let policies: Vec<Policy> = MODES
         .iter()
         .map(|m| config::policy(*m, &args.budget, args.force, args.target_tokens))
         .collect::<anyhow::Result<_>>()?;
-    let options = ReadOptions {
-        messages_column: args.messages_column.clone(),
-        source_column: args.source_column.clone(),
-    };
-    let mut reader =
-        JobReader::new(&inputs, config::input_format(&args.from)?).with_options(options);
     let mut rows: Vec<ReportRow> = Vec::new();
     let mut charted: Vec<Charted> = Vec::new();
     // Position of the next session in the whole input, and of each one kept.
@@ -73,8 +35,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let mut rejected = RejectCounts::default();
     let counter = meter.kind().name();
     crate::cmd::run_items(
-        &pool,
-        &mut reader,
+        &reading,
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;
@@ -192,42 +153,4 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     Ok(if any_rejected { ExitStatus::Rejected } else { ExitStatus::Success })
-}
-
-/// Writes the report files of `rows` (their JSON `values`) and `summary` into `dir`.
-pub(crate) fn write_report(
-    dir: &Path,
-    rows: &[ReportRow],
-    values: &[Value],
-    summary: &compactor::report::aggregate::CorpusSummary,
-    series: Vec<Series>,
-    parquet: bool,
-) -> anyhow::Result<()> {
-    let mut jsonl = String::new();
-    for v in values {
-        jsonl.push_str(&serde_json::to_string(v)?);
-        jsonl.push('\n');
-    }
-    write_atomic(&dir.join("sessions.jsonl"), jsonl.as_bytes())?;
-    write_atomic(&dir.join("sessions.csv"), csv(values).as_bytes())?;
-    let mut summary_json = serde_json::to_string_pretty(summary)?;
-    summary_json.push('\n');
-    write_atomic(&dir.join("summary.json"), summary_json.as_bytes())?;
-    write_atomic(&dir.join("report.md"), markdown(summary).as_bytes())?;
-    let savings: Vec<(String, Vec<f64>)> = ["legacy", "lean", "tiered"]
-        .iter()
-        .map(|m| {
-            let v = rows
-                .iter()
-                .filter(|r| r.compaction.mode == *m && r.compaction.compacted)
-                .map(|r| r.compaction.saved_pct)
-                .collect();
-            (m.to_string(), v)
-        })
-        .collect();
-    write_atomic(&dir.join("report.html"), html(summary, &series, &savings).as_bytes())?;
-    if parquet {
-        write_rows(&dir.join("sessions.parquet"), values)?;
-    }
-    Ok(())
 }

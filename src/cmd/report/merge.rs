@@ -9,9 +9,9 @@
 //! for byte (rows are parsed and written again as they were: keys keep their
 //! order and floats round-trip exactly).
 
+use super::{CHARTED_SESSIONS, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cmd::ExitStatus;
-use crate::cmd::report::{ShardFile, write_report};
 use anyhow::{Context, bail};
 use compactor::report::aggregate::{CorpusSummary, ReportRow, summarize};
 use compactor::report::render::Series;
@@ -20,8 +20,6 @@ use std::path::{Path, PathBuf};
 
 /// Rows per session in `sessions.jsonl` (one per report mode).
 const MODES: usize = compactor::report::aggregate::REPORT_MODES.len();
-/// Sessions whose per-call chart is drawn (as in an unsharded report).
-const CHARTED_SESSIONS: usize = 3;
 
 struct Shard {
     dir: PathBuf,
@@ -57,10 +55,14 @@ fn read_shard(dir: &Path) -> anyhow::Result<Shard> {
     Ok(Shard { dir: dir.to_path_buf(), file, summary, lines })
 }
 
-pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
+pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let out = &args.output;
-    let shards: Vec<Shard> =
-        args.inputs.iter().map(|d| read_shard(Path::new(d))).collect::<anyhow::Result<_>>()?;
+    let shards: Vec<Shard> = args
+        .input
+        .inputs
+        .iter()
+        .map(|d| read_shard(Path::new(d)))
+        .collect::<anyhow::Result<_>>()?;
     for s in &shards {
         if std::fs::canonicalize(&s.dir).ok() == std::fs::canonicalize(out).ok() {
             bail!(

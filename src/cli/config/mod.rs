@@ -1,17 +1,59 @@
-//! Resolution: parsed arguments → the parts the pipeline runs with (window,
-//! threshold, policy, token meter, thread count). Everything that reads files
-//! or the environment for configuration happens here, once.
+//! Resolution: parsed arguments (the low level, [`super::args`]) → the high
+//! level each command runs with (inputs, window, threshold, policy, token
+//! meter, workers, outputs). Everything that reads files or the environment
+//! for configuration happens here, once per run; commands get the result.
+//!
+//! [`Reading`] is what every reading command shares; [`Compact`] is
+//! `compact`'s whole configuration.
 
-use super::args::BudgetArgs;
+mod compact;
+
+pub use compact::{Arrow, Compact, Container, Files};
+
+use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
 use compactor::Mode;
 use compactor::formats::Format;
+use compactor::io::{Input, ReadOptions, expand_inputs};
+use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
 use compactor::tokens::Meter;
 use compactor::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// What a reading command reads, resolved once from [`InputArgs`]: the
+/// expanded inputs, the forced dialect, how to read them, and the workers.
+pub struct Reading {
+    pub inputs: Vec<Input>,
+    /// `--from`: `None` detects each file's dialect.
+    pub from: Option<Format>,
+    pub options: ReadOptions,
+    pub pool: rayon::ThreadPool,
+}
+
+impl Reading {
+    pub fn from_args(args: &InputArgs) -> anyhow::Result<Reading> {
+        let inputs = expand_inputs(&args.inputs)?;
+        let from = input_format(&args.from)?;
+        let pool = thread_pool(args.threads)?;
+        Ok(Reading { inputs, from, options: read_options(args), pool })
+    }
+
+    /// A reader of every input, in order.
+    pub fn reader(&self) -> JobReader<'_> {
+        JobReader::new(&self.inputs, self.from).with_options(self.options.clone())
+    }
+}
+
+/// How inputs are read: the Parquet / Arrow columns.
+pub fn read_options(args: &InputArgs) -> ReadOptions {
+    ReadOptions {
+        messages_column: args.messages_column.clone(),
+        source_column: args.source_column.clone(),
+    }
+}
 
 /// The model table, extended by `--models-file`.
 pub fn model_table(file: Option<&Path>) -> anyhow::Result<ModelTable> {

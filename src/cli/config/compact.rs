@@ -1,0 +1,365 @@
+//! `compact`, resolved: the arguments become, once, everything the run needs
+//! (inputs, policy, meter, workers, where each output goes and in what
+//! layout), and outputs that would overwrite an input or land inside an input
+//! directory are refused here, before anything is written.
+//!
+//! Two output containers: files (`-o FILE`, `-o DIR/`, standard output; the
+//! session layouts of [`Layout`]) and an Arrow IPC stream (`--from arrow-ipc
+//! --to arrow-ipc`, the Spark and Ray worker contract).
+
+use super::{input_format, meter, output_format, policy, read_options, thread_pool};
+use crate::cli::args::CompactArgs;
+use anyhow::bail;
+use compactor::formats::Format;
+use compactor::io::output::{Layout, Target};
+use compactor::io::{Input, ReadOptions, expand_inputs};
+use compactor::pipeline::Engine;
+use compactor::policy::Policy;
+use compactor::shard::Shard;
+use compactor::tokens::Meter;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// `compact`'s high-level configuration.
+pub struct Compact {
+    pub policy: Policy,
+    pub meter: Meter,
+    pub pool: rayon::ThreadPool,
+    pub read: ReadOptions,
+    /// `--report`: `-` is standard output.
+    pub report: Option<PathBuf>,
+    pub rejects: Option<PathBuf>,
+    pub shard: Option<Shard>,
+    pub strict: bool,
+    pub redact: bool,
+    pub quiet: bool,
+    pub container: Container,
+}
+
+/// Where the compacted sessions go.
+pub enum Container {
+    Files(Files),
+    Arrow(Arrow),
+}
+
+/// Sessions read from files and written as files (or standard output).
+pub struct Files {
+    pub inputs: Vec<Input>,
+    /// `--from`: `None` detects each file's dialect.
+    pub from: Option<Format>,
+    pub target: Target,
+    /// The layout of a [`Target::File`], from its name.
+    pub file_layout: Layout,
+    /// `-o` as given, for messages.
+    pub output_arg: String,
+    /// `--to`: `None` writes each input's own dialect.
+    pub to: Option<Format>,
+    /// The output is Parquet (`--to parquet`, or a `.parquet` output file).
+    pub parquet: bool,
+    /// JSON Lines out (stdout, a `.jsonl` file, or a directory of them):
+    /// workers serialize, the writer copies. Other layouts re-read what they are given.
+    pub lines: bool,
+    pub keep_source_fields: bool,
+    pub resume: bool,
+    pub verbose: bool,
+    /// Every option that changes the bytes written, as text for the
+    /// manifest's options hash.
+    pub options: String,
+}
+
+/// One Arrow IPC stream in, one out.
+pub struct Arrow {
+    pub input: Input,
+    /// `None`: standard output.
+    pub output: Option<PathBuf>,
+}
+
+impl Compact {
+    /// Resolves `compact`'s arguments. The outputs are checked first, then the
+    /// policy is built, then the formats: the order in which the errors are
+    /// given.
+    pub fn from_args(args: &CompactArgs) -> anyhow::Result<Compact> {
+        let container = if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
+            Container::Arrow(arrow(args)?)
+        } else {
+            Container::Files(files_outputs(args)?)
+        };
+        let mut policy = policy(args.mode, &args.budget, args.force, args.target_tokens)?;
+        let meter = meter(&args.budget);
+        let pool = thread_pool(args.input.threads)?;
+        let container = match container {
+            Container::Files(files) => {
+                // Retention figures live only in report rows: without `--report`
+                // nobody reads them, and measuring them reads the anchors of every
+                // whole input and searches every output (~10% of a `--counter
+                // hermes` run).
+                policy.measure_retention = args.report.is_some();
+                Container::Files(files_formats(args, files)?)
+            }
+            arrow => arrow,
+        };
+        Ok(Compact {
+            policy,
+            meter,
+            pool,
+            read: read_options(&args.input),
+            report: args.report.clone(),
+            rejects: args.rejects.clone(),
+            shard: args.shard,
+            strict: args.strict,
+            redact: args.redact,
+            quiet: args.quiet,
+            container,
+        })
+    }
+
+    /// The engine every session goes through.
+    pub fn engine(&self) -> Engine<'_> {
+        let (to, lines, keep_source_fields) = match &self.container {
+            Container::Files(f) => (f.to, f.lines, f.keep_source_fields),
+            // The worker mode is a row transport: other columns pass through, as
+            // `--keep-source-fields` has them (the clean request drops them).
+            Container::Arrow(_) => (Some(Format::OpenAi), false, true),
+        };
+        Engine {
+            policy: &self.policy,
+            meter: &self.meter,
+            to,
+            redact: self.redact,
+            lines,
+            shard: self.shard,
+            keep_source_fields,
+        }
+    }
+
+    /// Returns true if and only if a record without a session id (one that
+    /// could not be read) is reported by this shard: it is keyed by its
+    /// source, so each bad record is reported by exactly one of N shards.
+    pub fn in_shard(&self, source: &str) -> bool {
+        self.shard.is_none_or(|s| s.contains(source))
+    }
+}
+
+/// The files plan, up to the formats: inputs, target, refusals.
+fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
+    let inputs = expand_inputs(&args.input.inputs)?;
+    let target = Target::parse(&args.output);
+    refuse_overwrites(&inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
+    refuse_output_inside_inputs(&args.input.inputs, &target)?;
+    if args.resume && !matches!(target, Target::Dir(_)) {
+        bail!(
+            "--resume needs a directory output (-o DIR/), where each input has its own output file"
+        );
+    }
+    let file_layout = match &target {
+        Target::File(p) => layout_for_name(p),
+        Target::Stdout | Target::Dir(_) => Layout::Jsonl,
+    };
+    Ok(Files {
+        inputs,
+        from: None,
+        target,
+        file_layout,
+        output_arg: args.output.clone(),
+        to: None,
+        parquet: false,
+        lines: false,
+        keep_source_fields: args.keep_source_fields,
+        resume: args.resume,
+        verbose: args.verbose,
+        options: output_options(args),
+    })
+}
+
+/// The rest of the files plan: `--to`, `--from`, and what they imply.
+fn files_formats(args: &CompactArgs, mut files: Files) -> anyhow::Result<Files> {
+    let (mut to, mut parquet) = output_format(&args.to)?;
+    if let Target::File(p) = &files.target
+        && files.file_layout == Layout::Parquet
+    {
+        if to.is_some_and(|f| f != Format::OpenAi) {
+            bail!(
+                "{}: a Parquet output holds OpenAI-shaped rows; drop --to {} or choose another name",
+                p.display(),
+                args.to
+            );
+        }
+        (to, parquet) = (Some(Format::OpenAi), true);
+    }
+    files.lines = !parquet
+        && match &files.target {
+            Target::Stdout | Target::Dir(_) => true,
+            Target::File(_) => files.file_layout == Layout::Jsonl,
+        };
+    files.from = input_format(&args.input.from)?;
+    files.to = to;
+    files.parquet = parquet;
+    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && files.target == Target::Stdout
+    {
+        bail!(
+            "--report - and -o - would both write to standard output; send one of them to a file"
+        );
+    }
+    Ok(files)
+}
+
+/// The Arrow IPC plan: one stream in, one out.
+fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
+    if args.input.from != "arrow-ipc" || args.to != "arrow-ipc" {
+        bail!(
+            "--from arrow-ipc and --to arrow-ipc go together (one Arrow IPC stream in, one out)\nhint: to write a table from files, use --to parquet"
+        );
+    }
+    let [one] = args.input.inputs.as_slice() else {
+        bail!("--from arrow-ipc reads one stream: give one input, `-` or a file");
+    };
+    let inputs = expand_inputs(std::slice::from_ref(one))?;
+    let [input] = inputs.as_slice() else {
+        bail!("{one}: --from arrow-ipc reads one stream, not a directory");
+    };
+    let output: Option<PathBuf> = match args.output.as_str() {
+        "-" => None,
+        o if o.ends_with('/') || Path::new(o).is_dir() => {
+            bail!("{o}: --to arrow-ipc writes one stream: give a file or `-`, not a directory")
+        }
+        o => Some(PathBuf::from(o)),
+    };
+    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && output.is_none() {
+        bail!(
+            "--report - would mix the report into the Arrow stream on standard output; every row already carries its report line in the `compactor_report` column"
+        );
+    }
+    refuse_overwriting_stream(
+        input.path.as_deref(),
+        &[output.as_deref(), args.report.as_deref(), args.rejects.as_deref()],
+    )?;
+    Ok(Arrow { input: input.clone(), output })
+}
+
+/// Every option that changes the bytes written, as text for the manifest's
+/// options hash (not threads, progress, or where reports and rejects go).
+fn output_options(args: &CompactArgs) -> String {
+    // Named only when set, so that manifests of earlier runs still match.
+    let keep = if args.keep_source_fields { " keep_source_fields=true" } else { "" };
+    format!(
+        "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} \
+         source_column={:?} shard={:?} redact={}{keep}",
+        args.mode,
+        args.budget,
+        args.force,
+        args.target_tokens,
+        args.input.from,
+        args.to,
+        args.input.messages_column,
+        args.input.source_column,
+        args.shard.map(|s| s.to_string()),
+        args.redact
+    )
+}
+
+/// Layout of a single output file, from its name.
+fn layout_for_name(path: &Path) -> Layout {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
+    if name.ends_with(".json") {
+        Layout::Array
+    } else if name.ends_with(".parquet") {
+        Layout::Parquet
+    } else {
+        Layout::Jsonl
+    }
+}
+
+/// Refuses any output (sessions, report, rejects) that is an input, and two
+/// inputs that would write the same output file.
+fn refuse_overwrites(
+    inputs: &[Input],
+    target: &Target,
+    report: Option<&Path>,
+    rejects: Option<&Path>,
+) -> anyhow::Result<()> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let input_paths: HashSet<PathBuf> =
+        inputs.iter().filter_map(|i| i.path.as_deref()).filter_map(canonical).collect();
+    let check = |out: &Path, what: &str| -> anyhow::Result<()> {
+        if canonical(out).is_some_and(|c| input_paths.contains(&c)) {
+            bail!(
+                "{}: the {what} would overwrite an input; choose another output path",
+                out.display()
+            );
+        }
+        Ok(())
+    };
+    match target {
+        Target::Stdout => {}
+        Target::File(p) => check(p, "output")?,
+        Target::Dir(dir) => {
+            let mut seen = HashSet::new();
+            for input in inputs {
+                let out = dir.join(&input.relative);
+                check(&out, "output")?;
+                if !seen.insert(out.clone()) {
+                    bail!(
+                        "{}: two inputs would be written to the same output file\nhint: pass their common directory instead of the files",
+                        out.display()
+                    );
+                }
+            }
+        }
+    }
+    if let Some(p) = report {
+        check(p, "report")?;
+    }
+    if let Some(p) = rejects {
+        check(p, "rejects file")?;
+    }
+    Ok(())
+}
+
+/// Refuses any output that is the input stream's file.
+fn refuse_overwriting_stream(
+    input: Option<&Path>,
+    outputs: &[Option<&Path>],
+) -> anyhow::Result<()> {
+    let Some(input) = input.and_then(|p| std::fs::canonicalize(p).ok()) else { return Ok(()) };
+    for out in outputs.iter().flatten() {
+        if std::fs::canonicalize(out).is_ok_and(|c| c == input) {
+            bail!("{}: this output would overwrite the input; choose another path", out.display());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output inside an input directory: the next run over that
+/// directory would read this run's outputs (and manifest) as inputs.
+fn refuse_output_inside_inputs(inputs: &[String], target: &Target) -> anyhow::Result<()> {
+    let out = match target {
+        Target::Stdout => return Ok(()),
+        Target::File(p) | Target::Dir(p) => p,
+    };
+    let Ok(out_abs) = std::path::absolute(out) else { return Ok(()) };
+    for input in inputs.iter().map(Path::new).filter(|p| p.is_dir()) {
+        let Ok(dir) = std::fs::canonicalize(input) else { continue };
+        // The output may not exist yet: resolve its nearest existing ancestor.
+        let mut existing = out_abs.as_path();
+        let mut rest = Vec::new();
+        while !existing.exists() {
+            let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+                break;
+            };
+            rest.push(name);
+            existing = parent;
+        }
+        let Ok(mut resolved) = std::fs::canonicalize(existing) else { continue };
+        resolved.extend(rest.iter().rev());
+        if resolved.starts_with(&dir) {
+            bail!(
+                "{}: the output is inside the input directory {}; a later run over it would \
+                 read these outputs as inputs: write outside it",
+                out.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! What a `compact` run records beside its sessions, whatever their
+//! container: the `--report` rows, the `--rejects` file, the run's totals, and
+//! the summary line that tells them on standard error.
+
+use crate::cli::config::Compact;
+use crate::messages::err_message;
+use anyhow::bail;
+use compactor::io::output::{AtomicFile, Layout, SessionWriter};
+use compactor::policy::Compaction;
+use compactor::report::wire::SessionRow;
+use compactor::report::{RejectKind, RunSummary};
+use compactor::request::Repairs;
+use std::io::Write;
+use std::path::Path;
+
+/// The report, the rejects file and the totals of one run.
+pub struct Ledger {
+    report: Option<SessionWriter>,
+    rejects: Option<AtomicFile>,
+    pub summary: RunSummary,
+    redact: bool,
+    strict: bool,
+}
+
+impl Ledger {
+    /// Opens `--report` (`-`: standard output) and `--rejects`.
+    pub fn create(cfg: &Compact) -> anyhow::Result<Ledger> {
+        let report = match cfg.report.as_deref() {
+            Some(p) if p == Path::new("-") => Some(SessionWriter::stdout()),
+            Some(p) => Some(SessionWriter::file(p, Layout::Jsonl)?),
+            None => None,
+        };
+        let rejects = cfg.rejects.as_deref().map(AtomicFile::create).transpose()?;
+        Ok(Ledger {
+            report,
+            rejects,
+            summary: RunSummary::default(),
+            redact: cfg.redact,
+            strict: cfg.strict,
+        })
+    }
+
+    /// Records a written session: its report row and its figures.
+    pub fn session(
+        &mut self,
+        row: &SessionRow,
+        compaction: &Compaction,
+        repairs: &Repairs,
+    ) -> anyhow::Result<()> {
+        if let Some(r) = self.report.as_mut() {
+            r.write(&serde_json::to_value(row)?)?;
+        }
+        self.summary.add(compaction);
+        self.summary.repairs.merge(repairs);
+        Ok(())
+    }
+
+    /// Reports a rejected record on standard error, counts it, and writes it
+    /// unchanged (masked under `--redact`) on its own line of the rejects
+    /// file. Under `--strict` the run stops here.
+    pub fn reject(
+        &mut self,
+        kind: RejectKind,
+        source: &str,
+        reason: &str,
+        raw: &[u8],
+    ) -> anyhow::Result<()> {
+        err_message!("{source}: {reason}");
+        self.summary.reject(kind);
+        if let Some(r) = self.rejects.as_mut() {
+            let file = r.file();
+            if self.redact {
+                let mut masked = compactor::redact::Masked::new();
+                let text = String::from_utf8_lossy(raw);
+                file.write_all(compactor::redact::redact(&text, &mut masked).as_bytes())?;
+            } else {
+                file.write_all(raw)?;
+            }
+            file.write_all(b"\n")?;
+        }
+        if self.strict {
+            bail!("stopped at the first rejected record (--strict); no output was written");
+        }
+        Ok(())
+    }
+
+    /// Renames the report and the rejects file into place; the totals.
+    pub fn finish(self) -> anyhow::Result<RunSummary> {
+        if let Some(r) = self.report {
+            r.finish()?;
+        }
+        if let Some(r) = self.rejects {
+            r.commit()?;
+        }
+        Ok(self.summary)
+    }
+
+    /// Drops the report and the rejects file unfinished (their temporary
+    /// files are deleted); the totals so far.
+    pub fn abandon(self) -> RunSummary {
+        self.summary
+    }
+}
+
+/// The summary line on standard error.
+pub fn print_summary(s: &RunSummary) {
+    let rejected = if s.rejected > 0 {
+        let kinds: Vec<String> =
+            s.rejected_by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let kinds =
+            if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+        format!("; {}{kinds}", plural(s.rejected as u64, "record rejected", "records rejected"))
+    } else {
+        String::new()
+    };
+    let repairs = if s.repairs.is_empty() {
+        String::new()
+    } else {
+        let kinds: Vec<String> =
+            s.repairs.by_name().iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let n = plural(s.repairs.total(), "repair", "repairs");
+        format!("; {n} to make valid requests ({})", kinds.join(", "))
+    };
+    eprintln!(
+        "compactor: {} from {}, {} compacted ({} still over the trigger): {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
+        plural(s.sessions as u64, "session", "sessions"),
+        plural(s.inputs as u64, "input", "inputs"),
+        s.compacted,
+        s.over_trigger,
+        s.tokens_before,
+        s.tokens_after,
+        s.saved_pct()
+    );
+}
+
+/// `1 session`, `2 sessions`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+}

@@ -1,0 +1,53 @@
+//! `compactor compact`: read sessions, compact them in parallel, write them in
+//! input order, with an optional per-session report and rejects file.
+//!
+//! Reading, compacting and writing overlap through [`compactor::exec::run_ordered`]:
+//! one thread reads, the pool compacts ([`compactor::pipeline::Engine`]), and
+//! this thread hands each result, in input order, to the [`Sink`], so memory
+//! is bounded by the few sessions in flight (`config::in_flight`). The
+//! arguments arrive resolved ([`Compact`]); the output container is files
+//! (here) or an Arrow IPC stream ([`arrow`]).
+
+mod arrow;
+mod ledger;
+mod resume;
+mod sink;
+
+use crate::cli::config::{self, Compact, Container, Files};
+use crate::cmd::ExitStatus;
+use resume::Resume;
+use sink::Sink;
+
+pub fn run(cfg: &Compact) -> anyhow::Result<ExitStatus> {
+    match &cfg.container {
+        Container::Files(files) => run_files(cfg, files),
+        Container::Arrow(stream) => arrow::run(cfg, stream),
+    }
+}
+
+/// Sessions from files to files (or standard output).
+fn run_files(cfg: &Compact, files: &Files) -> anyhow::Result<ExitStatus> {
+    let mut resume = Resume::start(files)?;
+    let inputs = std::mem::take(&mut resume.todo);
+    let engine = cfg.engine();
+    let mut sink = Sink::create(cfg, files, &inputs, resume)?;
+    let mut jobs =
+        compactor::pipeline::JobReader::new(&inputs, files.from).with_options(cfg.read.clone());
+    compactor::exec::run_ordered(
+        &cfg.pool,
+        config::in_flight(&cfg.pool),
+        crate::cmd::interrupt_flag(),
+        || jobs.next_item(),
+        |item| engine.process_item(item),
+        |processed| processed.into_iter().try_for_each(|p| sink.accept(p)),
+    )?;
+    if crate::cmd::interrupted() {
+        sink.abandon();
+        return Ok(ExitStatus::Interrupted);
+    }
+    let summary = sink.finish()?;
+    if !cfg.quiet {
+        ledger::print_summary(&summary);
+    }
+    Ok(if summary.rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
+}

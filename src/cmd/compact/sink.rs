@@ -1,0 +1,280 @@
+//! Where `compact`'s processed items go, in input order: the session outputs
+//! (one shared file or standard output, or one file per input under `-o
+//! DIR/`), the manifest entry of each finished output file, the report and
+//! rejects ([`Ledger`]), and the progress bar.
+//!
+//! The writer thread calls [`Sink::accept`] for every [`Processed`] item and
+//! then [`Sink::finish`] (or [`Sink::abandon`] when interrupted). Opening,
+//! writing and finishing an output file happen in [`Outputs`], the one place
+//! that knows about files on disk.
+
+use super::ledger::Ledger;
+use super::resume::Resume;
+use crate::cli::config::{Compact, Files};
+use anyhow::{Context, bail};
+use compactor::formats::{Format, Unit};
+use compactor::io::output::{Layout, SessionWriter, Target};
+use compactor::io::{Container as Layered, Input};
+use compactor::pipeline::{Done, Item, Output, Processed};
+use compactor::report::{RejectKind, RunSummary};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// The session outputs of a run: the shared one, or the current input's.
+struct Outputs {
+    /// Standard output or `-o FILE`: every session, in input order.
+    shared: Option<SessionWriter>,
+    /// Under `-o DIR/`: the current input's output file and its name.
+    per_file: Option<(SessionWriter, PathBuf)>,
+    /// Output files finished under `-o DIR/`.
+    finished_files: usize,
+}
+
+/// The writer side of a `compact` run over files.
+pub struct Sink<'a> {
+    cfg: &'a Compact,
+    files: &'a Files,
+    /// The inputs read, in order (those `--resume` did not skip).
+    inputs: &'a [Input],
+    resume: Resume,
+    outputs: Outputs,
+    ledger: Ledger,
+    /// Each input's own totals, for its manifest entry.
+    tally: Vec<RunSummary>,
+    progress: ProgressBar,
+}
+
+impl<'a> Sink<'a> {
+    /// Opens the report, the rejects file and the shared output.
+    pub fn create(
+        cfg: &'a Compact,
+        files: &'a Files,
+        inputs: &'a [Input],
+        resume: Resume,
+    ) -> anyhow::Result<Sink<'a>> {
+        let mut ledger = Ledger::create(cfg)?;
+        let shared = match &files.target {
+            Target::Stdout => Some(SessionWriter::stdout()),
+            Target::File(p) => Some(SessionWriter::file(p, files.file_layout)?),
+            Target::Dir(_) => None,
+        };
+        ledger.summary.inputs = inputs.len();
+        Ok(Sink {
+            cfg,
+            files,
+            inputs,
+            tally: vec![RunSummary::default(); inputs.len()],
+            progress: progress_bar(inputs, cfg.quiet),
+            resume,
+            outputs: Outputs { shared, per_file: None, finished_files: 0 },
+            ledger,
+        })
+    }
+
+    /// Takes one processed item, in input order.
+    pub fn accept(&mut self, item: Processed) -> anyhow::Result<()> {
+        match item {
+            Processed::Item(Item::Start { input, container, format }) => {
+                self.start(input, container, format)
+            }
+            Processed::Item(Item::End { input }) => self.end(input),
+            Processed::Item(Item::Failed { input, error }) => {
+                let source = error.source.to_string();
+                if self.cfg.in_shard(&source) {
+                    self.tally[input].rejected += 1;
+                    self.ledger.reject(
+                        RejectKind::Unreadable,
+                        &source,
+                        &error.message,
+                        &error.raw,
+                    )?;
+                }
+                if self.outputs.per_file.is_none() {
+                    self.progress.inc(input_size(&self.inputs[input]));
+                }
+                Ok(())
+            }
+            Processed::Item(Item::Job(_)) => Ok(()),
+            Processed::Session(done) => self.session(&done),
+            Processed::Rejected { input, source, kind, reason, raw } => {
+                let source = source.to_string();
+                if !self.cfg.in_shard(&source) {
+                    return Ok(());
+                }
+                self.tally[input].rejected += 1;
+                self.ledger.reject(kind, &source, &reason, &raw)
+            }
+        }
+    }
+
+    /// A file starts: under `-o DIR/`, its output file opens.
+    fn start(&mut self, input: usize, container: Layered, format: Format) -> anyhow::Result<()> {
+        let inputs = self.inputs;
+        if self.files.verbose {
+            eprintln!("compactor: {}: {format}", inputs[input].display);
+        }
+        if let Target::Dir(dir) = &self.files.target {
+            let layout = layout_for(container, format, self.files.to, self.files.parquet);
+            let mut name = dir.join(&inputs[input].relative);
+            if layout == Layout::Parquet && container != Layered::Parquet {
+                name = with_extension(&name, "parquet");
+            } else if layout != Layout::Parquet && container == Layered::Parquet {
+                name = with_extension(&name, "jsonl");
+            }
+            self.outputs.per_file = Some((SessionWriter::file(&name, layout)?, name));
+        }
+        Ok(())
+    }
+
+    /// A file ends: its output file (if its own) is finished and recorded.
+    fn end(&mut self, input: usize) -> anyhow::Result<()> {
+        if let Some((w, name)) = self.outputs.per_file.take() {
+            w.finish()?;
+            self.outputs.finished_files += 1;
+            if let Target::Dir(dir) = &self.files.target {
+                self.resume.record(dir, input, &name, &self.tally[input])?;
+            }
+        }
+        self.progress.inc(input_size(&self.inputs[input]));
+        Ok(())
+    }
+
+    /// Writes a session, then its report row.
+    fn session(&mut self, done: &Done) -> anyhow::Result<()> {
+        // A file dialect's sessions are files: several of them in one output are
+        // one stream of events that no tool reads back as sessions.
+        let concatenates = self.inputs.len() > 1 && !matches!(self.files.target, Target::Dir(_));
+        if self.files.to.is_none() && done.format.unit() == Unit::File && concatenates {
+            bail!(
+                "{}: {} holds one session per file, and {} inputs would be \
+                 concatenated into one output; write one file per input with \
+                 `-o DIR/`, or convert with --to openai, anthropic, sharegpt or \
+                 parquet (nothing was written)",
+                done.source.path,
+                done.format,
+                self.inputs.len()
+            );
+        }
+        let writer = self
+            .outputs
+            .per_file
+            .as_mut()
+            .map(|(w, _)| w)
+            .or(self.outputs.shared.as_mut())
+            .context("no output writer")?;
+        match &done.output {
+            Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
+            Output::Values(values) => values.iter().try_for_each(|v| writer.write(v))?,
+        }
+        self.ledger.session(&done.row, &done.compaction, &done.repairs)?;
+        self.tally[done.input].add(&done.compaction);
+        Ok(())
+    }
+
+    /// Finishes every output. An output file of a run whose every record was
+    /// rejected is not written, rather than left empty for a later run to read
+    /// as a file of no sessions. Returns the run's totals, inputs skipped by
+    /// `--resume` included.
+    pub fn finish(self) -> anyhow::Result<RunSummary> {
+        let Sink { cfg, files, resume, outputs, ledger, progress, .. } = self;
+        match outputs.shared {
+            Some(w)
+                if ledger.summary.sessions == 0
+                    && ledger.summary.rejected > 0
+                    && files.target != Target::Stdout =>
+            {
+                drop(w);
+                eprintln!(
+                    "compactor: every record was rejected; {} was not written",
+                    files.output_arg
+                );
+            }
+            Some(w) => w.finish()?,
+            None => {}
+        }
+        let mut summary = ledger.finish()?;
+        progress.finish_and_clear();
+        for e in &resume.skipped {
+            summary.merge(&e.totals());
+        }
+        summary.inputs += resume.skipped.len();
+        if !resume.skipped.is_empty() && !cfg.quiet {
+            eprintln!(
+                "compactor: resumed: {} of {} inputs were finished by an earlier run and skipped",
+                resume.skipped.len(),
+                summary.inputs
+            );
+        }
+        Ok(summary)
+    }
+
+    /// Stops without finishing: outputs not finished are dropped (their
+    /// temporary files are deleted). Says what was kept.
+    pub fn abandon(self) {
+        let Sink { files, inputs, outputs, ledger, progress, .. } = self;
+        let Outputs { shared, per_file, finished_files } = outputs;
+        drop(shared);
+        drop(per_file);
+        let summary = ledger.abandon();
+        progress.finish_and_clear();
+        let kept = if matches!(files.target, Target::Dir(_)) {
+            format!(
+                "{finished_files} of {} output files are complete and kept; \
+                 run again with --resume to finish the rest",
+                inputs.len()
+            )
+        } else {
+            "no output was written".to_string()
+        };
+        eprintln!("compactor: interrupted after {} sessions; {kept}", summary.sessions);
+    }
+}
+
+fn input_size(input: &Input) -> u64 {
+    input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len())
+}
+
+/// Layout of a per-input output: the input's own, unless a conversion
+/// turns one session per file into one session per line, or asks for Parquet.
+fn layout_for(container: Layered, from: Format, to: Option<Format>, parquet: bool) -> Layout {
+    if parquet || (container == Layered::Parquet && to.is_none()) {
+        return Layout::Parquet;
+    }
+    let to = to.unwrap_or(from);
+    if from.unit() == Unit::File && to.unit() == Unit::Record {
+        return Layout::Jsonl;
+    }
+    match container {
+        Layered::Jsonl | Layered::Parquet => Layout::Jsonl,
+        Layered::Document => Layout::Document,
+        Layered::DocumentArray => Layout::Array,
+    }
+}
+
+/// `dir/a.jsonl.gz` → `dir/a.parquet`: the name with every extension replaced by `ext`.
+fn with_extension(path: &Path, ext: &str) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.split('.').next().filter(|s| !s.is_empty()).unwrap_or("out");
+    path.with_file_name(format!("{stem}.{ext}"))
+}
+
+fn progress_bar(inputs: &[Input], quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let total: u64 = inputs
+        .iter()
+        .filter_map(|i| i.path.as_ref())
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_position(0);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}

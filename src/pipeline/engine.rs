@@ -1,0 +1,356 @@
+//! The engine: one job → its sessions decoded, compacted and encoded (or
+//! passed through after a skim), and its bad records rejected.
+
+use super::decode::{is_session_array, parse};
+use super::{Item, Job};
+use crate::formats::{DecodeError, Format, Record, Unit};
+use crate::io::{Payload, RawRecord};
+use crate::model::{Session, Source};
+use crate::policy::{self, Compaction, Policy};
+use crate::report::RejectKind;
+use crate::report::wire::{CompactionObject, SessionRow};
+use crate::request::Repairs;
+use crate::tokens::Meter;
+use serde_json::Value;
+
+/// What to do with each job.
+pub struct Engine<'a> {
+    pub policy: &'a Policy,
+    pub meter: &'a Meter,
+    /// Output dialect; `None` writes each input's own.
+    pub to: Option<Format>,
+    /// Mask secrets in everything written (`--redact`).
+    pub redact: bool,
+    /// Serialize encoded records to JSON lines on the worker (set when the
+    /// output is JSON Lines), so that the single writer thread only copies bytes.
+    pub lines: bool,
+    /// `--shard K/N`: sessions of other shards are decoded (to learn their id)
+    /// and dropped before any compaction work.
+    pub shard: Option<crate::shard::Shard>,
+    /// `--keep-source-fields`: a converted session is written by the lossless
+    /// dialect writers, not as a clean request ([`crate::request`]).
+    pub keep_source_fields: bool,
+}
+
+/// A processed item, in input order.
+#[derive(Debug)]
+pub enum Processed {
+    /// A file boundary or failure, passed through for the writer.
+    Item(Item),
+    Session(Box<Done>),
+    Rejected {
+        input: usize,
+        source: Source,
+        kind: RejectKind,
+        reason: String,
+        raw: Vec<u8>,
+    },
+}
+
+/// A session that went through the pipeline.
+#[derive(Debug)]
+pub struct Done {
+    pub input: usize,
+    pub source: Source,
+    pub id: String,
+    pub format: Format,
+    pub compaction: Compaction,
+    pub output: Output,
+    pub row: SessionRow,
+    /// The decoded input session (kept only when asked, e.g. for statistics).
+    pub session: Option<Session>,
+    /// What making it a valid request repaired (converted sessions only).
+    pub repairs: Repairs,
+}
+
+/// What to write for a session: its input lines unchanged, or encoded records.
+#[derive(Debug)]
+pub enum Output {
+    Raw(Vec<Vec<u8>>),
+    Values(Vec<Value>),
+}
+
+/// Lines longer than this many bytes per token of the trigger are decoded
+/// without a skim first: see [`Engine::skim`].
+const SKIM_BYTES_PER_TOKEN: u64 = 8;
+
+fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
+    raw.unwrap_or_else(|| serde_json::to_vec(&record.value).unwrap_or_default())
+}
+
+impl Engine<'_> {
+    /// Processes one job.
+    pub fn process(&self, job: Job) -> Vec<Processed> {
+        let Job { input, format, records } = job;
+        let invalid = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
+            input,
+            source,
+            kind: RejectKind::InvalidJson,
+            reason,
+            raw,
+        };
+        let reject = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
+            input,
+            source,
+            kind: RejectKind::Malformed,
+            reason,
+            raw,
+        };
+        // Kept text is written back only by the OpenAI lines encoder, which
+        // JSON Lines output and redaction use.
+        let keep = format == Format::OpenAi && self.same(format) && (self.lines || self.redact);
+        match format.unit() {
+            Unit::Record => {
+                let mut out = Vec::new();
+                let skim_limit = self.skim_limit(format);
+                for r in records {
+                    let r = match (skim_limit, r) {
+                        (Some(limit), RawRecord { source, payload: Payload::Line(line) }) => {
+                            match self.skim(input, format, limit, source, line) {
+                                Ok(done) => {
+                                    out.extend(done);
+                                    continue;
+                                }
+                                Err((source, line)) => {
+                                    RawRecord { source, payload: Payload::Line(line) }
+                                }
+                            }
+                        }
+                        (_, r) => r,
+                    };
+                    let (record, raw) = match parse(r, keep) {
+                        Ok(x) => x,
+                        Err((s, why, raw)) => {
+                            out.push(invalid(s, why, raw));
+                            continue;
+                        }
+                    };
+                    // A line holding an array of sessions is several records.
+                    if format.adapter().detect(std::slice::from_ref(&record.value))
+                        || !is_session_array(&record.value)
+                    {
+                        let raws = raw.clone().map(|r| vec![r]);
+                        let bytes = raw_of(&record, raw);
+                        match self.session(input, format, vec![record], raws) {
+                            Ok(done) => out.extend(done),
+                            Err(e) => out.push(reject(e.0, e.1, bytes)),
+                        }
+                        continue;
+                    }
+                    let Record { source, value: Value::Array(items) } = record else { continue };
+                    for (i, v) in items.into_iter().enumerate() {
+                        let src = Source { index: Some(i as u64), ..source.clone() };
+                        let rec = Record { source: src, value: v };
+                        let bytes = raw_of(&rec, None);
+                        match self.session(input, format, vec![rec], None) {
+                            Ok(done) => out.extend(done),
+                            Err(e) => out.push(reject(e.0, e.1, bytes)),
+                        }
+                    }
+                }
+                out
+            }
+            Unit::File => {
+                let mut out = Vec::new();
+                let mut good = Vec::new();
+                let mut raws = Vec::new();
+                let mut all_lines = true;
+                for r in records {
+                    match parse(r, false) {
+                        Ok((rec, raw)) => {
+                            all_lines &= raw.is_some();
+                            raws.push(raw.unwrap_or_default());
+                            good.push(rec);
+                        }
+                        Err((s, why, raw)) => out.push(invalid(s, why, raw)),
+                    }
+                }
+                if good.is_empty() {
+                    return out;
+                }
+                let bytes: Vec<u8> = raws.join(&b'\n');
+                let raws = all_lines.then_some(raws);
+                match self.session(input, format, good, raws) {
+                    Ok(done) => out.extend(done),
+                    Err(e) => out.push(reject(e.0, e.1, bytes)),
+                }
+                out
+            }
+        }
+    }
+
+    /// Decodes, compacts and encodes one session (`None`: another shard's).
+    pub(super) fn session(
+        &self,
+        input: usize,
+        format: Format,
+        records: Vec<Record>,
+        raw_lines: Option<Vec<Vec<u8>>>,
+    ) -> Result<Option<Processed>, (Source, String)> {
+        let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
+        let session =
+            format.adapter().decode(records).map_err(|DecodeError { source, message }| {
+                (source.unwrap_or_else(|| first.clone()), message)
+            })?;
+        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+            return Ok(None);
+        }
+        let (session, mut repairs) = if self.strict() {
+            let api = match self.to {
+                Some(Format::Anthropic) => crate::request::Api::Messages,
+                _ => crate::request::Api::ChatCompletions,
+            };
+            crate::request::normalize(&session, false, api)
+        } else {
+            (session, Repairs::default())
+        };
+        let source = session.source.clone();
+        let outcome = policy::compact(&session, self.policy, self.meter);
+        let to = self.to.unwrap_or(format);
+        let counter = self.meter.kind().name();
+        let compaction = outcome.compaction;
+        let output = match raw_lines {
+            Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),
+            _ => {
+                let object = compaction
+                    .compacted
+                    .then(|| {
+                        serde_json::to_value(CompactionObject::new(&source, &compaction, counter))
+                            .ok()
+                    })
+                    .flatten();
+                // Lines are what JSON Lines output and redaction need.
+                if self.strict() && to == Format::Anthropic {
+                    let (value, more) =
+                        crate::request::messages::encode(&outcome.session, object.as_ref());
+                    repairs.merge(&more);
+                    if self.lines || self.redact {
+                        Output::Raw(vec![serde_json::to_vec(&value).unwrap_or_default()])
+                    } else {
+                        Output::Values(vec![value])
+                    }
+                } else if self.lines || self.redact {
+                    Output::Raw(to.adapter().encode_lines(&outcome.session, object.as_ref()))
+                } else {
+                    Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
+                }
+            }
+        };
+        let mut done = self.done(input, format, session.id, source, compaction, output);
+        if let Processed::Session(d) = &mut done {
+            d.row.repairs = repairs.by_name();
+            d.repairs = repairs;
+        }
+        Ok(Some(done))
+    }
+
+    /// Whether a session is written as a clean request of its target API.
+    fn strict(&self) -> bool {
+        self.to.is_some() && !self.keep_source_fields
+    }
+
+    /// Whether a session of `format` is written in its own dialect, as read.
+    fn same(&self, format: Format) -> bool {
+        !self.strict() && self.to.is_none_or(|to| to == format)
+    }
+
+    /// The token count at which [`Engine::skim`] gives up on a session of `format`:
+    /// `None` when sessions of `format` are not skimmed. Only OpenAI lines
+    /// written back as OpenAI are (an untouched session is its input line),
+    /// and not under `--force`, which compacts every session.
+    fn skim_limit(&self, format: Format) -> Option<u64> {
+        let same = format == Format::OpenAi && self.same(format);
+        if same { self.policy.acts_from() } else { None }
+    }
+
+    /// A session line that compaction leaves as it is, passed through after a
+    /// skim ([`crate::formats::skim`]) instead of a decode: `Err` gives the
+    /// line back when it must be decoded (a skim is not sure, or the session
+    /// is over the trigger).
+    fn skim(
+        &self,
+        input: usize,
+        format: Format,
+        limit: u64,
+        source: Source,
+        line: Vec<u8>,
+    ) -> Result<Option<Processed>, (Source, Vec<u8>)> {
+        // A line this long is almost always over the trigger: the texts
+        // counted make up most of a line, at about 4 bytes per token.
+        if line.len() as u64 > limit.saturating_mul(SKIM_BYTES_PER_TOKEN) {
+            return Err((source, line));
+        }
+        let Some(skimmed) = crate::formats::skim::skim_line(&line, self.meter, limit) else {
+            return Err((source, line));
+        };
+        let id = skimmed.id.unwrap_or_else(|| source.to_string());
+        if self.shard.is_some_and(|s| !s.contains(&id)) {
+            return Ok(None);
+        }
+        let Some(compaction) = policy::untriggered(self.policy, skimmed.messages, skimmed.tokens)
+        else {
+            return Err((source, line));
+        };
+        Ok(Some(self.done(input, format, id, source, compaction, Output::Raw(vec![line]))))
+    }
+
+    /// A finished session: its record row, and its output redacted if asked.
+    fn done(
+        &self,
+        input: usize,
+        format: Format,
+        id: String,
+        source: Source,
+        compaction: Compaction,
+        output: Output,
+    ) -> Processed {
+        let counter = self.meter.kind().name();
+        let mut row = SessionRow::new(&source, &id, format.name(), &compaction, counter);
+        let output = if self.redact {
+            let (out, masked) = redact_output(output);
+            row.secrets_redacted = masked.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            out
+        } else {
+            output
+        };
+        Processed::Session(Box::new(Done {
+            input,
+            id,
+            source,
+            format,
+            compaction,
+            output,
+            row,
+            session: None,
+            repairs: Repairs::default(),
+        }))
+    }
+
+    /// Processes one item: a job becomes its sessions and rejects; a file
+    /// boundary passes through.
+    pub fn process_item(&self, item: Item) -> Vec<Processed> {
+        match item {
+            Item::Job(job) => self.process(job),
+            other => vec![Processed::Item(other)],
+        }
+    }
+}
+
+/// Masks secrets in an output, serializing encoded records to lines first.
+fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
+    let mut masked = crate::redact::Masked::new();
+    let lines: Vec<Vec<u8>> = match output {
+        Output::Raw(lines) => lines,
+        Output::Values(values) => {
+            values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
+        }
+    };
+    let out = lines
+        .into_iter()
+        .map(|l| match String::from_utf8(l) {
+            Ok(s) => crate::redact::redact(&s, &mut masked).into_owned().into_bytes(),
+            Err(e) => e.into_bytes(),
+        })
+        .collect();
+    (Output::Raw(out), masked)
+}

@@ -1,0 +1,57 @@
+//! The driver: inputs → jobs → decode, compact, encode in parallel → results in
+//! input order.
+//!
+//! [`JobReader`] (`read.rs`) walks the inputs, decides each file's dialect from
+//! its first records, and yields [`Item`]s: file boundaries and jobs (one
+//! record, or all records of a file for file dialects). The caller runs them
+//! through [`crate::exec::run_ordered`]: workers call
+//! [`Engine::process_item`] (`engine.rs`: decode, compact, encode one job), and
+//! the caller's writer receives the results in input order, so output bytes
+//! never depend on the thread count. Memory is bounded by the items in flight
+//! (and, for file dialects, the largest file). Commands that only read
+//! sessions (`decode.rs`) call [`decode_job`] instead of the engine.
+//!
+//! Every record is handled on its own: a bad one becomes a
+//! [`Processed::Rejected`] (or a [`Rejection`]) beside the good ones.
+
+mod decode;
+mod engine;
+mod read;
+#[cfg(test)]
+mod tests;
+
+pub use decode::{Rejection, decode_job, decode_job_with};
+pub use engine::{Done, Engine, Output, Processed};
+pub use read::JobReader;
+
+use crate::formats::Format;
+use crate::io::{Container, RawRecord, ReadError};
+
+/// Work for one session (or, for record dialects, one record that may hold several).
+#[derive(Debug)]
+pub struct Job {
+    pub input: usize,
+    pub format: Format,
+    pub records: Vec<RawRecord>,
+}
+
+/// What the reader yields, in input order.
+#[derive(Debug)]
+pub enum Item {
+    /// A file starts; its records are in `format`, laid out as `container`.
+    Start {
+        input: usize,
+        container: Container,
+        format: Format,
+    },
+    Job(Job),
+    /// A file (or the rest of it) could not be read; nothing more comes from it.
+    Failed {
+        input: usize,
+        error: ReadError,
+    },
+    /// A file ends.
+    End {
+        input: usize,
+    },
+}

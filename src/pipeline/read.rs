@@ -1,0 +1,223 @@
+//! Reading: inputs → [`Item`]s in input order. Each file's dialect is decided
+//! from its first records (or forced by `--from`); record dialects give one
+//! job per record, file dialects one job per file.
+
+use super::decode::Unparsed;
+use super::{Item, Job};
+use crate::formats::{DETECT_RECORDS, Format, Record, Unit};
+use crate::io::{Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader};
+use crate::model::Source;
+use serde_json::Value;
+use std::collections::VecDeque;
+
+struct Current {
+    input: usize,
+    reader: RecordReader,
+    format: Format,
+    head: VecDeque<RawRecord>,
+}
+
+/// Reads inputs as a stream of [`Item`]s.
+pub struct JobReader<'a> {
+    inputs: &'a [Input],
+    from: Option<Format>,
+    options: ReadOptions,
+    next_input: usize,
+    current: Option<Current>,
+    queue: VecDeque<Item>,
+}
+
+impl<'a> JobReader<'a> {
+    /// `from` forces the dialect; `None` detects it per file.
+    pub fn new(inputs: &'a [Input], from: Option<Format>) -> JobReader<'a> {
+        JobReader {
+            inputs,
+            from,
+            options: ReadOptions::default(),
+            next_input: 0,
+            current: None,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Sets how inputs are read (e.g. the Parquet messages column).
+    pub fn with_options(mut self, options: ReadOptions) -> JobReader<'a> {
+        self.options = options;
+        self
+    }
+
+    /// Opens the next input and decides its dialect; queues its start (or failure).
+    fn open_next(&mut self) -> bool {
+        let Some(input) = self.inputs.get(self.next_input) else { return false };
+        let idx = self.next_input;
+        self.next_input += 1;
+        let mut reader = match RecordReader::open(input, &self.options) {
+            Ok(r) => r,
+            Err(error) => {
+                self.queue.push_back(Item::Failed { input: idx, error });
+                return true;
+            }
+        };
+        let mut head = VecDeque::new();
+        let mut values = Vec::new();
+        let mut failure = None;
+        while head.len() < DETECT_RECORDS {
+            match reader.next_record() {
+                // Forced dialect: nothing to look at.
+                Some(Ok(r)) if self.from.is_some() => head.push_back(r),
+                Some(Ok(mut r)) => {
+                    if let Some(v) = peek_value(&mut r.payload) {
+                        values.push(v);
+                    }
+                    head.push_back(r);
+                }
+                Some(Err(e)) => {
+                    failure = Some(e);
+                    break;
+                }
+                None => break,
+            }
+        }
+        let container = reader.container();
+        let format = match self.from.or_else(|| Format::detect(&values)) {
+            Some(f) => f,
+            None if head.is_empty() && failure.is_none() => Format::OpenAi,
+            None => {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                let error = failure.unwrap_or_else(|| match undetected(&head) {
+                    // The first record says what is wrong with it: its line and why.
+                    Some((source, message, raw)) => ReadError { source, message, raw },
+                    None => ReadError {
+                        source: Source { path: input.display.clone(), line: None, index: None },
+                        message: format!(
+                            "cannot tell the format from its first {} records (known: {}); pass --from",
+                            head.len(),
+                            names.join(", ")
+                        ),
+                        raw: Vec::new(),
+                    },
+                });
+                self.queue.push_back(Item::Failed { input: idx, error });
+                return true;
+            }
+        };
+        // The values looked at go back into their records, parsed once.
+        let mut values = values.into_iter();
+        for r in head.iter_mut() {
+            match &mut r.payload {
+                Payload::Parsed { value, .. } => *value = values.next().unwrap_or_default(),
+                Payload::Value(_) => drop(values.next()),
+                Payload::Line(_) => {}
+            }
+        }
+        self.queue.push_back(Item::Start { input: idx, container, format });
+        if let Some(error) = failure {
+            // Whatever was read before the failure still counts.
+            self.queue.push_back(Item::Job(Job {
+                input: idx,
+                format,
+                records: head.into_iter().collect(),
+            }));
+            self.queue.push_back(Item::Failed { input: idx, error });
+            self.queue.push_back(Item::End { input: idx });
+            return true;
+        }
+        self.current = Some(Current { input: idx, reader, format, head });
+        true
+    }
+
+    /// The next item, `None` when every input is done.
+    pub fn next_item(&mut self) -> Option<Item> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item);
+            }
+            let Some(cur) = self.current.as_mut() else {
+                if !self.open_next() {
+                    return None;
+                }
+                continue;
+            };
+            let (input, format) = (cur.input, cur.format);
+            match format.unit() {
+                Unit::Record => {
+                    let next = cur.head.pop_front().map(Ok).or_else(|| cur.reader.next_record());
+                    match next {
+                        Some(Ok(r)) => {
+                            return Some(Item::Job(Job { input, format, records: vec![r] }));
+                        }
+                        Some(Err(error)) => {
+                            self.current = None;
+                            self.queue.push_back(Item::Failed { input, error });
+                            self.queue.push_back(Item::End { input });
+                        }
+                        None => {
+                            self.current = None;
+                            self.queue.push_back(Item::End { input });
+                        }
+                    }
+                }
+                Unit::File => {
+                    let mut records: Vec<RawRecord> = cur.head.drain(..).collect();
+                    let mut failure = None;
+                    while let Some(r) = cur.reader.next_record() {
+                        match r {
+                            Ok(r) => records.push(r),
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    self.current = None;
+                    if !records.is_empty() {
+                        self.queue.push_back(Item::Job(Job { input, format, records }));
+                    }
+                    if let Some(error) = failure {
+                        self.queue.push_back(Item::Failed { input, error });
+                    }
+                    self.queue.push_back(Item::End { input });
+                }
+            }
+        }
+    }
+}
+
+/// Why the first record of an undetected file is no session, when it says:
+/// it is not JSON, or it is a record of a line dialect that its decoder
+/// refuses (`{"messages": 5}`).
+fn undetected(head: &VecDeque<RawRecord>) -> Option<Unparsed> {
+    let first = head.front()?;
+    let (value, raw) = match &first.payload {
+        Payload::Line(bytes) => match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => (v, bytes.clone()),
+            Err(e) => {
+                return Some((first.source.clone(), crate::io::json_error(&e), bytes.clone()));
+            }
+        },
+        Payload::Parsed { line, .. } => (serde_json::from_slice(line).ok()?, line.clone()),
+        Payload::Value(v) => (v.clone(), Vec::new()),
+    };
+    let record = Record { source: first.source.clone(), value };
+    let dialect = match record.value.as_object() {
+        Some(o) if o.contains_key("conversations") => Format::ShareGpt,
+        Some(o) if o.contains_key("messages") => Format::OpenAi,
+        _ => return None,
+    };
+    let e = dialect.adapter().decode(vec![record]).err()?;
+    Some((first.source.clone(), format!("not a session (read as {dialect}): {e}"), raw))
+}
+
+/// The value of a payload, for detection (a line that is not JSON gives `None`).
+/// A line that parses becomes [`Payload::Parsed`] with a placeholder value; the
+/// value is moved back in after detection (no second parse, no copy).
+fn peek_value(p: &mut Payload) -> Option<Value> {
+    match p {
+        Payload::Value(v) | Payload::Parsed { value: v, .. } => Some(v.clone()),
+        Payload::Line(bytes) => {
+            let v = serde_json::from_slice(bytes).ok()?;
+            *p = Payload::Parsed { line: std::mem::take(bytes), value: Value::Null };
+            Some(v)
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The pipeline's behaviour: detection parses once, kept fields and skims
+//! write what a whole decode writes.
+
+use super::*;
+use crate::formats::{DETECT_RECORDS, Record};
+use crate::io::{Input, Payload};
+use crate::model::{Session, Source};
+use crate::policy::{self, Policy};
+use crate::tokens::Meter;
+use serde_json::Value;
+
+fn payloads(text: &str, from: Option<Format>) -> Vec<Payload> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let inputs =
+        [Input { path: Some(path), display: "a.jsonl".into(), relative: "a.jsonl".into() }];
+    let mut reader = JobReader::new(&inputs, from);
+    let mut out = Vec::new();
+    while let Some(item) = reader.next_item() {
+        if let Item::Job(job) = item {
+            out.extend(job.records.into_iter().map(|r| r.payload));
+        }
+    }
+    out
+}
+
+/// Lines parsed to detect the dialect reach the workers parsed, with their
+/// bytes (for verbatim output) and their own value; later lines, lines that
+/// are not JSON, and every line under `--from` are left to the workers.
+#[test]
+fn lines_parsed_for_detection_are_not_parsed_again() {
+    let line = |i: usize| format!(r#"{{"messages":[{{"role":"user","content":"m{i}"}}]}}"#);
+    let mut lines: Vec<String> = (0..DETECT_RECORDS + 3).map(line).collect();
+    lines[2] = "{not json".into();
+    let text = lines.join("\n") + "\n";
+    let got = payloads(&text, None);
+    assert_eq!(got.len(), lines.len());
+    for (i, p) in got.iter().enumerate() {
+        match p {
+            Payload::Parsed { line, value } => {
+                assert!(i < DETECT_RECORDS && i != 2, "record {i} parsed early");
+                assert_eq!(line, lines[i].as_bytes());
+                assert_eq!(value["messages"][0]["content"], format!("m{i}"));
+            }
+            Payload::Line(l) => {
+                assert!(i >= DETECT_RECORDS || i == 2, "record {i} not parsed");
+                assert_eq!(l, lines[i].as_bytes());
+            }
+            Payload::Value(_) => panic!("record {i}: a line read as a document element"),
+        }
+    }
+    let forced = payloads(&text, Some(Format::OpenAi));
+    assert!(forced.iter().all(|p| matches!(p, Payload::Line(_))));
+}
+
+/// OpenAI lines as a conversion writes them: every fixture session, Claude
+/// Code's with their attached records and tool-result keys, plus lines
+/// whose unread fields are spelled in ways serde_json does not write.
+fn openai_lines() -> Vec<Vec<u8>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut lines = Vec::new();
+    for dir in ["claude_code", "openai", "codex", "edge"] {
+        let inputs =
+            crate::io::expand_inputs(&[root.join(dir).to_string_lossy().into_owned()]).unwrap();
+        let mut reader = JobReader::new(&inputs, None);
+        while let Some(item) = reader.next_item() {
+            let Item::Job(job) = item else { continue };
+            for s in decode_job(job).0 {
+                lines.extend(Format::OpenAi.adapter().encode_lines(&s, None));
+            }
+        }
+    }
+    let odd = [
+        r#"{"meta": {"a": 1.50, "b": [1, 2]}, "x": {"k":1,"k":2}, "messages": ["#,
+        r#"{"role":"user","content":"hi","extra":{"s":"\u0041\/"},"more":[-0,1e2]},"#,
+        r#"{"role":"assistant","content":"ok","compactor_attached":[{"t":"a"}, {"t" :"b"}, 3]}]}"#,
+    ]
+    .concat();
+    lines.push(odd.into_bytes());
+    lines
+}
+
+fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
+    let record = RawRecord { source: Source::default(), payload: Payload::Line(line.to_vec()) };
+    let job = Job { input: 0, format: Format::OpenAi, records: vec![record] };
+    let mut out = Vec::new();
+    for p in engine.process(job) {
+        match p {
+            Processed::Session(done) => match done.output {
+                Output::Raw(lines) => out.extend(lines),
+                Output::Values(values) => {
+                    out.extend(values.iter().map(|v| serde_json::to_vec(v).unwrap()));
+                }
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+    out
+}
+
+/// The unread fields of a session, kept as text, parsed back.
+fn expand_session(s: &mut Session) -> usize {
+    use crate::formats::kept::{expand, kept_text};
+    let mut kept = 0;
+    let mut each = |v: &mut Value| {
+        kept += usize::from(kept_text(v).is_some());
+        expand(v);
+    };
+    std::sync::Arc::make_mut(&mut s.extra).values_mut().for_each(&mut each);
+    s.trailing.iter_mut().for_each(&mut each);
+    for m in &mut s.messages {
+        m.extra_mut().values_mut().for_each(&mut each);
+        m.attached_mut().iter_mut().for_each(&mut each);
+    }
+    kept
+}
+
+/// What `report` decodes keeping unread fields is, once they are parsed
+/// back, what a whole parse decodes.
+#[test]
+fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
+    let mut kept_fields = 0;
+    for line in openai_lines() {
+        let job = || Job {
+            input: 0,
+            format: Format::OpenAi,
+            records: vec![RawRecord {
+                source: Source::default(),
+                payload: Payload::Line(line.clone()),
+            }],
+        };
+        let (mut kept, kept_errors) = decode_job_with(job(), true);
+        let (whole, errors) = decode_job(job());
+        assert_eq!(kept_errors, errors);
+        kept_fields += kept.iter_mut().map(expand_session).sum::<usize>();
+        assert_eq!(kept, whole, "{}", String::from_utf8_lossy(&line));
+    }
+    assert!(kept_fields > 100, "{kept_fields} fields kept");
+}
+
+/// JSON Lines output keeps unread fields as text; any other output parses
+/// the line whole. Both write the same bytes, for every mode.
+#[test]
+fn kept_fields_write_what_a_whole_parse_writes() {
+    let lines = openai_lines();
+    assert!(lines.len() > 20, "{} lines", lines.len());
+    let joined: Vec<u8> = lines.concat();
+    assert!(memchr::memmem::find(&joined, b"compactor_attached").is_some());
+    assert!(memchr::memmem::find(&joined, b"toolUseResult").is_some());
+    let meter = Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+    for mode in [policy::Mode::Lean, policy::Mode::Tiered, policy::Mode::Legacy] {
+        let mut policy = Policy::new(mode, 16_000);
+        policy.force = true;
+        let engine = |lines: bool| Engine {
+            policy: &policy,
+            meter: &meter,
+            to: None,
+            redact: false,
+            lines,
+            shard: None,
+            keep_source_fields: false,
+        };
+        let mut compacted = 0;
+        for line in &lines {
+            let kept = run(&engine(true), line);
+            assert_eq!(
+                kept,
+                run(&engine(false), line),
+                "{mode:?}: {}",
+                String::from_utf8_lossy(line)
+            );
+            compacted += usize::from(kept.first().is_some_and(|k| k != line));
+        }
+        assert!(compacted > 5, "{mode:?}: {compacted} sessions compacted");
+    }
+}
+
+/// A session and its row as `process` gives them: row as JSON, output lines.
+fn outcome(p: Processed) -> (String, Vec<Vec<u8>>) {
+    let Processed::Session(done) = p else { panic!("{p:?}") };
+    let lines = match done.output {
+        Output::Raw(lines) => lines,
+        Output::Values(values) => values.iter().map(|v| serde_json::to_vec(v).unwrap()).collect(),
+    };
+    assert_eq!(done.row.id, done.id);
+    (serde_json::to_string(&done.row).unwrap(), lines)
+}
+
+/// Sessions passed through after a skim give the row and bytes decoding
+/// gives, under the trigger or over it, sharded, redacted, by both counters.
+#[test]
+fn a_skimmed_session_is_what_a_decoded_one_is() {
+    let lines = openai_lines();
+    let hermes =
+        Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+    let exact = Meter::new(crate::tokens::CounterKind::O200k, crate::tokens::DEFAULT_IMAGE_TOKENS);
+    let skimmed = lines
+        .iter()
+        .filter(|l| crate::formats::skim::skim_line(l, &hermes, u64::MAX).is_some())
+        .count();
+    assert!(skimmed * 10 >= lines.len() * 9, "{skimmed} of {} lines skimmed", lines.len());
+    let shard = "1/2".parse::<crate::shard::Shard>().unwrap();
+    let (mut passed, mut compacted, mut dropped) = (0, 0, 0);
+    for meter in [&hermes, &exact] {
+        for (window, redact, shard) in
+            [(1_000_000, false, None), (4_000, false, None), (4_000, true, Some(shard))]
+        {
+            let policy = Policy::new(policy::Mode::Lean, window);
+            let engine = Engine {
+                policy: &policy,
+                meter,
+                to: None,
+                redact,
+                lines: true,
+                shard,
+                keep_source_fields: false,
+            };
+            for (i, line) in lines.iter().enumerate() {
+                let source = Source { path: "s.jsonl".into(), line: Some(i as u64), index: None };
+                let job = Job {
+                    input: 0,
+                    format: Format::OpenAi,
+                    records: vec![RawRecord {
+                        source: source.clone(),
+                        payload: Payload::Line(line.clone()),
+                    }],
+                };
+                let got: Vec<_> = engine.process(job).into_iter().map(outcome).collect();
+                let record = Record { source, value: serde_json::from_slice(line).unwrap() };
+                let want: Vec<_> = engine
+                    .session(0, Format::OpenAi, vec![record], Some(vec![line.clone()]))
+                    .unwrap()
+                    .into_iter()
+                    .map(outcome)
+                    .collect();
+                assert_eq!(got, want, "{}", String::from_utf8_lossy(line));
+                match got.first() {
+                    None => dropped += 1,
+                    Some((_, out)) if out == std::slice::from_ref(line) => passed += 1,
+                    Some(_) => compacted += 1,
+                }
+            }
+        }
+    }
+    assert!(passed > 50 && compacted > 10 && dropped > 10, "{passed} {compacted} {dropped}");
+}
