@@ -88,6 +88,13 @@ fn check_passes_on_itself_and_fails_on_a_worse_policy() {
         compactor().args(["check", "--baseline"]).arg(&base).arg("--current").arg(&worse),
         1,
     );
+    let warned = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        warned.contains(
+            "warning: option anchor_budget differs: auto in the baseline, 50 now; comparing anyway"
+        ),
+        "{warned}"
+    );
     let text = String::from_utf8_lossy(&res.stdout);
     let line =
         text.lines().find(|l| l.starts_with("lean") && l.contains("anchor_retention_pct")).unwrap();
@@ -107,6 +114,81 @@ fn check_passes_on_itself_and_fails_on_a_worse_policy() {
             .arg(&worse),
     );
     run_ok(compactor().args(["check", "--baseline"]).arg(&copy).arg("--current").arg(&worse));
+}
+
+#[test]
+fn check_refuses_reports_of_different_inputs_unless_allowed() {
+    let dir = TestDir::new();
+    let base = report(&dir, "base", &[]);
+    // The same inputs with one file changed by one session.
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let mut other = compactor();
+    other.args(["report", "-q", "--window", "32000", "-o"]).arg(dir.join("other"));
+    for i in INPUTS {
+        let from = fixture(i);
+        if i.ends_with("cjk.jsonl") {
+            let text = std::fs::read_to_string(&from).unwrap();
+            let first = text.lines().next().unwrap();
+            let to = inputs.join("cjk.jsonl");
+            std::fs::write(&to, format!("{first}\n")).unwrap();
+            other.arg(to);
+        } else {
+            other.arg(from);
+        }
+    }
+    run_ok(&mut other);
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(base.join("summary.json")).unwrap()).unwrap();
+    let files = summary["inputs"]["files"].as_array().unwrap();
+    assert!(files.len() > INPUTS.len(), "a directory counts its files: {files:?}");
+    assert!(files.iter().all(|f| f["xxh3"].as_str().is_some_and(|h| h.len() == 16)), "{files:?}");
+    let cmd = |extra: &[&str]| {
+        let mut c = compactor();
+        c.args(["check", "--baseline"]).arg(&base).arg("--current").arg(dir.join("other"));
+        c.args(extra);
+        c
+    };
+    let refused = run_code(&mut cmd(&[]), 2);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("measured different inputs"), "{err}");
+    assert!(err.contains("cjk.jsonl: only in the baseline"), "{err}");
+    assert!(err.contains("in/cjk.jsonl: only in the current report"), "{err}");
+    assert!(err.contains("--allow-different-inputs"), "{err}");
+    assert!(refused.stdout.is_empty(), "nothing compared");
+    let allowed = run_code(&mut cmd(&["--allow-different-inputs"]), 0);
+    let err = String::from_utf8_lossy(&allowed.stderr);
+    assert!(err.contains("warning:") && err.contains("measured different inputs"), "{err}");
+    assert!(String::from_utf8_lossy(&allowed.stdout).contains("saved_pct"));
+}
+
+#[test]
+fn a_share_of_nothing_is_not_applicable_everywhere() {
+    let dir = TestDir::new();
+    // One short session, forced: tiered summarizes no user message.
+    let out = dir.join("r");
+    run_ok(
+        compactor()
+            .args(["report", "-q", "--force", "--window", "32000", "-o"])
+            .arg(&out)
+            .arg(fixture("edge/cjk.jsonl")),
+    );
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let tiered = &summary["modes"]["tiered"];
+    assert_eq!(tiered["user_messages_summarized"], 0, "{tiered}");
+    assert!(tiered["user_messages_kept_whole_pct"].is_null(), "0/0 is n/a, not 100: {tiered}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let row = md.lines().find(|l| l.starts_with("| tiered")).unwrap();
+    assert!(row.contains("| n/a |") && !row.contains("0/0"), "{row}");
+    let checked =
+        run_ok(compactor().args(["check", "--baseline"]).arg(&out).arg("--current").arg(&out));
+    let text = String::from_utf8_lossy(&checked.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tiered") && l.contains("user_messages_kept_whole_pct"))
+        .unwrap();
+    assert!(line.contains("n/a") && !line.contains("100.00"), "{line}");
 }
 
 #[test]

@@ -475,4 +475,8 @@ pub struct CheckArgs {
     /// Write the current figures over the baseline, on purpose
     #[arg(long)]
     pub update_baseline: bool,
+
+    /// Compare reports of different input files (by default refused, exit 2)
+    #[arg(long)]
+    pub allow_different_inputs: bool,
 }

@@ -6,21 +6,26 @@ use crate::cmd::ExitStatus;
 use anyhow::Context;
 use compactor::io::output::write_atomic;
 use compactor::report::aggregate::{CorpusSummary, ModeSummary};
+use compactor::report::fingerprint::differences;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Input differences listed before `check` refuses to compare.
+const MAX_LISTED_DIFFERENCES: usize = 10;
+
 /// A figure compared by `check`, and how it may move.
 struct Figure {
     name: &'static str,
-    get: fn(&ModeSummary) -> f64,
+    /// `None` when the figure does not apply (0 of 0).
+    get: fn(&ModeSummary) -> Option<f64>,
     /// True if and only if a higher value is better.
     higher_is_better: bool,
 }
 
 const FIGURES: &[Figure] = &[
-    Figure { name: "saved_pct", get: |m| m.saved_pct, higher_is_better: true },
+    Figure { name: "saved_pct", get: |m| Some(m.saved_pct), higher_is_better: true },
     Figure {
         name: "anchor_retention_pct",
         get: |m| m.anchor_retention_pct,
@@ -28,7 +33,7 @@ const FIGURES: &[Figure] = &[
     },
     Figure {
         name: "api_validity_failures",
-        get: |m| m.api_validity_failures as f64,
+        get: |m| Some(m.api_validity_failures as f64),
         higher_is_better: false,
     },
     Figure {
@@ -67,6 +72,67 @@ fn session_savings(p: &Path) -> BTreeMap<(String, String), f64> {
         .collect()
 }
 
+/// The options of a summary that decide its figures, by name.
+fn options(s: &CorpusSummary) -> BTreeMap<String, String> {
+    let mut o = s.options.clone();
+    o.insert("counter".into(), s.counter.clone());
+    o.insert("window".into(), s.window.to_string());
+    o.insert("threshold".into(), s.threshold.to_string());
+    o
+}
+
+/// Refuses (exit 2) two reports of different inputs unless allowed, and warns
+/// about options that differ. Returns the status to stop with, if any.
+fn comparable(
+    args: &CheckArgs,
+    baseline: &CorpusSummary,
+    current: &CorpusSummary,
+) -> Option<ExitStatus> {
+    match (&baseline.inputs, &current.inputs) {
+        (Some(a), Some(b)) => {
+            let diff = differences(a, b, MAX_LISTED_DIFFERENCES);
+            if !diff.is_empty() {
+                let verb = if args.allow_different_inputs { "warning" } else { "error" };
+                eprintln!(
+                    "compactor: {verb}: {} and {} measured different inputs:",
+                    args.baseline.display(),
+                    args.current.display()
+                );
+                for d in &diff {
+                    eprintln!("  {d}");
+                }
+                if !args.allow_different_inputs {
+                    eprintln!(
+                        "hint: compare reports of the same inputs, or pass --allow-different-inputs"
+                    );
+                    return Some(ExitStatus::Error);
+                }
+            }
+        }
+        (a, _) => {
+            let which = if a.is_none() { &args.baseline } else { &args.current };
+            eprintln!(
+                "compactor: warning: {} records no input fingerprint (made by an older \
+                     compactor); cannot tell whether the inputs are the same",
+                which.display()
+            );
+        }
+    }
+    let (a, b) = (options(baseline), options(current));
+    let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for name in names {
+        let (x, y) = (a.get(name), b.get(name));
+        if x != y {
+            eprintln!(
+                "compactor: warning: option {name} differs: {} in the baseline, {} now; comparing anyway",
+                x.map_or("(not recorded)", String::as_str),
+                y.map_or("(not recorded)", String::as_str)
+            );
+        }
+    }
+    None
+}
+
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
     let current = load(&args.current)?;
     if args.update_baseline {
@@ -82,6 +148,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Success);
     }
     let baseline = load(&args.baseline)?;
+    if let Some(stop) = comparable(args, &baseline, &current) {
+        return Ok(stop);
+    }
     let tolerance = |name: &str| match name {
         "saved_pct" => args.saved_tolerance,
         "anchor_retention_pct" => args.retention_tolerance,
@@ -104,7 +173,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
             continue;
         };
         for f in FIGURES {
-            let (b, c) = ((f.get)(base), (f.get)(cur));
+            let (Some(b), Some(c)) = ((f.get)(base), (f.get)(cur)) else {
+                let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.2}"));
+                let (b, c) = (show((f.get)(base)), show((f.get)(cur)));
+                writeln!(out, "{mode:<8} {:<30} {b:>12} {c:>12} {:>9}  n/a", f.name, "")?;
+                continue;
+            };
             let delta = c - b;
             let worse = if f.name == "api_validity_failures" {
                 c > tolerance(f.name)

@@ -4,6 +4,7 @@
 //! Everything serialized here is ordered (`BTreeMap`, fixed field order) and
 //! rounded to fixed decimals, so a committed baseline diffs cleanly.
 
+use super::fingerprint::Inputs;
 use super::saved_pct;
 use super::wire::{ReplayRow, SessionRow};
 use serde::{Deserialize, Serialize};
@@ -122,12 +123,14 @@ pub struct ModeSummary {
     pub anchors: BTreeMap<String, Found>,
     pub anchors_found: u64,
     pub anchors_retained: u64,
-    /// Share of the input's distinct anchors still verbatim in the output (compacted sessions).
-    pub anchor_retention_pct: f64,
+    /// Share of the input's distinct anchors still verbatim in the output
+    /// (compacted sessions); `null` (n/a) when no compacted session had one.
+    pub anchor_retention_pct: Option<f64>,
     pub user_messages_summarized: u64,
     pub user_messages_kept_whole: u64,
-    /// Share of summarized user messages quoted whole (100 when there were none).
-    pub user_messages_kept_whole_pct: f64,
+    /// Share of summarized user messages quoted whole; `null` (n/a) when none
+    /// was summarized.
+    pub user_messages_kept_whole_pct: Option<f64>,
     pub tool_results_cleared: u64,
     pub images_stripped: u64,
     pub chars_truncated: u64,
@@ -143,12 +146,20 @@ pub struct CorpusSummary {
     pub counter: String,
     pub window: u64,
     pub threshold: u64,
+    /// The options that decide the figures, by name (`check` names those
+    /// that differ); empty in reports made before it was added.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
     pub sessions: u64,
     pub modes: BTreeMap<String, ModeSummary>,
     pub by_format: BTreeMap<String, BTreeMap<String, ModeSummary>>,
     /// Records that could not be read (absent from reports made before it was added).
     #[serde(default)]
     pub rejected: RejectCounts,
+    /// The input files measured (`check` refuses to compare different ones);
+    /// absent from reports made before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Inputs>,
 }
 
 /// Rejected records: how many, by kind (`invalid_json`, `malformed`, `unreadable`).
@@ -166,11 +177,12 @@ impl RejectCounts {
     }
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
+/// `100 × part / whole`, two decimals; `None` (n/a, not 100%) for 0 of 0.
+fn pct(part: u64, whole: u64) -> Option<f64> {
     if whole == 0 {
-        return 100.0;
+        return None;
     }
-    ((part as f64 * 10_000.0 / whole as f64).round()) / 100.0
+    Some(((part as f64 * 10_000.0 / whole as f64).round()) / 100.0)
 }
 
 /// The `p`-th percentile (nearest rank) of sorted values.
@@ -280,8 +292,9 @@ mod tests {
     }
 
     #[test]
-    fn pct_of_nothing_is_complete() {
-        assert_eq!(pct(0, 0), 100.0);
-        assert_eq!(pct(1, 3), 33.33);
+    fn pct_of_nothing_is_not_applicable() {
+        assert_eq!(pct(0, 0), None);
+        assert_eq!(pct(1, 3), Some(33.33));
+        assert_eq!(pct(0, 3), Some(0.0));
     }
 }

@@ -4,6 +4,7 @@
 //! that the output schema is a deliberate contract.
 
 pub mod aggregate;
+pub mod fingerprint;
 pub mod render;
 pub mod table;
 pub mod wire;

@@ -66,6 +66,16 @@ fn n(v: u64) -> String {
     crate::policy::tool_families::thousands(v)
 }
 
+/// A share to one decimal, or `n/a` when it has no denominator.
+fn share(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"))
+}
+
+/// `kept of whole`, or `n/a` when there is nothing to count.
+fn of(kept: u64, whole: u64, sep: &str) -> String {
+    if whole == 0 { "n/a".to_string() } else { format!("{}{sep}{}", n(kept), n(whole)) }
+}
+
 fn mode<'a>(s: &'a CorpusSummary, name: &str) -> Option<&'a ModeSummary> {
     s.modes.get(name)
 }
@@ -108,30 +118,22 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
             row(
                 "anchors retained",
                 format!(
-                    "{:.1}% ({} of {})",
-                    legacy.anchor_retention_pct,
+                    "{} ({} of {})",
+                    share(legacy.anchor_retention_pct),
                     n(legacy.anchors_retained),
                     n(legacy.anchors_found)
                 ),
                 format!(
-                    "{:.1}% ({} of {})",
-                    lean.anchor_retention_pct,
+                    "{} ({} of {})",
+                    share(lean.anchor_retention_pct),
                     n(lean.anchors_retained),
                     n(lean.anchors_found)
                 ),
             ),
             row(
                 "user messages kept whole",
-                format!(
-                    "{} of {}",
-                    n(legacy.user_messages_kept_whole),
-                    n(legacy.user_messages_summarized)
-                ),
-                format!(
-                    "{} of {}",
-                    n(lean.user_messages_kept_whole),
-                    n(lean.user_messages_summarized)
-                ),
+                of(legacy.user_messages_kept_whole, legacy.user_messages_summarized, " of "),
+                of(lean.user_messages_kept_whole, lean.user_messages_summarized, " of "),
             ),
             row(
                 "replay: input tokens billed",
@@ -171,8 +173,8 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
             format!("{}/{}", m.compacted, m.sessions),
             format!("{} → {}", n(m.tokens_before), n(m.tokens_after)),
             format!("{:.1}%", m.saved_pct),
-            format!("{:.1}%", m.anchor_retention_pct),
-            format!("{}/{}", m.user_messages_kept_whole, m.user_messages_summarized),
+            share(m.anchor_retention_pct),
+            of(m.user_messages_kept_whole, m.user_messages_summarized, "/"),
             n(m.tool_results_cleared),
             n(m.images_stripped),
             format!("{} → {}", n(m.replay.billed_original), n(m.replay.billed_live)),
@@ -208,8 +210,8 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
             n(x.sessions),
             format!("{:.1}%", l.saved_pct),
             format!("{:.1}%", x.saved_pct),
-            format!("{:.1}%", l.anchor_retention_pct),
-            format!("{:.1}%", x.anchor_retention_pct),
+            share(l.anchor_retention_pct),
+            share(x.anchor_retention_pct),
             format!("{} → {}", n(l.replay.billed_live), n(x.replay.billed_live)),
         ]);
     }

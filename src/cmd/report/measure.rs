@@ -13,6 +13,7 @@ use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::{Policy, Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
+use compactor::report::fingerprint::fingerprint;
 use compactor::report::render::Series;
 use compactor::report::wire::{ReplayRow, SessionRow};
 use serde_json::Value;
@@ -125,6 +126,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let threshold = policies.first().map_or(0, |p| p.threshold);
     let window = policies.first().map_or(0, |p| p.window);
     let mut summary = summarize(&rows, counter, window, threshold);
+    summary.options = recorded_options(args);
+    summary.inputs = Some(fingerprint(&reading.inputs)?);
     let any_rejected = rejected.total > 0;
     summary.rejected = rejected;
     let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
@@ -153,4 +156,24 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     Ok(if any_rejected { ExitStatus::Rejected } else { ExitStatus::Success })
+}
+
+/// The options besides window, threshold and counter that move the figures,
+/// recorded in `summary.json` for `check` (a tokenizer implementation is not
+/// one: its counts are the same).
+fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, String> {
+    let b = &args.budget;
+    let file = |p: &Option<std::path::PathBuf>| {
+        p.as_ref().map_or_else(|| "(built-in)".to_string(), |p| p.display().to_string())
+    };
+    [
+        ("force", args.force.to_string()),
+        ("target_tokens", args.target_tokens.map_or_else(|| "none".into(), |t| t.to_string())),
+        ("image_tokens", b.image_tokens.to_string()),
+        ("anchor_budget", b.anchor_budget.clone()),
+        ("tool_families", file(&b.tool_families)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }

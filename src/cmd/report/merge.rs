@@ -3,11 +3,11 @@
 //! Each shard directory (`compactor report --shard K/N`) holds the rows of its
 //! sessions and a `shard.json` saying where each of them stands in the whole
 //! input. The merge checks that the directories are the N shards of one run
-//! (each K once, the same N, window, threshold, counter and input size), puts
-//! the rows back in input order, and writes every report file from them with
-//! the same code as an unsharded run: the result is that run's report, byte
-//! for byte (rows are parsed and written again as they were: keys keep their
-//! order and floats round-trip exactly).
+//! (each K once, the same N, window, threshold, counter, options, input files
+//! and input size), puts the rows back in input order, and writes every report
+//! file from them with the same code as an unsharded run: the result is that
+//! run's report, byte for byte (rows are parsed and written again as they
+//! were: keys keep their order and floats round-trip exactly).
 
 use super::{CHARTED_SESSIONS, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
@@ -93,11 +93,15 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
             );
         }
         let same = |a: &CorpusSummary, b: &CorpusSummary| {
-            a.counter == b.counter && a.window == b.window && a.threshold == b.threshold
+            a.counter == b.counter
+                && a.window == b.window
+                && a.threshold == b.threshold
+                && a.options == b.options
+                && a.inputs == b.inputs
         };
         if !same(&s.summary, &first.summary) || s.file.sessions_total != first.file.sessions_total {
             bail!(
-                "{} and {} are not shards of the same run (counter, window, threshold or input size differ)",
+                "{} and {} are not shards of the same run (counter, window, threshold, options, input files or input size differ)",
                 first.dir.display(),
                 s.dir.display()
             );
@@ -150,6 +154,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     }
     let mut summary =
         summarize(&rows, &first.summary.counter, first.summary.window, first.summary.threshold);
+    summary.options = first.summary.options.clone();
+    summary.inputs = first.summary.inputs.clone();
     // Each bad record was reported by exactly one shard (keyed by its source).
     for s in &shards {
         summary.rejected.total += s.summary.rejected.total;
