@@ -230,6 +230,77 @@ fn bad_lines_are_reported_skipped_and_kept_aside() {
         [lines[1].clone(), lines[3].clone(), lines[4].clone()],
         "rejects are the raw lines"
     );
+    // Beside them, one line per rejection says where it came from.
+    let sources = json_lines(&std::fs::read_to_string(dir.join("rejects.sources.jsonl")).unwrap());
+    let got: Vec<(u64, String, &str)> = sources
+        .iter()
+        .map(|v| {
+            (
+                v["line"].as_u64().unwrap(),
+                v["source"].as_str().unwrap().to_string(),
+                v["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, format!("{name}:2"), "invalid_json"),
+            (2, format!("{name}:4"), "malformed"),
+            (3, format!("{name}:5"), "malformed"),
+        ]
+    );
+}
+
+#[test]
+fn an_unreadable_input_is_a_sourced_reject_not_a_blank_line() {
+    let dir = TestDir::new();
+    let broken = dir.write("broken.jsonl.gz", b"\x1f\x8b\x08\x00garbage");
+    let rejects = dir.join("rejects.jsonl");
+    let res = run_code(
+        compactor()
+            .args(["compact", "-o"])
+            .arg(dir.join("out.jsonl"))
+            .arg("--rejects")
+            .arg(&rejects)
+            .arg(&broken)
+            .arg(fixture("edge/cjk.jsonl")),
+        3,
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(stderr.contains("broken.jsonl.gz"), "{stderr}");
+    assert_eq!(std::fs::read(&rejects).unwrap(), b"", "no record, no line: {stderr}");
+    let sources = json_lines(&std::fs::read_to_string(dir.join("rejects.sources.jsonl")).unwrap());
+    assert_eq!(sources.len(), 1, "{sources:?}");
+    assert!(sources[0]["line"].is_null());
+    assert_eq!(sources[0]["kind"], "unreadable");
+    assert!(sources[0]["source"].as_str().unwrap().ends_with("broken.jsonl.gz"), "{sources:?}");
+    assert!(!sources[0]["reason"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn our_own_report_in_an_output_directory_is_not_read_back_as_a_session() {
+    let dir = TestDir::new();
+    let out = dir.join("out");
+    // The way a user first runs it: the report beside the sessions.
+    run_ok(
+        compactor()
+            .args(["compact", "-q", "--report"])
+            .arg(out.join("report.jsonl"))
+            .arg("-o")
+            .arg(format!("{}/", out.display()))
+            .arg(fixture("openai")),
+    );
+    assert!(out.join("report.jsonl").is_file());
+    let res = run_ok(compactor().arg("stats").arg(&out));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(stderr.contains("note: skipped") && stderr.contains("report.jsonl"), "{stderr}");
+    assert!(!stderr.contains("cannot tell the format"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(!stdout.contains("report.jsonl"), "{stdout}");
+    // Named on its own, a file is read as asked.
+    let named = run_code(compactor().arg("stats").arg(out.join("report.jsonl")), 3);
+    assert!(String::from_utf8_lossy(&named.stderr).contains("report.jsonl"));
 }
 
 #[test]

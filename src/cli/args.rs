@@ -106,10 +106,11 @@ pub struct BudgetArgs {
 
 /// Compact agent sessions.
 ///
-/// Reads OpenAI-format sessions (one per JSONL line, or `.json` files holding a
-/// session or an array of them; `.gz` is read transparently), compacts each
-/// session whose request reaches the trigger threshold, and writes them in
-/// input order. Sessions are processed in parallel; output bytes do not depend
+/// Reads sessions in any supported dialect (OpenAI, Anthropic, ShareGPT,
+/// Claude Code, Codex CLI, SWE-agent, ToolBench; JSONL, JSON, `.traj`,
+/// Parquet, Arrow IPC; `.gz` and `.zst` read transparently; `--from` forces
+/// one), compacts each session whose request reaches the trigger threshold,
+/// and writes them in input order (`--to` converts). Sessions are processed in parallel; output bytes do not depend
 /// on the thread count.
 ///
 /// Examples:

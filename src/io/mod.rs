@@ -65,7 +65,29 @@ fn is_data_file(name: &str) -> bool {
         .is_some_and(|(_, ext)| DATA_EXTENSIONS.contains(&ext) || OTHER_EXTENSIONS.contains(&ext))
 }
 
-fn walk(dir: &Path, root: &Path, out: &mut Vec<Input>) -> io::Result<()> {
+/// The outputs listed by the compactor manifest in `dir`, if it holds one:
+/// such a directory is one of our `-o DIR/` outputs, and only these files of
+/// it are sessions (a `--report` or `--rejects` written there is not).
+fn listed_outputs(dir: &Path) -> io::Result<Option<std::collections::BTreeSet<PathBuf>>> {
+    if !dir.join(manifest::MANIFEST_NAME).is_file() {
+        return Ok(None);
+    }
+    let entries = manifest::load(dir).map_err(|e| io::Error::other(format!("{e:#}")))?;
+    Ok(Some(entries.into_iter().map(|e| PathBuf::from(e.output)).collect()))
+}
+
+/// Walks `dir` (under the argument `root`), adding its data files to `out`
+/// and the files an output manifest does not list to `skipped`. `ours` is the
+/// nearest enclosing output directory and the outputs its manifest lists.
+fn walk(
+    dir: &Path,
+    root: &Path,
+    ours: Option<&(PathBuf, std::collections::BTreeSet<PathBuf>)>,
+    out: &mut Vec<Input>,
+    skipped: &mut Vec<PathBuf>,
+) -> io::Result<()> {
+    let here = listed_outputs(dir)?.map(|listed| (dir.to_path_buf(), listed));
+    let ours = here.as_ref().or(ours);
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
@@ -78,8 +100,15 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<Input>) -> io::Result<()> {
         // Symlinked directories are not followed: no cycles, no escaping the tree.
         let ty = entry.file_type()?;
         if ty.is_dir() {
-            walk(&path, root, out)?;
+            walk(&path, root, ours, out, skipped)?;
         } else if is_data_file(&name) {
+            if let Some((base, listed)) = ours {
+                let inside = path.strip_prefix(base).unwrap_or(&path);
+                if !listed.contains(inside) {
+                    skipped.push(path);
+                    continue;
+                }
+            }
             let relative = path
                 .strip_prefix(root)
                 .map(Path::to_path_buf)
@@ -93,7 +122,15 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<Input>) -> io::Result<()> {
 /// Expands command-line inputs: files as given, directories walked
 /// recursively in sorted order, `-` as standard input.
 pub fn expand_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
+    Ok(expand_inputs_noting(args)?.0)
+}
+
+/// [`expand_inputs`], and the files it left out of a directory because that
+/// directory is one of our `-o DIR/` outputs whose manifest does not list
+/// them (our own `report.jsonl`, rejects, anything else put there).
+pub fn expand_inputs_noting(args: &[String]) -> anyhow::Result<(Vec<Input>, Vec<PathBuf>)> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for arg in args {
         if arg == "-" {
             out.push(Input::stdin());
@@ -103,7 +140,8 @@ pub fn expand_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
         let meta = std::fs::metadata(&path).map_err(|e| anyhow::anyhow!("{arg}: {e}"))?;
         if meta.is_dir() {
             let before = out.len();
-            walk(&path, &path, &mut out).map_err(|e| anyhow::anyhow!("{arg}: {e}"))?;
+            walk(&path, &path, None, &mut out, &mut skipped)
+                .map_err(|e| anyhow::anyhow!("{arg}: {e}"))?;
             if out.len() == before {
                 anyhow::bail!("{arg}: no .jsonl or .json files in this directory");
             }
@@ -112,7 +150,7 @@ pub fn expand_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
             out.push(Input { display: arg.clone(), path: Some(path), relative });
         }
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];

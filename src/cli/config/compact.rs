@@ -7,7 +7,7 @@
 //! session layouts of [`Layout`]) and an Arrow IPC stream (`--from arrow-ipc
 //! --to arrow-ipc`, the Spark and Ray worker contract).
 
-use super::{input_format, meter, output_format, policy, read_options, thread_pool};
+use super::{input_format, inputs, meter, output_format, policy, read_options, thread_pool};
 use crate::cli::args::CompactArgs;
 use anyhow::bail;
 use compactor::formats::Format;
@@ -142,7 +142,7 @@ impl Compact {
 
 /// The files plan, up to the formats: inputs, target, refusals.
 fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
-    let inputs = expand_inputs(&args.input.inputs)?;
+    let inputs = inputs(&args.input.inputs)?;
     let target = Target::parse(&args.output);
     refuse_overwrites(&inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
     refuse_output_inside_inputs(&args.input.inputs, &target)?;

@@ -14,7 +14,7 @@ use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
 use compactor::Mode;
 use compactor::formats::Format;
-use compactor::io::{Input, ReadOptions, expand_inputs};
+use compactor::io::{Input, ReadOptions, expand_inputs_noting};
 use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
@@ -35,7 +35,7 @@ pub struct Reading {
 
 impl Reading {
     pub fn from_args(args: &InputArgs) -> anyhow::Result<Reading> {
-        let inputs = expand_inputs(&args.inputs)?;
+        let inputs = inputs(&args.inputs)?;
         let from = input_format(&args.from)?;
         let pool = thread_pool(args.threads)?;
         Ok(Reading { inputs, from, options: read_options(args), pool })
@@ -45,6 +45,24 @@ impl Reading {
     pub fn reader(&self) -> JobReader<'_> {
         JobReader::new(&self.inputs, self.from).with_options(self.options.clone())
     }
+}
+
+/// The command line's inputs expanded, saying on stderr which files of our
+/// own output directories were left out (they are not sessions).
+pub fn inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
+    let (inputs, skipped) = expand_inputs_noting(args)?;
+    if let Some(first) = skipped.first() {
+        let more = match skipped.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        eprintln!(
+            "compactor: note: skipped {}{more}: not listed as an output by its directory's {} (compactor's own report or rejects); name a file to read it",
+            first.display(),
+            compactor::io::manifest::MANIFEST_NAME
+        );
+    }
+    Ok(inputs)
 }
 
 /// How inputs are read: the Parquet / Arrow columns.

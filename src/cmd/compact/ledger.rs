@@ -7,16 +7,36 @@ use crate::messages::err_message;
 use anyhow::bail;
 use compactor::io::output::{AtomicFile, Layout, SessionWriter};
 use compactor::policy::Compaction;
+use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;
 use std::io::Write;
 use std::path::Path;
 
+/// `--rejects FILE`: the rejected records, byte for byte, one per line (fix
+/// them and feed the file back), and beside it `FILE`'s sources file: one
+/// JSON line per rejection with its source, kind and reason, and the line of
+/// `FILE` that holds its record (`null` when there was no record to keep: an
+/// input that could not be read at all).
+struct Rejects {
+    records: AtomicFile,
+    sources: AtomicFile,
+    /// Lines written to `records` so far.
+    lines: u64,
+}
+
+/// The sources file of `--rejects FILE`: `rejects.jsonl` → `rejects.sources.jsonl`.
+pub fn sources_path(rejects: &Path) -> std::path::PathBuf {
+    let name = rejects.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    rejects.with_file_name(format!("{stem}.sources.jsonl"))
+}
+
 /// The report, the rejects file and the totals of one run.
 pub struct Ledger {
     report: Option<SessionWriter>,
-    rejects: Option<AtomicFile>,
+    rejects: Option<Rejects>,
     pub summary: RunSummary,
     redact: bool,
     strict: bool,
@@ -30,7 +50,14 @@ impl Ledger {
             Some(p) => Some(SessionWriter::file(p, Layout::Jsonl)?),
             None => None,
         };
-        let rejects = cfg.rejects.as_deref().map(AtomicFile::create).transpose()?;
+        let rejects = match cfg.rejects.as_deref() {
+            Some(p) => Some(Rejects {
+                records: AtomicFile::create(p)?,
+                sources: AtomicFile::create(&sources_path(p))?,
+                lines: 0,
+            }),
+            None => None,
+        };
         Ok(Ledger {
             report,
             rejects,
@@ -57,7 +84,9 @@ impl Ledger {
 
     /// Reports a rejected record on standard error, counts it, and writes it
     /// unchanged (masked under `--redact`) on its own line of the rejects
-    /// file. Under `--strict` the run stops here.
+    /// file, with its source in the sources file; an unreadable input (no
+    /// record: `raw` empty) gets a sources line only. Under `--strict` the
+    /// run stops here.
     pub fn reject(
         &mut self,
         kind: RejectKind,
@@ -68,15 +97,36 @@ impl Ledger {
         err_message!("{source}: {reason}");
         self.summary.reject(kind);
         if let Some(r) = self.rejects.as_mut() {
-            let file = r.file();
-            if self.redact {
-                let mut masked = compactor::redact::Masked::new();
-                let text = String::from_utf8_lossy(raw);
-                file.write_all(compactor::redact::redact(&text, &mut masked).as_bytes())?;
+            let line = if raw.is_empty() {
+                None
             } else {
-                file.write_all(raw)?;
-            }
-            file.write_all(b"\n")?;
+                let file = r.records.file();
+                if self.redact {
+                    let mut masked = compactor::redact::Masked::new();
+                    let text = String::from_utf8_lossy(raw);
+                    file.write_all(compactor::redact::redact(&text, &mut masked).as_bytes())?;
+                } else {
+                    file.write_all(raw)?;
+                }
+                file.write_all(b"\n")?;
+                r.lines += 1;
+                Some(r.lines)
+            };
+            let reason = if self.redact {
+                compactor::redact::redact(reason, &mut compactor::redact::Masked::new())
+                    .into_owned()
+            } else {
+                reason.to_string()
+            };
+            let entry = serde_json::json!({
+                "line": line,
+                "source": source,
+                "kind": kind.name(),
+                "reason": reason,
+            });
+            let mut text = serde_json::to_string(&entry)?;
+            text.push('\n');
+            r.sources.file().write_all(text.as_bytes())?;
         }
         if self.strict {
             bail!("stopped at the first rejected record (--strict); no output was written");
@@ -90,7 +140,8 @@ impl Ledger {
             r.finish()?;
         }
         if let Some(r) = self.rejects {
-            r.commit()?;
+            r.records.commit()?;
+            r.sources.commit()?;
         }
         Ok(self.summary)
     }
@@ -125,15 +176,15 @@ pub fn print_summary(s: &RunSummary) {
         "compactor: {} from {}, {} compacted ({} still over the trigger): {} -> {} tokens ({:.1}% saved){repairs}{rejected}",
         plural(s.sessions as u64, "session", "sessions"),
         plural(s.inputs as u64, "input", "inputs"),
-        s.compacted,
-        s.over_trigger,
-        s.tokens_before,
-        s.tokens_after,
+        thousands(s.compacted as u64),
+        thousands(s.over_trigger as u64),
+        thousands(s.tokens_before),
+        thousands(s.tokens_after),
         s.saved_pct()
     );
 }
 
-/// `1 session`, `2 sessions`.
+/// `1 session`, `2 sessions`, `1,204 sessions`.
 fn plural(n: u64, one: &str, many: &str) -> String {
-    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+    if n == 1 { format!("1 {one}") } else { format!("{} {many}", thousands(n)) }
 }
