@@ -586,3 +586,51 @@ fn a_killed_run_leaves_only_complete_files_under_final_names() {
     }
     assert!(seen_partial_run, "at least one run was killed before it finished");
 }
+
+/// Every option a listed command's `--help` shows is in the README (by its
+/// long name, or its short one where the README uses that), so the docs
+/// cannot silently fall behind the binary.
+#[test]
+fn every_option_in_help_is_in_the_readme() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let top = run_ok(compactor().arg("--help"));
+    let top = String::from_utf8_lossy(&top.stdout).into_owned();
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 7, "{top}");
+    let mut missing = Vec::new();
+    for command in &commands {
+        assert!(readme.contains(&format!("compactor {command}")), "command {command} undocumented");
+        let help = run_ok(compactor().args([command.as_str(), "--help"]));
+        for line in String::from_utf8_lossy(&help.stdout).lines() {
+            // clap's option lines: `  -o, --output <DIR>` or `      --force`.
+            if !(line.starts_with("  -") || line.starts_with("      --")) {
+                continue;
+            }
+            let names: Vec<&str> = line
+                .split([',', ' ', '['])
+                .filter(|w| !w.is_empty())
+                .take_while(|w| w.starts_with('-'))
+                .collect();
+            if names.iter().any(|n| matches!(*n, "--help" | "--version")) {
+                continue;
+            }
+            let documented = names.iter().any(|n| {
+                readme.contains(&format!("`{n}"))
+                    || readme.contains(&format!(" {n} "))
+                    || readme.contains(&format!("{n},"))
+            });
+            if !documented {
+                missing.push(format!("{command} {}", names.join(", ")));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "options in --help but not in the README: {missing:#?}");
+}
