@@ -8,7 +8,7 @@ use crate::format_anthropic::{
     Counts, cli_converts, compaction, corpus_through, counts, decode, detection, encode,
     fixture_files, fixtures_match_sources, fixtures_roundtrip, openai_through,
 };
-use crate::util::{fixture, line_records};
+use crate::util::{TestDir, compactor, fixture, line_records, run_ok};
 use compactor::formats::{Format, Record};
 use compactor::model::Role;
 use compactor::policy::sanitize::validate;
@@ -171,4 +171,40 @@ fn corpus_openai_sessions_survive_sharegpt_and_back() {
     );
     assert_eq!(sessions, 5);
     assert!(after < before / 2, "{before} -> {after}");
+}
+
+/// ShareGPT has no developer turn: a clean conversion writes OpenAI's
+/// developer message as `system`; the lossless form keeps the role aside and
+/// gives it back.
+#[test]
+fn a_developer_message_is_a_system_turn() {
+    let dir = TestDir::new();
+    let input = dir.write(
+        "dev.jsonl",
+        r#"{"id":"d","messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#,
+    );
+    let clean = run_ok(compactor().args(["compact", "-q", "--to", "sharegpt"]).arg(&input));
+    let v: Value = serde_json::from_slice(&clean.stdout).unwrap();
+    let turns = v["conversations"].as_array().unwrap();
+    let from: Vec<&str> = turns.iter().map(|t| t["from"].as_str().unwrap()).collect();
+    assert_eq!(from, ["system", "human", "gpt"], "{v}");
+    assert!(turns[0].get("openai_role").is_none(), "a clean request carries no source field: {v}");
+
+    let kept = dir.join("kept.jsonl");
+    run_ok(
+        compactor()
+            .args(["compact", "-q", "--to", "sharegpt", "--keep-source-fields", "-o"])
+            .arg(&kept)
+            .arg(&input),
+    );
+    let text = std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        text.contains(r#""from":"system""#) && text.contains(r#""openai_role":"developer""#),
+        "{text}"
+    );
+    let back = run_ok(
+        compactor().args(["compact", "-q", "--to", "openai", "--keep-source-fields"]).arg(&kept),
+    );
+    let v: Value = serde_json::from_slice(&back.stdout).unwrap();
+    assert_eq!(v["messages"][0]["role"], "developer", "{v}");
 }

@@ -78,6 +78,9 @@
 //!   a string; `openai_call`: the call object's keys other than `id` /
 //!   `function` when they are not just `"type": "function"`.
 //! - entry `openai_from` / `openai_value`: a message field named `from` / `value`.
+//! - entry `openai_role: "developer"`: a developer message, written with the
+//!   `system` label ShareGPT templates know (a clean request, without
+//!   `--keep-source-fields`, simply makes it a system message).
 //! - top level `openai_layout: "bare_array"`, `openai_system`,
 //!   `compactor_trailing`, and entry / result `compactor_attached`, as in the
 //!   Anthropic dialect.
@@ -102,6 +105,8 @@ pub struct ShareGpt;
 pub const LAYOUT: &str = "sharegpt_layout";
 const CONTENT_PARTS: &str = "content_parts";
 const OPENAI_CALL: &str = "openai_call";
+/// Entry key carrying a developer message's role, written as `system`.
+const OPENAI_ROLE: &str = "openai_role";
 const CALL_OPEN: &str = "<tool_call>";
 const CALL_CLOSE: &str = "</tool_call>";
 const RESP_OPEN: &str = "<tool_response>";
@@ -522,16 +527,42 @@ fn role_of(label: &str) -> Role {
     }
 }
 
-/// The label a role is written with when nothing says otherwise.
+/// The label a role is written with when nothing says otherwise. ShareGPT
+/// has no developer turn (chat templates know `system`, `human`, `gpt`,
+/// `tool`): OpenAI's developer message, its system prompt under another
+/// name, is written as `system` (a ShareGPT input's own `developer` label is
+/// kept in the layout marker and given back).
 fn default_label(role: &Role) -> &str {
     match role {
-        Role::System => "system",
+        Role::System | Role::Developer => "system",
         Role::User => "human",
         Role::Assistant => "gpt",
         Role::Tool => "tool",
-        Role::Developer => "developer",
         Role::Other(s) => s,
     }
+}
+
+/// A clean ShareGPT request has no developer turn: OpenAI's developer
+/// messages become system messages (the lossless form, `--keep-source-fields`,
+/// keeps the role in the entry's `openai_role` instead).
+pub fn developer_as_system(session: Session) -> Session {
+    if !session.messages.iter().any(|m| m.role == Role::Developer) {
+        return session;
+    }
+    let messages = session
+        .messages
+        .iter()
+        .map(|m| {
+            if m.role == Role::Developer {
+                let mut m = m.clone();
+                m.role = Role::System;
+                m
+            } else {
+                m.clone()
+            }
+        })
+        .collect();
+    session.with_messages(messages)
 }
 
 /// Returns true if and only if `id` has the synthetic shape `sharegpt-<n>-<n>`.
@@ -1039,6 +1070,9 @@ fn entry_json(e: &Map<String, Value>, content_text: &str) -> (Map<String, Value>
             CONTENT_PARTS if parts.is_some() => {}
             OPENAI_CONTENT if form.is_some() => {}
             LAYOUT => {}
+            OPENAI_ROLE => {
+                j.insert("role".into(), v.clone());
+            }
             "openai_from" | "openai_value" => {
                 j.insert(k["openai_".len()..].to_string(), v.clone());
             }
@@ -2308,6 +2342,9 @@ fn entry(
         match k.as_str() {
             "role" => {
                 e.insert("from".into(), Value::String(label.clone()));
+                if m.role == Role::Developer && role_of(&label) != Role::Developer {
+                    e.insert(OPENAI_ROLE.into(), Value::String("developer".into()));
+                }
             }
             "content" => {
                 if let Some(v) = value.take() {
@@ -2611,7 +2648,11 @@ mod tests {
         assert_eq!(back, v, "sharegpt form: {x}");
         let c = &x["conversations"];
         assert_eq!(c[0], json!({"from": "system", "value": "be brief", "x_prompt_version": 3}));
-        assert_eq!(c[1]["from"], json!("developer"));
+        // ShareGPT has no developer turn: `system`, the role carried aside.
+        assert_eq!(
+            c[1],
+            json!({"from": "system", "value": "dev note", "openai_role": "developer"})
+        );
         assert_eq!(c[2]["value"], json!("hi\ntwo\nlines"));
         assert_eq!(
             c[3]["value"],

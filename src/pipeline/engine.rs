@@ -200,7 +200,13 @@ impl Engine<'_> {
                 Some(Format::Anthropic) => crate::request::Api::Messages,
                 _ => crate::request::Api::ChatCompletions,
             };
-            crate::request::normalize(&session, false, api)
+            let (clean, repairs) = crate::request::normalize(&session, false, api);
+            match self.to {
+                Some(Format::ShareGpt) => {
+                    (crate::formats::sharegpt::developer_as_system(clean), repairs)
+                }
+                _ => (clean, repairs),
+            }
         } else {
             (session, Repairs::default())
         };
