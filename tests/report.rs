@@ -253,3 +253,98 @@ fn replay_reports_calls_costs_and_the_final_history() {
     let res = run_code(compactor().args(["replay", "--prices"]).arg(fixture("edge/cjk.jsonl")), 2);
     assert!(String::from_utf8_lossy(&res.stderr).contains("--prices needs --model"));
 }
+
+/// `replay --write-final --to X` writes the final history as a clean request
+/// of X: checked here on the shapes each API insists on, from raw Claude Code
+/// and Codex logs.
+#[test]
+fn replay_writes_the_final_history_as_a_clean_request() {
+    let dir = TestDir::new();
+    for input in ["claude_code/task43_parallel.jsonl", "openai/codex_w1t9.jsonl"] {
+        for to in ["openai", "anthropic"] {
+            let fin = dir.join(&format!("{to}-{}", input.replace('/', "-")));
+            run_ok(
+                compactor()
+                    .args(["replay", "--window", "16000", "--to", to, "--write-final"])
+                    .arg(&fin)
+                    .arg(fixture(input)),
+            );
+            let files = files_under(&fin, "");
+            assert_eq!(files.len(), 1, "{files:?}");
+            let v: Value = serde_json::from_str(
+                std::fs::read_to_string(&files[0]).unwrap().lines().next().unwrap(),
+            )
+            .unwrap();
+            let msgs = v["messages"].as_array().unwrap();
+            assert!(!msgs.is_empty(), "{input} {to}");
+            let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+            assert!(
+                keys.iter()
+                    .all(|k| ["id", "messages", "tools", "compaction", "system"]
+                        .contains(&k.as_str())),
+                "{input} {to}: only request fields: {keys:?}"
+            );
+            if to == "openai" {
+                let mut open: Vec<String> = Vec::new();
+                for m in msgs {
+                    match m["role"].as_str().unwrap() {
+                        "tool" => {
+                            let id = m["tool_call_id"].as_str().unwrap();
+                            assert!(
+                                open.first().is_some_and(|x| x == id),
+                                "{input}: result {id} out of call order"
+                            );
+                            open.remove(0);
+                            assert!(m["content"].is_string());
+                        }
+                        role => {
+                            assert!(
+                                open.is_empty(),
+                                "{input}: a {role} message before the results of {open:?}"
+                            );
+                            assert!(["system", "developer", "user", "assistant"].contains(&role));
+                            for c in m["tool_calls"].as_array().into_iter().flatten() {
+                                assert_eq!(c["type"], "function");
+                                assert!(c["function"]["arguments"].is_string());
+                                open.push(c["id"].as_str().unwrap().to_string());
+                            }
+                        }
+                    }
+                }
+            } else {
+                assert_eq!(msgs[0]["role"], "user", "{input}");
+                for (i, w) in msgs.windows(2).enumerate() {
+                    assert_ne!(
+                        w[0]["role"],
+                        w[1]["role"],
+                        "{input}: message {i} and {} alternate",
+                        i + 1
+                    );
+                }
+                for (i, m) in msgs.iter().enumerate() {
+                    let uses: Vec<&str> = m["content"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|b| b["type"] == "tool_use")
+                        .map(|b| b["id"].as_str().unwrap())
+                        .collect();
+                    if uses.is_empty() {
+                        continue;
+                    }
+                    let next = msgs
+                        .get(i + 1)
+                        .unwrap_or_else(|| panic!("{input}: tool_use unanswered at the end"));
+                    let answered: Vec<&str> = next["content"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|b| b["type"] == "tool_result")
+                        .map(|b| b["tool_use_id"].as_str().unwrap())
+                        .collect();
+                    assert_eq!(answered, uses, "{input}: each tool_use answered right after it");
+                }
+            }
+        }
+    }
+}
