@@ -301,6 +301,8 @@ pub struct SynthArgs {
 ///   compactor stats ~/.claude/projects/my-project/
 ///
 ///   compactor stats sessions.jsonl --json > stats.json
+///
+///   compactor stats --by day       # ~/.claude/projects and ~/.codex/sessions, per day
 #[derive(Debug, Args)]
 #[command(mut_arg("inputs", |a| a.required(false).help("Input files or directories (walked recursively, sorted); `-` reads standard input \
      [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
@@ -320,6 +322,29 @@ pub struct StatsArgs {
     /// Tokens charged per image
     #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
     pub image_tokens: u64,
+
+    /// One table row per day (UTC, of the session's first timestamp), project (the
+    /// working folder its log names) or model (the first its log names), instead of per file
+    #[arg(long, value_enum, value_name = "day|project|model")]
+    pub by: Option<GroupBy>,
+}
+
+/// `stats --by`: what the sessions are grouped by (`compactor::facts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupBy {
+    Day,
+    Project,
+    Model,
+}
+
+impl GroupBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupBy::Day => "day",
+            GroupBy::Project => "project",
+            GroupBy::Model => "model",
+        }
+    }
 }
 
 /// Replay sessions call by call, compacting when the trigger fires.
