@@ -55,17 +55,14 @@ fn is_line(v: &Value, ty: &str) -> bool {
 pub fn model(session: &Session) -> Option<String> {
     for m in &session.messages {
         let claude = text(m.extra.get("message"), "model").filter(|s| *s != SYNTHETIC_MODEL);
-        if let Some(name) = claude.or_else(|| m.extra.get("model").and_then(Value::as_str)) {
-            if !name.is_empty() {
-                return Some(name.to_string());
-            }
+        if let Some(name) = claude
+            .or_else(|| m.extra.get("model").and_then(Value::as_str).filter(|s| !s.is_empty()))
+        {
+            return Some(name.to_string());
         }
-        for r in m.attached.iter() {
-            if is_line(r, "turn_context") {
-                if let Some(name) = text(r.get("payload"), "model") {
-                    return Some(name.to_string());
-                }
-            }
+        let turn = m.attached.iter().filter(|r| is_line(r, "turn_context"));
+        if let Some(name) = turn.filter_map(|r| text(r.get("payload"), "model")).next() {
+            return Some(name.to_string());
         }
     }
     let codex_tail = session.trailing.iter().filter(|r| is_line(r, "turn_context"));
