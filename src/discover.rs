@@ -4,9 +4,11 @@
 //! - Claude Code: `projects/` under each entry of `$CLAUDE_CONFIG_DIR` (Claude
 //!   Code reads it as a comma-separated list of configuration folders); when it
 //!   is unset, `~/.config/claude/projects` and `~/.claude/projects` (the newer
-//!   and the older default). Sessions are `projects/<encoded cwd>/<uuid>.jsonl`,
-//!   and newer versions add sub-agent logs in `<uuid>/subagents/*.jsonl`: every
-//!   `.jsonl` file under the folder is read.
+//!   and the older default). Sessions are `projects/<encoded cwd>/<uuid>.jsonl`:
+//!   the `.jsonl` files one folder down are read. Deeper files (newer versions'
+//!   `<uuid>/subagents/agent-*.jsonl`) are not: every event of a sub-agent log
+//!   is a sidechain, which the claude-code reader keeps out of the live
+//!   transcript, so each would read as an empty session.
 //! - Codex: `$CODEX_HOME/sessions`, else `~/.codex/sessions`. Sessions are
 //!   `sessions/YYYY/MM/DD/rollout-*.jsonl`: only `rollout-*.jsonl` files are read.
 //!
@@ -55,10 +57,11 @@ impl Agent {
         }
     }
 
-    /// Returns true if and only if a file of this name is one of its session logs.
-    fn is_log(self, name: &str) -> bool {
+    /// Returns true if and only if a file of this name, `depth` folders below
+    /// the agent's folder, is one of its session logs.
+    fn is_log(self, name: &str, depth: usize) -> bool {
         match self {
-            Agent::ClaudeCode => name.ends_with(".jsonl"),
+            Agent::ClaudeCode => depth == 1 && name.ends_with(".jsonl"),
             Agent::Codex => name.starts_with("rollout-") && name.ends_with(".jsonl"),
         }
     }
@@ -112,11 +115,11 @@ pub fn session_files(folder: &Folder) -> std::io::Result<Option<Vec<Input>>> {
         return Ok(None);
     }
     let mut out = Vec::new();
-    walk(folder, &folder.path, &mut out)?;
+    walk(folder, &folder.path, 0, &mut out)?;
     Ok(Some(out))
 }
 
-fn walk(folder: &Folder, dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
+fn walk(folder: &Folder, dir: &Path, depth: usize, out: &mut Vec<Input>) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
@@ -124,8 +127,8 @@ fn walk(folder: &Folder, dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()
         // `metadata` follows symbolic links, as the INPUT walk does.
         let Ok(meta) = std::fs::metadata(&path) else { continue };
         if meta.is_dir() {
-            walk(folder, &path, out)?;
-        } else if meta.is_file() && folder.agent.is_log(&e.file_name().to_string_lossy()) {
+            walk(folder, &path, depth + 1, out)?;
+        } else if meta.is_file() && folder.agent.is_log(&e.file_name().to_string_lossy(), depth) {
             let below = path.strip_prefix(&folder.path).unwrap_or(&path);
             out.push(Input {
                 display: path.display().to_string(),
@@ -191,6 +194,23 @@ mod tests {
         assert_eq!(rel, ["codex/2026/03/27/rollout-a.jsonl", "codex/2026/03/28/rollout-b.jsonl"]);
         let missing = Folder { agent: Agent::Codex, path: dir.path().join("nope") };
         assert!(session_files(&missing)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn claude_code_reads_the_project_folders_not_sub_agent_logs() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().join("projects");
+        for p in ["-p-a/u1.jsonl", "-p-a/u1/subagents/agent-1.jsonl", "top.jsonl", "-p-b/u2.jsonl"]
+        {
+            let p = root.join(p);
+            std::fs::create_dir_all(p.parent().unwrap_or(&root))?;
+            std::fs::write(p, "")?;
+        }
+        let folder = Folder { agent: Agent::ClaudeCode, path: root };
+        let files = session_files(&folder)?.unwrap_or_default();
+        let rel: Vec<String> = files.iter().map(|i| i.relative.display().to_string()).collect();
+        assert_eq!(rel, ["claude-code/-p-a/u1.jsonl", "claude-code/-p-b/u2.jsonl"]);
         Ok(())
     }
 }
