@@ -11,6 +11,7 @@
 //! Mistral) as of 2025; a JSON file of `{"fragment": tokens}` extends or
 //! overrides them.
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Window assumed when neither `--window` nor `--model` says otherwise.
@@ -65,7 +66,11 @@ const MODELS: &[(&str, u64)] = &[
     ("gpt-5-nano", 400_000),
     ("gpt-5-codex", 400_000),
     ("gpt-5.1", 400_000),
+    ("gpt-5.1-codex", 400_000),
+    ("gpt-5.1-codex-mini", 400_000),
     ("gpt-5.2", 400_000),
+    ("gpt-5.2-codex", 400_000),
+    ("gpt-5.3-codex", 400_000),
     ("codex-mini", 200_000),
     ("o1", 200_000),
     ("o1-mini", 128_000),
@@ -82,6 +87,10 @@ const MODELS: &[(&str, u64)] = &[
     ("claude-3-7-sonnet", 200_000),
     ("claude-sonnet-4", 200_000),
     ("claude-opus-4", 200_000),
+    ("claude-opus-4-5", 200_000),
+    ("claude-opus-4-6", 200_000),
+    ("claude-sonnet-4-5", 200_000),
+    ("claude-haiku-4-5", 200_000),
     ("claude-haiku-4", 200_000),
     // Google
     ("gemini", 1_048_576),
@@ -114,6 +123,36 @@ const MODELS: &[(&str, u64)] = &[
     ("mistral-large", 128_000),
     ("codestral", 256_000),
 ];
+
+/// How `--model auto` (the default without `--window`) chose one session's
+/// window: the report fields `model` and `window_from` (beside `window`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Chosen {
+    /// The model the session's log names (`crate::facts`); `null` when it names none.
+    pub model: Option<String>,
+    /// [`FROM_MODEL`]: the model table's window for `model`; [`FROM_DEFAULT`]:
+    /// the log names no model the table knows, so [`DEFAULT_WINDOW_TOKENS`].
+    pub window_from: String,
+}
+
+/// `window_from` of a window found in the model table.
+pub const FROM_MODEL: &str = "model";
+/// `window_from` of the default window.
+pub const FROM_DEFAULT: &str = "default";
+
+impl ModelTable {
+    /// The window of a session whose log names `model` (`None`: it names none),
+    /// and how it was chosen.
+    pub fn choose(&self, model: Option<&str>) -> (u64, Chosen) {
+        let found = model.and_then(|m| self.lookup(m));
+        let chosen =
+            |from: &str| Chosen { model: model.map(str::to_string), window_from: from.to_string() };
+        match found {
+            Some(w) => (w, chosen(FROM_MODEL)),
+            None => (DEFAULT_WINDOW_TOKENS, chosen(FROM_DEFAULT)),
+        }
+    }
+}
 
 /// The model table, built in and extended by the user.
 #[derive(Clone, Debug)]
@@ -306,6 +345,19 @@ mod tests {
         assert_eq!(t.lookup("deepseek-reasoner"), Some(128_000));
         assert_eq!(t.lookup("o3-mini"), Some(200_000));
         assert_eq!(t.lookup("unknown-model"), None);
+    }
+
+    #[test]
+    fn choose_falls_back_to_the_default_window() {
+        let t = ModelTable::default();
+        let (w, c) = t.choose(Some("gpt-5.3-codex"));
+        assert_eq!((w, c.window_from.as_str()), (400_000, FROM_MODEL));
+        let (w, c) = t.choose(Some("my-own-model"));
+        assert_eq!(
+            (w, c.window_from.as_str(), c.model.as_deref()),
+            (200_000, FROM_DEFAULT, Some("my-own-model"))
+        );
+        assert_eq!(t.choose(None).0, DEFAULT_WINDOW_TOKENS);
     }
 
     #[test]

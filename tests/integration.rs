@@ -42,3 +42,5 @@ mod format_sharegpt;
 mod format_swe_agent;
 mod format_toolbench;
 mod requests;
+// Issue 27: the agents' own folders without INPUT, `stats --by`, `--model auto`.
+mod discover;

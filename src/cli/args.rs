@@ -66,12 +66,14 @@ pub struct InputArgs {
 /// Window, counter and policy options shared by every command that compacts.
 #[derive(Debug, Args, Clone)]
 pub struct BudgetArgs {
-    /// Context window in tokens [default: from --model, else 200000]
+    /// Context window in tokens, for every session [default: from --model]
     #[arg(long, value_name = "TOKENS")]
     pub window: Option<u64>,
 
-    /// Model name whose window to use (longest matching entry of `compactor models`)
-    #[arg(long, value_name = "NAME")]
+    /// Model name whose window to use (longest matching entry of `compactor models`), or
+    /// `auto`: each session's model as its log names it (Claude Code `message.model`, Codex
+    /// `turn_context.model`), 200000 when the log names none the table knows [default: auto]
+    #[arg(long, value_name = "NAME|auto")]
     pub model: Option<String>,
 
     /// JSON file of extra model windows: {"name-fragment": tokens, ...}
@@ -300,7 +302,12 @@ pub struct SynthArgs {
 ///   compactor stats ~/.claude/projects/my-project/
 ///
 ///   compactor stats sessions.jsonl --json > stats.json
+///
+///   compactor stats --by day       # ~/.claude/projects and ~/.codex/sessions, per day
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| a.required(false).help("Input files or directories (walked recursively, sorted); `-` reads standard input \
+     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
+     and $CODEX_HOME/sessions or ~/.codex/sessions]")))]
 pub struct StatsArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -316,6 +323,29 @@ pub struct StatsArgs {
     /// Tokens charged per image
     #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
     pub image_tokens: u64,
+
+    /// One table row per day (UTC, of the session's first timestamp), project (the
+    /// working folder its log names) or model (the first its log names), instead of per file
+    #[arg(long, value_enum, value_name = "day|project|model")]
+    pub by: Option<GroupBy>,
+}
+
+/// `stats --by`: what the sessions are grouped by (`compactor::facts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupBy {
+    Day,
+    Project,
+    Model,
+}
+
+impl GroupBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupBy::Day => "day",
+            GroupBy::Project => "project",
+            GroupBy::Model => "model",
+        }
+    }
 }
 
 /// Replay sessions call by call, compacting when the trigger fires.
@@ -335,6 +365,9 @@ pub struct StatsArgs {
 ///
 ///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| a.required(false).help("Input files or directories (walked recursively, sorted); `-` reads standard input \
+     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
+     and $CODEX_HOME/sessions or ~/.codex/sessions]")))]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -395,9 +428,10 @@ pub struct ReplayArgs {
 /// shard directories of one run into the report the unsharded run writes, byte
 /// for byte.
 #[derive(Debug, Args)]
-#[command(mut_arg("inputs", |a| a.help(
-    "Input files or directories (walked recursively, sorted); `-` reads standard input. \
-     With --merge: the report directories of the shards"
+#[command(mut_arg("inputs", |a| a.required(false).help(
+    "Input files or directories (walked recursively, sorted); `-` reads standard input \
+     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
+     and $CODEX_HOME/sessions or ~/.codex/sessions]. With --merge: the report directories of the shards"
 )))]
 pub struct ReportArgs {
     #[command(flatten)]

@@ -17,7 +17,8 @@ use std::io::Write;
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input)?;
     let inputs = &reading.inputs;
-    let policy = config::policy(args.mode, &args.budget, false, None)?;
+    let policies = config::Policies::from_args(args.mode, &args.budget, false, None)?;
+    let mut defaulted = config::DefaultedCount::default();
     let meter = config::meter(&args.budget);
     let prices = prices(args)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
@@ -38,10 +39,11 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 let done: Vec<_> = sessions
                     .into_iter()
                     .map(|s| {
-                        let r = replay(&s, &policy, &meter, trigger);
+                        let (policy, chosen) = policies.for_session(&s);
+                        let r = replay(&s, policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
                         let last = write_final.then(|| r.final_session(&s));
-                        (s, r, last)
+                        (s, r, last, policy.window, chosen)
                     })
                     .collect();
                 (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
@@ -70,18 +72,20 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 _ => {}
             }
             let Some((format, sessions)) = done else { return Ok(()) };
-            for (session, r, last) in sessions {
-                let row = ReplayRow::new(
+            for (session, r, last, window, chosen) in sessions {
+                defaulted.add(chosen.as_ref());
+                let mut row = ReplayRow::new(
                     &session.source,
                     &session.id,
                     format.name(),
                     args.mode.name(),
                     if args.gateway { "gateway" } else { "threshold" },
                     meter.kind().name(),
-                    policy.window,
+                    window,
                     &r,
                     prices.as_ref(),
                 );
+                row.chosen = chosen;
                 match report.as_mut() {
                     Some(w) => w.write(&serde_json::to_value(&row)?)?,
                     None => print_row(&mut stdout, &row)?,
@@ -130,6 +134,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
         eprintln!("compactor: interrupted; the report files were not finished");
         return Ok(ExitStatus::Interrupted);
     }
+    if let Some(notice) = defaulted.notice() {
+        eprintln!("{notice}");
+    }
     if let Some(w) = report {
         w.finish()?;
     }
@@ -150,7 +157,7 @@ fn prices(args: &ReplayArgs) -> anyhow::Result<Option<Prices>> {
             .extend_from_json(&text)
             .map_err(|e| anyhow::anyhow!("{arg}: invalid prices file: {e}"))?;
     }
-    let Some(model) = args.budget.model.as_deref() else {
+    let Some(model) = args.budget.model.as_deref().filter(|m| *m != config::AUTO) else {
         bail!(
             "--prices needs --model to choose the prices\nhint: compactor replay ... --model claude-sonnet-4 --prices"
         );
@@ -166,9 +173,21 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
         (Some(a), Some(b)) => format!(", ${a:.2} -> ${b:.2}"),
         _ => String::new(),
     };
+    let window = match &r.chosen {
+        Some(c) => format!(
+            " [window {} from {}]",
+            compactor::policy::tool_families::thousands(r.window),
+            match (&c.model, c.window_from.as_str()) {
+                (Some(m), compactor::window::FROM_MODEL) => m.clone(),
+                (Some(m), _) => format!("the default: {m} is not in the table"),
+                (None, _) => "the default: the log names no model".to_string(),
+            }
+        ),
+        None => String::new(),
+    };
     writeln!(
         out,
-        "{}: {} calls, {} compactions{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
+        "{}{window}: {} calls, {} compactions{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
         r.source,
         r.calls,
         r.compactions,

@@ -1,4 +1,7 @@
-//! `compactor stats`: what is in an archive, per file and in total.
+//! `compactor stats`: what is in an archive, per file and in total, or per
+//! day, project or model ([`by`]).
+
+mod by;
 
 use crate::cli::args::StatsArgs;
 use crate::cli::config;
@@ -16,6 +19,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
     let inputs = &reading.inputs;
     let meter = Meter::new(args.counter, args.image_tokens);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
+    let mut groups: BTreeMap<Option<String>, Stats> = BTreeMap::new();
     let mut rejected = 0usize;
     crate::cmd::run_items(
         &reading,
@@ -24,15 +28,24 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
                 let (input, format) = (job.input, job.format);
                 let (sessions, errors) = decode_job(job);
                 let mut st = Stats::default();
+                let mut keyed = Vec::new();
                 for s in &sessions {
-                    st.merge(&Stats::of_session(s, &meter));
+                    let one = Stats::of_session(s, &meter);
+                    st.merge(&one);
+                    if let Some(g) = args.by {
+                        keyed.push((by::key(g, s), one));
+                    }
                 }
-                (Some((input, format.name(), st)), errors.iter().map(|r| r.to_string()).collect())
+                let errors = errors.iter().map(|r| r.to_string()).collect();
+                (Some((input, format.name(), st)), keyed, errors)
             }
-            Item::Failed { error, .. } => (None, vec![error.to_string()]),
-            Item::Start { .. } | Item::End { .. } => (None, Vec::<String>::new()),
+            Item::Failed { error, .. } => (None, Vec::new(), vec![error.to_string()]),
+            Item::Start { .. } | Item::End { .. } => (None, Vec::new(), Vec::<String>::new()),
         },
-        |(stats, errors)| {
+        |(stats, keyed, errors)| {
+            for (key, st) in keyed {
+                groups.entry(key).or_default().merge(&st);
+            }
             for e in errors {
                 err_message!("{e}");
                 rejected += 1;
@@ -56,7 +69,17 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
         total.merge(st);
     }
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if let Some(g) = args.by {
+        if args.json {
+            serde_json::to_writer_pretty(
+                &mut out,
+                &by::json(args.counter.name(), g, &groups, &total),
+            )?;
+            writeln!(out)?;
+        } else {
+            by::print(&mut out, g, &groups, &total)?;
+        }
+    } else if args.json {
         let per_file: Vec<_> = files
             .iter()
             .map(|(i, (format, st))| json!({"file": inputs[*i].display, "format": format, "stats": st}))

@@ -104,6 +104,20 @@ fn marker_of(v: &Value) -> Option<&Map<String, Value>> {
     v.as_object()?.get(MARK)?.as_object()
 }
 
+/// The `payload` of a `session_meta` line, whether the line passed through as
+/// a record or became the system message's marker (`crate::facts` reads the
+/// session's `cwd` from it).
+pub fn session_meta_payload(v: &Value) -> Option<&Map<String, Value>> {
+    let line = match marker_of(v).and_then(|k| k.get("session_meta")) {
+        Some(line) => line,
+        None => v,
+    };
+    if line.get("type")?.as_str()? != "session_meta" {
+        return None;
+    }
+    line.get("payload")?.as_object()
+}
+
 /// The value left at `content` of a tool result whose `output` was neither a
 /// string nor an array: the single opaque part is written back as it was.
 fn raw_output_slot() -> Value {

@@ -29,6 +29,13 @@ pub struct ReportRow {
     pub replay_billed_live: u64,
     pub replay_cache_read_original: u64,
     pub replay_cache_read_live: u64,
+    /// `--model auto`: the session's window (absent under `--window` / `--model NAME`,
+    /// where `summary.json` holds the one window) ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// ... and how it was chosen (`model`, `window_from`).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<crate::window::Chosen>,
 }
 
 /// The fields of a [`ReportRow`] besides its [`SessionRow`], for reading rows back.
@@ -44,6 +51,12 @@ struct Figures {
     replay_billed_live: u64,
     replay_cache_read_original: u64,
     replay_cache_read_live: u64,
+    #[serde(default)]
+    window: Option<u64>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    window_from: Option<String>,
 }
 
 impl ReportRow {
@@ -63,6 +76,10 @@ impl ReportRow {
             replay_billed_live: f.replay_billed_live,
             replay_cache_read_original: f.replay_cache_read_original,
             replay_cache_read_live: f.replay_cache_read_live,
+            window: f.window,
+            chosen: f
+                .window_from
+                .map(|window_from| crate::window::Chosen { model: f.model, window_from }),
         })
     }
 
@@ -79,6 +96,8 @@ impl ReportRow {
             replay_billed_live: r.billed_live,
             replay_cache_read_original: r.cache_read_original,
             replay_cache_read_live: r.cache_read_live,
+            window: r.chosen.as_ref().map(|_| r.window),
+            chosen: r.chosen.clone(),
         }
     }
 }

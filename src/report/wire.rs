@@ -247,6 +247,10 @@ pub struct ReplayRow {
     pub trigger: &'static str,
     pub counter: &'static str,
     pub window: u64,
+    /// `--model auto`: the model the log names and where the window came
+    /// from (`model`, `window_from`); absent under `--window` / `--model NAME`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<crate::window::Chosen>,
     pub threshold: u64,
     pub calls: usize,
     /// Calls whose provider usage the log recorded.
@@ -292,6 +296,7 @@ impl ReplayRow {
             trigger,
             counter,
             window,
+            chosen: None,
             threshold: r.threshold,
             calls: r.calls.len(),
             provider_calls: r.calls.iter().filter(|c| c.provider_tokens.is_some()).count(),

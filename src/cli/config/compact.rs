@@ -79,6 +79,11 @@ impl Compact {
     /// policy is built, then the formats: the order in which the errors are
     /// given.
     pub fn from_args(args: &CompactArgs) -> anyhow::Result<Compact> {
+        if args.budget.window.is_none() && args.budget.model.as_deref() == Some(super::AUTO) {
+            bail!(
+                "compact takes one window for every session: give --window N or --model NAME (--model auto is for replay and report)"
+            );
+        }
         let container = if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
             Container::Arrow(arrow(args)?)
         } else {

@@ -7,8 +7,11 @@
 //! `compact`'s whole configuration.
 
 mod compact;
+mod discovery;
+mod windows;
 
 pub use compact::{Arrow, Compact, Container, Files};
+pub use windows::{AUTO, DefaultedCount, Policies};
 
 use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
@@ -34,8 +37,14 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// Without an INPUT (`stats`, `report`, `replay`), the agents' own log
+    /// folders ([`discovery`]), named on stderr.
     pub fn from_args(args: &InputArgs) -> anyhow::Result<Reading> {
-        let inputs = inputs(&args.inputs)?;
+        let inputs = if args.inputs.is_empty() {
+            discovery::inputs()?
+        } else {
+            inputs(&args.inputs)?
+        };
         let from = input_format(&args.from)?;
         let pool = thread_pool(args.threads)?;
         Ok(Reading { inputs, from, options: read_options(args), pool })
@@ -87,7 +96,8 @@ pub fn model_table(file: Option<&Path>) -> anyhow::Result<ModelTable> {
     Ok(table)
 }
 
-/// The context window: `--window`, else `--model` in the table, else the default.
+/// The context window: `--window`, else `--model` in the table, else (and
+/// under `--model auto`, whose per-session windows [`Policies`] picks) the default.
 pub fn window(args: &BudgetArgs) -> anyhow::Result<u64> {
     if let Some(w) = args.window {
         if w == 0 {
@@ -96,10 +106,10 @@ pub fn window(args: &BudgetArgs) -> anyhow::Result<u64> {
         return Ok(w);
     }
     match &args.model {
-        Some(model) => model_table(args.models_file.as_deref())?.lookup(model).with_context(|| {
+        Some(model) if model != windows::AUTO => model_table(args.models_file.as_deref())?.lookup(model).with_context(|| {
             format!("unknown model `{model}`\nhint: give --window N, or add it with --models-file (see `compactor models`)")
         }),
-        None => Ok(DEFAULT_WINDOW_TOKENS),
+        _ => Ok(DEFAULT_WINDOW_TOKENS),
     }
 }
 

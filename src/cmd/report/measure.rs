@@ -10,7 +10,7 @@ use crate::messages::err_message;
 use compactor::Mode;
 use compactor::io::output::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
-use compactor::policy::{Policy, Prepared, compact_prepared, verify::verify};
+use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::fingerprint::fingerprint;
@@ -23,10 +23,14 @@ const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input)?;
     let meter = config::meter(&args.budget);
-    let policies: Vec<Policy> = MODES
+    let policies: Vec<config::Policies> = MODES
         .iter()
-        .map(|m| config::policy(*m, &args.budget, args.force, args.target_tokens))
+        .map(|m| config::Policies::from_args(*m, &args.budget, args.force, args.target_tokens))
         .collect::<anyhow::Result<_>>()?;
+    let auto = policies.iter().any(config::Policies::is_auto);
+    let mut defaulted = config::DefaultedCount::default();
+    // Under `--model auto`, the windows the sessions got (one: `summary.json` names it).
+    let mut windows: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     let mut rows: Vec<ReportRow> = Vec::new();
     let mut charted: Vec<Charted> = Vec::new();
     // Position of the next session in the whole input, and of each one kept.
@@ -42,6 +46,11 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 let format = job.format;
                 // Report never writes sessions: unread fields need no tree.
                 let (sessions, errors) = decode_job_with(job, true);
+                // The model each log names, read before `normalize` drops the envelopes.
+                let models: Vec<Option<String>> = sessions
+                    .iter()
+                    .map(|s| if auto { compactor::facts::model(s) } else { None })
+                    .collect();
                 // Figures are of the requests the agent sent: the session as
                 // a clean request (`compactor::request`; images where either
                 // API takes them, tool screenshots included), repairs counted.
@@ -49,7 +58,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 let sessions: Vec<(compactor::model::Session, compactor::request::Repairs)> =
                     sessions.iter().map(|s| compactor::request::normalize(s, false, api)).collect();
                 let mut out = Vec::new();
-                for (s, repairs) in &sessions {
+                for ((s, repairs), model) in sessions.iter().zip(&models) {
                     if shard.is_some_and(|k| !k.contains(&s.id)) {
                         out.push(None);
                         continue;
@@ -58,7 +67,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     let mut series = Vec::new();
                     // The input's anchors and counts are read once for every mode.
                     let prepared = Prepared::new(s);
-                    for p in &policies {
+                    for policies in &policies {
+                        let (p, chosen) = policies.for_model(model.as_deref());
                         let outcome = compact_prepared(&prepared, p, &meter);
                         let problems = verify(s, &outcome, &meter).len();
                         let r = replay_prepared(&prepared, p, &meter, Trigger::Threshold);
@@ -70,7 +80,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                             counter,
                         );
                         row.repairs = repairs.by_name();
-                        let rr = ReplayRow::new(
+                        let mut rr = ReplayRow::new(
                             &s.source,
                             &s.id,
                             format.name(),
@@ -81,6 +91,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                             &r,
                             None,
                         );
+                        rr.chosen = chosen;
                         session_rows.push(ReportRow::new(row, problems, &rr));
                         series.push(Series {
                             source: s.source.to_string(),
@@ -109,6 +120,10 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 position += 1;
                 let Some((session_rows, series)) = session else { continue };
                 positions.push(here);
+                if let Some(first) = session_rows.first() {
+                    defaulted.add(first.chosen.as_ref());
+                    windows.extend(first.window);
+                }
                 let calls = series.first().map_or(0, |s| s.tokens.len());
                 rows.extend(session_rows);
                 // Keep the longest sessions' series; ties go to the earlier input.
@@ -123,8 +138,17 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         eprintln!("compactor: interrupted; no report was written");
         return Ok(ExitStatus::Interrupted);
     }
-    let threshold = policies.first().map_or(0, |p| p.threshold);
-    let window = policies.first().map_or(0, |p| p.window);
+    if let Some(notice) = defaulted.notice() {
+        eprintln!("{notice}");
+    }
+    // The one window of the run; under `--model auto` with sessions of several
+    // windows, the default one (each row names its own).
+    let base = policies.first().map(config::Policies::base);
+    let (mut window, mut threshold) = base.map_or((0, 0), |p| (p.window, p.threshold));
+    if let (Some(&w), 1) = (windows.first(), windows.len()) {
+        window = w;
+        threshold = policies.first().map_or(0, |p| p.for_window(w).threshold);
+    }
     let mut summary = summarize(&rows, counter, window, threshold);
     summary.options = recorded_options(args);
     summary.inputs = Some(fingerprint(&reading.inputs)?);
@@ -167,6 +191,7 @@ fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, Str
         p.as_ref().map_or_else(|| "(built-in)".to_string(), |p| p.display().to_string())
     };
     [
+        ("model", b.model.clone().unwrap_or_else(|| "auto".into())),
         ("force", args.force.to_string()),
         ("target_tokens", args.target_tokens.map_or_else(|| "none".into(), |t| t.to_string())),
         ("image_tokens", b.image_tokens.to_string()),

@@ -1,0 +1,65 @@
+//! The inputs of a reading command run without INPUT: the session logs in the
+//! agents' own folders ([`compactor::discover`]), found from this process's
+//! environment once, and named on stderr with how many files each holds.
+
+use anyhow::bail;
+use compactor::discover::{Env, folders, session_files};
+use compactor::io::Input;
+use std::path::PathBuf;
+
+/// The environment discovery reads: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, and
+/// the home folder (`HOME`, else `USERPROFILE`).
+fn env() -> Env {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    Env {
+        claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+        codex_home: var("CODEX_HOME"),
+        home: var("HOME").or_else(|| var("USERPROFILE")).map(PathBuf::from),
+    }
+}
+
+/// Every session log of the folders that exist, Claude Code's first; an
+/// error (exit 2) when no folder exists or none holds a log.
+pub fn inputs() -> anyhow::Result<Vec<Input>> {
+    let candidates = folders(&env());
+    if candidates.is_empty() {
+        bail!(
+            "no INPUT given, and no folder to look in: HOME, CLAUDE_CONFIG_DIR and CODEX_HOME are unset\nhint: give the files or directories to read"
+        );
+    }
+    let mut lines = Vec::new();
+    let mut inputs = Vec::new();
+    for folder in &candidates {
+        let Some(files) =
+            session_files(folder).map_err(|e| anyhow::anyhow!("{}: {e}", folder.path.display()))?
+        else {
+            continue;
+        };
+        let plural = if files.len() == 1 { "" } else { "s" };
+        lines.push(format!(
+            "  {}: {} {} session file{plural}",
+            folder.path.display(),
+            compactor::policy::tool_families::thousands(files.len() as u64),
+            folder.agent.label()
+        ));
+        inputs.extend(files);
+    }
+    let looked: Vec<String> = candidates.iter().map(|f| f.path.display().to_string()).collect();
+    if lines.is_empty() {
+        bail!(
+            "no INPUT given, and none of the agents' log folders exists (looked for {})\nhint: give the files or directories to read, or set CLAUDE_CONFIG_DIR / CODEX_HOME",
+            looked.join(", ")
+        );
+    }
+    if inputs.is_empty() {
+        bail!(
+            "no INPUT given, and the agents' log folders hold no session file:\n{}",
+            lines.join("\n")
+        );
+    }
+    eprintln!(
+        "compactor: no INPUT given; reading the agents' own log folders:\n{}",
+        lines.join("\n")
+    );
+    Ok(inputs)
+}
