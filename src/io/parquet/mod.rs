@@ -117,6 +117,7 @@ mod tests {
     use crate::io::Payload;
     use serde_json::{Value, json};
     use std::path::Path;
+    use std::sync::Arc;
 
     fn write_all(p: &Path, records: &[Value]) {
         let mut w = ParquetWriter::create(p).unwrap();
@@ -246,6 +247,96 @@ mod tests {
             msg_extra.value(0),
             r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#
         );
+    }
+
+    /// Spark's and Ray's writers keep neither field metadata nor list item
+    /// names (nor, for Spark, the file's key-value metadata): a table of ours
+    /// rewritten so still reads back as the records written.
+    #[test]
+    fn our_schema_without_its_metadata_still_reads_back_exactly() {
+        use arrow_schema::{Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let records = vec![
+            json!({"id": "s0", "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "see"},
+                    {"type": "image_url", "image_url": {"url": "u"}}]},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+                    "function": {"name": "f", "arguments": "{}"}, "caller": {"type": "direct"}}]},
+                {"role": "tool", "tool_call_id": "c", "content": "ok"}],
+             "compaction": {"compacted": true}, "tools": [], "x": 1}),
+            json!([{"role": "user", "content": "bare"}]),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.parquet");
+        write_all(&ours, &records);
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&ours).unwrap()).unwrap();
+        let bare: Vec<Field> = builder
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), f.data_type().clone(), true))
+            .collect();
+        let bare = Arc::new(Schema::new(bare));
+        let engine = dir.path().join("engine.parquet");
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&engine).unwrap(), bare.clone(), None)
+                .unwrap();
+        for batch in builder.build().unwrap() {
+            let batch = batch.unwrap();
+            let cast =
+                arrow_array::RecordBatch::try_new(bare.clone(), batch.columns().to_vec()).unwrap();
+            w.write(&cast).unwrap();
+        }
+        w.close().unwrap();
+        let engine_schema =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&engine).unwrap())
+                .unwrap()
+                .schema()
+                .clone();
+        assert!(engine_schema.fields().iter().all(|f| f.metadata().is_empty()));
+        assert!(!engine_schema.metadata().contains_key(SCHEMA_KEY));
+        assert_eq!(read_all(&engine, None), read_all(&ours, None));
+        assert_eq!(read_all(&engine, None), records);
+    }
+
+    /// Spark and Ray name list items `element`, not `item`: still our schema.
+    #[test]
+    fn the_fixed_schema_is_known_by_its_shape() {
+        use arrow_schema::{DataType, Field, Schema};
+        fn renamed(dt: &DataType) -> DataType {
+            match dt {
+                DataType::List(f) => {
+                    DataType::List(Arc::new(Field::new("element", renamed(f.data_type()), true)))
+                }
+                DataType::Struct(fields) => DataType::Struct(
+                    fields
+                        .iter()
+                        .map(|f| Field::new(f.name(), renamed(f.data_type()), true))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        }
+        let fields: Vec<Field> = schema()
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), renamed(f.data_type()), true))
+            .collect();
+        let engine = Schema::new(fields.clone());
+        assert!(read::is_fixed_schema(&engine));
+        assert!(BatchDecoder::is_ours(&engine));
+        let mut more = fields.clone();
+        more.push(Field::new(REPORT_COLUMN, DataType::Utf8, true));
+        assert!(read::is_fixed_schema(&Schema::new(more)), "our report column is allowed");
+        let mut other = fields.clone();
+        other.push(Field::new("score", DataType::Float64, true));
+        assert!(!read::is_fixed_schema(&Schema::new(other)), "another column is not ours");
+        assert!(!read::is_fixed_schema(&Schema::new(fields[..5].to_vec())), "a column missing");
+        let mut wrong = fields;
+        wrong[0] = Field::new("id", DataType::Int64, true);
+        assert!(!read::is_fixed_schema(&Schema::new(wrong)), "another type");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Reading Parquet tables of sessions (see the module doc of [`super`]).
 
 use super::arrow_json::{string_at, supported, to_json};
-use super::{BARE_ARRAY, ENCODING_KEY, READ_BATCH_ROWS, SCHEMA_KEY, SCHEMA_VALUE, SCHEMA_VALUE_V1};
+use super::{
+    BARE_ARRAY, ENCODING_KEY, READ_BATCH_ROWS, REPORT_COLUMN, SCHEMA_KEY, SCHEMA_VALUE,
+    SCHEMA_VALUE_V1,
+};
 use crate::io::{Payload, RawRecord, ReadError};
 use crate::model::Source;
 use arrow_array::RecordBatch;
@@ -186,16 +189,19 @@ impl BatchDecoder {
         Ok(BatchDecoder { messages, columns, ours, source })
     }
 
-    /// Returns true if and only if the schema is marked as ours: the schema's
+    /// Returns true if and only if the schema is ours: marked by the schema's
     /// `compactor:schema` metadata, or (what survives a trip through pyarrow,
     /// which keeps field metadata but not Parquet's file metadata) a `messages`
-    /// field marked `compactor:encoding = messages`.
+    /// field marked `compactor:encoding = messages`, or the one fixed schema
+    /// by its shape (what survives Spark's and Ray's writers, which keep
+    /// neither field metadata nor the names of list items).
     pub fn is_ours(schema: &Schema) -> bool {
         schema.metadata().get(SCHEMA_KEY).is_some_and(|v| is_our_schema(v))
             || schema.fields().iter().any(|f| {
                 f.name() == "messages"
                     && f.metadata().get(ENCODING_KEY).is_some_and(|v| v == "messages")
             })
+            || is_fixed_schema(schema)
     }
 
     /// Where row `i` of `batch` comes from: its `--source-column` cell when
@@ -284,6 +290,44 @@ pub fn quiet_guarded_panics() {
     }));
 }
 
+/// Returns true if and only if `schema` is the one schema the writer writes
+/// ([`super::schema`]), perhaps with our report column, whatever its field
+/// metadata, list item names and string flavours: a table of ours after
+/// Spark's or Ray's Parquet writer, which drop field metadata, so that its
+/// columns are decoded by name.
+pub(super) fn is_fixed_schema(schema: &Schema) -> bool {
+    let ours = super::schema();
+    let mut found = 0;
+    for f in schema.fields() {
+        if f.name() == REPORT_COLUMN {
+            continue;
+        }
+        match ours.field_with_name(f.name()) {
+            Ok(o) if same_shape(f.data_type(), o.data_type()) => found += 1,
+            _ => return false,
+        }
+    }
+    found == ours.fields().len()
+}
+
+/// Returns true if and only if `a` has the shape of `b` (one of ours):
+/// the same struct field names, any list item name, any string flavour.
+fn same_shape(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, DataType::Utf8) => true,
+        (DataType::List(x) | DataType::LargeList(x), DataType::List(y)) => {
+            same_shape(x.data_type(), y.data_type())
+        }
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.name() == q.name() && same_shape(p.data_type(), q.data_type()))
+        }
+        _ => a == b,
+    }
+}
+
 /// Returns true if and only if `v` names a schema [`super::ParquetWriter`] writes or wrote.
 fn is_our_schema(v: &str) -> bool {
     v == SCHEMA_VALUE || v == SCHEMA_VALUE_V1
@@ -305,6 +349,8 @@ fn plan(
     messages_column: Option<&str>,
     ours: bool,
 ) -> Result<(MessagesFrom, Vec<Column>), String> {
+    let fixed = is_fixed_schema(schema);
+    let ours = ours || fixed;
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
     let messages = match messages_column {
@@ -351,9 +397,9 @@ fn plan(
                 ));
             }
             supported(dt).map_err(|e| format!("column `messages`: {e}"))?;
-            let ours = ours
-                && schema.field(col).metadata().get(ENCODING_KEY).map(String::as_str)
-                    == Some("messages");
+            let marked = schema.field(col).metadata().get(ENCODING_KEY).map(String::as_str)
+                == Some("messages");
+            let ours = fixed || (ours && marked);
             MessagesFrom::List { col, ours }
         }
     };
@@ -367,7 +413,16 @@ fn plan(
         }
         supported(field.data_type()).map_err(|e| format!("column `{}`: {e}", field.name()))?;
         let text = matches!(field.data_type(), DataType::Utf8 | DataType::LargeUtf8);
-        let decode = match field.metadata().get(ENCODING_KEY).map(String::as_str) {
+        // The fixed schema is decoded by name: its field metadata may be gone.
+        let by_name = match field.name().as_str() {
+            "tools" | "compaction" => Some("json"),
+            "metadata" => Some("extra"),
+            "source" => Some("source"),
+            REPORT_COLUMN => Some("report"),
+            _ => None,
+        };
+        let marked = field.metadata().get(ENCODING_KEY).map(String::as_str);
+        let decode = match if fixed { by_name } else { marked } {
             Some("json") if ours && text => Decode::Json,
             Some("extra") if ours && text => Decode::Extra,
             Some("report") if ours && text => Decode::Report,
