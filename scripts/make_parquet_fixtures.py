@@ -105,6 +105,34 @@ def make_fixtures():
     # 4. Not a session table.
     table = pa.table({"text": pa.array(["a", "b"]), "label": pa.array([0, 1])})
     pq.write_table(table, os.path.join(out, "no_messages.parquet"), **opts)
+    # 5. A table in our own schema of earlier versions (`openai-sessions/1`):
+    # columns decided by the first rows, `content_parts` and `extra` JSON text.
+    s = pa.string()
+    call = pa.struct([("id", s), ("type", s), ("function", pa.struct([("name", s), ("arguments", s)]))])
+    msg = pa.struct([
+        ("role", s), ("content", s), ("content_parts", s), ("name", s), ("tool_call_id", s),
+        ("tool_calls", pa.list_(call)), ("reasoning_content", s), ("extra", s),
+    ])
+    enc = lambda e: {"compactor:encoding": e}  # noqa: E731
+    schema = pa.schema(
+        [
+            pa.field("messages", pa.list_(msg), metadata=enc("messages")),
+            pa.field("compaction", s, metadata=enc("json")),
+            pa.field("id", s),
+            pa.field("extra", s, metadata=enc("extra")),
+        ],
+        metadata={"compactor:schema": "openai-sessions/1"},
+    )
+    rows = [
+        {"messages": [
+            {"role": "user", "content_parts": json.dumps([{"type": "text", "text": "hi"}])},
+            {"role": "assistant", "extra": json.dumps({"content": None}), "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ], "compaction": json.dumps({"compacted": True}), "id": "v1-0", "extra": json.dumps({"n": 1})},
+        {"messages": [{"role": "user", "content": "bare"}], "extra": json.dumps("bare_array")},
+    ]
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), os.path.join(out, "ours_v1.parquet"), **opts)
     for name in sorted(os.listdir(out)):
         print(name, os.path.getsize(os.path.join(out, name)))
 

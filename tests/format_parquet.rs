@@ -616,3 +616,23 @@ fn converted_corpus_round_trips_through_parquet() {
     );
     assert!(messages > 1000 && calls > 500, "{messages} messages, {calls} calls");
 }
+
+/// A file of our earlier schema (`openai-sessions/1`, fixtures/parquet/ours_v1.parquet,
+/// written by pyarrow) still reads back as the records it stood for.
+#[test]
+fn files_of_the_earlier_schema_still_read_back() {
+    let dir = TestDir::new();
+    let got = back_to_openai(&fixture("parquet/ours_v1.parquet"), &dir, "v1.jsonl");
+    assert_eq!(
+        got,
+        [
+            json!({"messages": [
+                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"}],
+             "compaction": {"compacted": true}, "id": "v1-0", "n": 1}),
+            json!([{"role": "user", "content": "bare"}]),
+        ]
+    );
+}

@@ -63,14 +63,15 @@
 //!
 //! ## What a round trip keeps
 //! Reading our own files (`openai-sessions/2`, and `openai-sessions/1` files
-//! of earlier versions) undoes the encoding: each record read back equals the
+//! of earlier versions; a file of the fixed schema is known by its shape too,
+//! since Spark's and Ray's writers drop the metadata) undoes the encoding: each record read back equals the
 //! one written as a JSON value, with two documented exceptions: a record that
 //! had no `id` key gains one (the `id` column), and the `source` column is not
 //! a key of the record (it names where the row came from; `--source-column
 //! source` reads it as the session's source). Typed fields win first, then a
 //! call's or message's `extra` keys override them, so every value comes back
-//! exactly (`content` from `parts` when set). Key order may change: `id`,
-//! `messages`, `tools`, `compaction`, then `metadata`'s keys; inside a message
+//! exactly (`content` from `parts` when set). Key order may change: `messages`,
+//! `id`, `tools`, `compaction`, then `metadata`'s keys; inside a message
 //! role, content, name, tool_call_id, tool_calls, reasoning_content, then the
 //! rest. A session that was a bare array of messages has the JSON string
 //! `"bare_array"` in `metadata` and is read back as a bare array.
