@@ -52,8 +52,11 @@
 //! call, with its name and arguments typed (arguments as JSON text when not a
 //! string). A message's `extra` is a JSON object of the message's keys the
 //! typed fields cannot hold exactly: keys outside the struct, a content array
-//! that `parts` cannot hold, a `content: null` (a null field means an absent
-//! key), a non-string role. A message that is not an object is null fields
+//! that `parts` cannot hold, a non-string role; and `"$no_content": true`
+//! for a message without a `content` key (a null `content` field is
+//! `content: null`, which every call-only assistant message has; any other
+//! null field is an absent key). Clean output (without
+//! `--keep-source-fields`) has no message `extra` at all. A message that is not an object is null fields
 //! with `extra` holding its JSON value; a null message is a null struct.
 //!
 //! Column and field metadata mark the encodings (`compactor:encoding`: `json`
@@ -111,6 +114,10 @@ pub const ENCODING_KEY: &str = "compactor:encoding";
 pub const METADATA_COLUMN: &str = "metadata";
 /// What the `metadata` cell holds for a session that was a bare array.
 const BARE_ARRAY: &str = "bare_array";
+/// The key of a message's `extra` saying the message had no `content` key
+/// (a null `content` field is `content: null`, which Chat Completions has on
+/// every assistant message that only calls tools).
+const NO_CONTENT: &str = "$no_content";
 
 #[cfg(test)]
 mod tests {
@@ -214,6 +221,7 @@ mod tests {
     /// text in `content`, every call a call, unknown call keys in that call's `extra`.
     #[test]
     fn typed_fields_hold_text_and_calls() {
+        use arrow_array::Array;
         use arrow_array::cast::AsArray;
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         let dir = tempfile::tempdir().unwrap();
@@ -243,6 +251,8 @@ mod tests {
         let extra = calls.column_by_name("extra").unwrap().as_string::<i32>();
         assert_eq!(extra.value(0), r#"{"caller":{"type":"direct"}}"#);
         let msg_extra = messages.column_by_name("extra").unwrap().as_string::<i32>();
+        // A call-only assistant message (`content: null`) needs no `extra`.
+        assert!(msg_extra.is_null(1));
         // The text-only array is kept exactly, beside its joined text.
         assert_eq!(
             msg_extra.value(0),

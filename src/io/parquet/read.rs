@@ -2,7 +2,7 @@
 
 use super::arrow_json::{string_at, supported, to_json};
 use super::{
-    BARE_ARRAY, ENCODING_KEY, READ_BATCH_ROWS, REPORT_COLUMN, SCHEMA_KEY, SCHEMA_VALUE,
+    BARE_ARRAY, ENCODING_KEY, NO_CONTENT, READ_BATCH_ROWS, REPORT_COLUMN, SCHEMA_KEY, SCHEMA_VALUE,
     SCHEMA_VALUE_V1,
 };
 use crate::io::{Payload, RawRecord, ReadError};
@@ -19,8 +19,9 @@ use std::sync::Arc;
 /// Where each row's messages come from.
 #[derive(Debug)]
 enum MessagesFrom {
-    /// A `list<struct>` column; `ours` when written by [`ParquetWriter`].
-    List { col: usize, ours: bool },
+    /// A `list<struct>` column; `ours` when written by [`ParquetWriter`](super::ParquetWriter),
+    /// `fixed` when in the one schema of `openai-sessions/2`.
+    List { col: usize, ours: bool, fixed: bool },
     /// A string column of JSON arrays (`--messages-column`).
     Json { col: usize },
 }
@@ -158,7 +159,7 @@ impl ParquetReader {
 
 impl BatchDecoder {
     /// Plans how rows of `schema` are read. `ours` says the schema is the one
-    /// [`ParquetWriter`] (or [`BatchEncoder`]) writes, whose encodings are undone.
+    /// [`ParquetWriter`](super::ParquetWriter) (or [`BatchEncoder`](super::BatchEncoder)) writes, whose encodings are undone.
     pub fn new(
         schema: &SchemaRef,
         messages_column: Option<&str>,
@@ -217,11 +218,11 @@ impl BatchDecoder {
     pub fn record(&self, batch: &RecordBatch, i: usize) -> Result<Payload, String> {
         let mut obj = Map::new();
         let messages = match &self.messages {
-            MessagesFrom::List { col, ours } => {
+            MessagesFrom::List { col, ours, fixed } => {
                 let array = batch.column(*col);
                 let v = to_json(array.as_ref(), i, true)
                     .map_err(|e| format!("column `messages`: {e}"))?;
-                if *ours { restore_messages(v)? } else { v }
+                if *ours { restore_messages(v, *fixed)? } else { v }
             }
             MessagesFrom::Json { col } => {
                 let array = batch.column(*col);
@@ -400,7 +401,7 @@ fn plan(
             let marked = schema.field(col).metadata().get(ENCODING_KEY).map(String::as_str)
                 == Some("messages");
             let ours = fixed || (ours && marked);
-            MessagesFrom::List { col, ours }
+            MessagesFrom::List { col, ours, fixed }
         }
     };
     let skip = match &messages {
@@ -434,15 +435,43 @@ fn plan(
     Ok((messages, columns))
 }
 
-/// Undoes the writer's message encoding (see the module docs).
-fn restore_messages(v: Value) -> Result<Value, String> {
+/// Undoes the writer's message encoding (see the module docs). `fixed`: the
+/// one schema, where a null `content` is `content: null` unless the message's
+/// `extra` says it had none.
+fn restore_messages(v: Value, fixed: bool) -> Result<Value, String> {
     let Value::Array(items) = v else { return Ok(v) };
     items
         .into_iter()
         .enumerate()
-        .map(|(i, m)| restore_message(m).map_err(|e| format!("message {i}: {e}")))
-        .collect::<Result<Vec<_>, _>>()
+        .map(|(i, m)| {
+            let m = restore_message(m).map_err(|e| format!("message {i}: {e}"))?;
+            Ok(if fixed { with_content(m) } else { m })
+        })
+        .collect::<Result<Vec<_>, String>>()
         .map(Value::Array)
+}
+
+/// A message of the one schema with its `content` key: `null` when the
+/// typed field was null, unless it had no `content` at all ([`NO_CONTENT`]).
+fn with_content(m: Value) -> Value {
+    let Value::Object(mut map) = m else { return m };
+    if map.remove(NO_CONTENT).is_some() || map.contains_key("content") {
+        return Value::Object(map);
+    }
+    let mut out = Map::new();
+    let mut placed = false;
+    for (k, v) in map {
+        let after_role = k == "role";
+        out.insert(k, v);
+        if after_role {
+            out.insert("content".into(), Value::Null);
+            placed = true;
+        }
+    }
+    if !placed {
+        out.insert("content".into(), Value::Null);
+    }
+    Value::Object(out)
 }
 
 fn restore_message(m: Value) -> Result<Value, String> {

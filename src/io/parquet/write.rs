@@ -3,8 +3,8 @@
 //! `compact --to arrow-ipc` ([`BatchEncoder`]).
 
 use super::{
-    BARE_ARRAY, ENCODING_KEY, METADATA_COLUMN, ROW_GROUP_BYTES, ROW_GROUP_ROWS, SCHEMA_KEY,
-    SCHEMA_VALUE,
+    BARE_ARRAY, ENCODING_KEY, METADATA_COLUMN, NO_CONTENT, ROW_GROUP_BYTES, ROW_GROUP_ROWS,
+    SCHEMA_KEY, SCHEMA_VALUE,
 };
 use crate::io::output::AtomicFile;
 use anyhow::{Context, anyhow};
@@ -295,6 +295,8 @@ fn message_row(m: &Value, bytes: &mut usize) -> Option<MsgRow> {
         let fits = match (k.as_str(), v) {
             ("role", Value::String(s)) => set(&mut row.role, s),
             ("content", Value::String(s)) => set(&mut row.content, s),
+            // A null field reads back as `content: null` (see `NO_CONTENT`).
+            ("content", Value::Null) => true,
             ("content", Value::Array(parts)) => {
                 // The text is always in `content`; the array itself is typed
                 // only when it is multimodal and of the typed shape.
@@ -323,6 +325,9 @@ fn message_row(m: &Value, bytes: &mut usize) -> Option<MsgRow> {
         if !fits {
             extra.insert(k.clone(), v.clone());
         }
+    }
+    if !map.contains_key("content") {
+        extra.insert(NO_CONTENT.into(), Value::Bool(true));
     }
     row.extra = object_text(extra);
     Some(row)
