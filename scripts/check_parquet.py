@@ -1,258 +1,355 @@
 #!/usr/bin/env python3
-"""Cross-checks compactor's Parquet files with another Parquet reader, and
-makes the small Parquet fixtures under fixtures/parquet/ with another writer.
+"""Checks that a directory of compactor's Parquet output is a training dataset.
 
-    python3 scripts/check_parquet.py OUT.parquet IN.jsonl [--rows=N] [--reader=pyarrow|duckdb|polars]
-        Reads OUT.parquet (written by `compactor compact IN.jsonl --mode none
-        --to parquet -o OUT.parquet`) with pyarrow, or else duckdb, or else
-        polars, undoes compactor's documented encoding (src/io/parquet.rs:
-        `content`/`content_parts`/`extra` per message, JSON-text columns, the
-        trailing `extra` column, the "bare_array" marker), and compares the row
-        count and the first N sessions (default 5) with IN.jsonl as JSON
-        values (whole sessions with pyarrow, which exposes the Arrow field
-        metadata naming the JSON-text columns; messages only otherwise). Prints what it compared; exits 1 on any mismatch, 2 when no
-        reader is importable (`pip install pyarrow duckdb`).
+    python3 scripts/check_parquet.py DIR [--readme README.md] [--require-datasets]
 
-    python3 scripts/check_parquet.py --make-fixtures
-        Rewrites fixtures/parquet/*.parquet with pyarrow (byte-identical on
-        rerun with the same pyarrow version; see fixtures/parquet/README.md).
-        The data is synthetic and tiny: there is no real Parquet transcript in
-        ../shared/corpus (its README: "Not found"), so these files exist to
-        test reading tables that compactor did not write.
+Written apart from the Rust writer (no shared code): it only uses what any
+consumer has, the Parquet files and the documented schema. It
 
-Not part of CI (pyarrow is not a build dependency); stdlib + pyarrow/duckdb/polars.
+1. finds DIR/**/*.parquet and asserts every file has the same Arrow schema
+   (field names, types, nesting), naming the first file that differs;
+2. loads DIR as ONE table in pyarrow.dataset, DuckDB
+   (`read_parquet('DIR/**/*.parquet')`), Polars (`scan_parquet`) and Hugging
+   Face `datasets` (`load_dataset("parquet", data_files=...)`; SKIPPED, with
+   the reason, when it cannot be imported, unless --require-datasets), and
+   asserts they agree on rows, messages, tool calls and tool messages;
+3. asserts, per row, that tool calls and tool messages agree: as many `tool`
+   messages as calls, each answering a call of that row (`tool_call_id`);
+4. renders every row with two chat templates written here (jinja2):
+   CHATML, the plain ChatML of many Hugging Face models, and TOOLS, a
+   Qwen2.5 / Hermes style tool-calling template (calls as
+   `<tool_call>{...}</tool_call>`, results as `<tool_response>` in a user
+   turn). It fails on an empty user or assistant turn: one whose rendered body
+   is blank. An assistant message with calls and no text is not empty under
+   TOOLS, which renders its calls (checked: one `<tool_call>` per call); plain
+   ChatML does not render calls, so such a turn is counted there
+   ("call-only turns") but is not an error;
+5. with --readme, runs the Python snippets of README.md's "Loading the
+   Parquet output" section with `out/` replaced by DIR, so the README's
+   copy-paste snippets are the calls checked here.
+
+Prints one line per check and the totals; exits 1 on any failure, 2 on bad
+usage or when pyarrow, duckdb, polars or jinja2 is missing.
 """
 
+import glob
 import json
 import os
+import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Plain ChatML, as in many Hugging Face chat templates (e.g. the default of
+# Qwen2.5 without tools). Text of multimodal messages is in `content`; their
+# images are rendered as `<image>` placeholders from `parts`.
+CHATML = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' }}"
+    "{% if message['parts'] %}{% for part in message['parts'] %}"
+    "{% if part['type'] == 'image_url' %}<image>{% endif %}{% endfor %}{% endif %}"
+    "{{ message['content'] or '' }}"
+    "{{ '<|im_end|>\\n' }}"
+    "{% endfor %}"
+)
+
+# Tool calling in the Qwen2.5 / Hermes style: the tools in the system turn,
+# each call as <tool_call>{"name", "arguments"}</tool_call> in the assistant
+# turn, consecutive tool results as <tool_response> blocks of one user turn.
+TOOLS = (
+    "{%- if tools %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] or '' }}{{- '\\n\\n' }}{%- endif %}"
+    "{{- '# Tools\\n\\n<tools>' }}"
+    "{%- for tool in tools %}{{- '\\n' }}{{- tool | tojson }}{%- endfor %}"
+    "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and"
+    " arguments within <tool_call></tool_call> XML tags.<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] == 'system' and tools and loop.first %}"
+    "{%- elif message['role'] == 'tool' %}"
+    "{%- if loop.first or messages[loop.index0 - 1]['role'] != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' }}{{- message['content'] or '' }}{{- '\\n</tool_response>' }}"
+    "{%- if loop.last or messages[loop.index0 + 1]['role'] != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' }}"
+    "{%- if message['reasoning_content'] %}{{- '<think>\\n' + message['reasoning_content'] + '\\n</think>\\n' }}{%- endif %}"
+    "{%- if message['parts'] %}{%- for part in message['parts'] %}"
+    "{%- if part['type'] == 'image_url' %}{{- '<image>' }}{%- endif %}{%- endfor %}{%- endif %}"
+    "{{- message['content'] or '' }}"
+    "{%- for call in message['tool_calls'] or [] %}"
+    "{{- '\\n<tool_call>\\n{\"name\": \"' }}{{- call['function']['name'] }}{{- '\", \"arguments\": ' }}"
+    "{{- call['function']['arguments'] }}{{- '}\\n</tool_call>' }}"
+    "{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+)
+
+EMPTY_TURN = re.compile(r"<\|im_start\|>(user|assistant)\n\s*<\|im_end\|>")
 
 
-def read_rows(path, want=None):
-    """Rows of a Parquet file as Python dicts: (reader, rows, columns, encodings).
+class Failures:
+    def __init__(self):
+        self.items = []
 
-    Only pyarrow exposes Arrow field metadata (`compactor:encoding`); with
-    duckdb or polars the encodings are unknown, so only messages are compared.
-    """
-    if want in (None, "pyarrow"):
-        try:
-            import pyarrow.parquet as pq
-
-            schema = pq.ParquetFile(path).schema_arrow
-            enc = {
-                f.name: (f.metadata or {}).get(b"compactor:encoding", b"").decode()
-                for f in schema
-            }
-            return "pyarrow", pq.read_table(path).to_pylist(), schema.names, enc
-        except ImportError:
-            pass
-    if want in (None, "duckdb"):
-        try:
-            import duckdb
-
-            rel = duckdb.sql(f"SELECT * FROM read_parquet('{path}')")
-            cols = rel.columns
-            return "duckdb", [dict(zip(cols, r)) for r in rel.fetchall()], cols, None
-        except ImportError:
-            pass
-    if want in (None, "polars"):
-        try:
-            import polars as pl
-
-            df = pl.read_parquet(path)
-            return "polars", df.to_dicts(), df.columns, None
-        except ImportError:
-            pass
-    print("no Parquet reader: pip install pyarrow duckdb", file=sys.stderr)
-    sys.exit(2)
+    def fail(self, what):
+        self.items.append(what)
+        print(f"FAIL {what}")
 
 
-def restore_message(m):
-    if m is None:
-        return None
-    extra = json.loads(m["extra"]) if m.get("extra") is not None else None
-    if extra is not None and not isinstance(extra, dict):
-        return extra
-    out = {}
-    for k in ("role", "content", "name", "tool_call_id", "reasoning_content"):
-        if m.get(k) is not None:
-            out[k] = m[k]
-    if m.get("content_parts") is not None:
-        out["content"] = json.loads(m["content_parts"])
-    if m.get("tool_calls") is not None:
-        calls = []
-        for c in m["tool_calls"]:
-            call = {k: c[k] for k in ("id", "type") if c.get(k) is not None}
-            if c.get("function") is not None:
-                f = c["function"]
-                call["function"] = {k: f[k] for k in ("name", "arguments") if f.get(k) is not None}
-            calls.append(call)
-        out["tool_calls"] = calls
-    out.update(extra or {})
-    return out
+def files_of(root):
+    return sorted(glob.glob(os.path.join(root, "**", "*.parquet"), recursive=True))
 
 
-def restore_row(row, cols, enc):
-    """The session a row stands for; with `enc` None, only its messages (and bare-ness)."""
-    out = {}
-    if row.get("messages") is not None:
-        out["messages"] = [restore_message(m) for m in row["messages"]]
-    bare = row.get("extra") == '"bare_array"'
-    if enc is None:
-        return out["messages"] if bare else {"messages": out.get("messages")}
-    for c in cols:
-        v = row.get(c)
-        if c == "messages" or v is None:
-            continue
-        e = enc.get(c, "")
-        if e == "json":
-            out[c] = json.loads(v)
-        elif e == "extra":
-            x = json.loads(v)
-            if x != "bare_array":
-                out.update(x)
-        else:
-            out[c] = v
-    return out["messages"] if bare else out
-
-
-def check(parquet, jsonl, n, reader=None):
-    reader, rows, cols, enc = read_rows(parquet, reader)
-    with open(jsonl, encoding="utf-8") as f:
-        want = [json.loads(line) for line in f if line.strip()]
-    what = "whole sessions" if enc is not None else "messages only"
-    print(f"reader: {reader} (comparing {what}); columns: {', '.join(cols)}")
-    print(f"rows: parquet {len(rows)}, jsonl {len(want)}")
-    bad = len(rows) != len(want)
-    for i, (row, expected) in enumerate(zip(rows[:n], want[:n])):
-        got = restore_row(row, cols, enc)
-        if enc is None and isinstance(expected, dict):
-            expected = {"messages": expected.get("messages")}
-        msgs = got if isinstance(got, list) else got.get("messages") or []
-        ok = got == expected
-        bad |= not ok
-        first = msgs[0].get("role") if msgs and isinstance(msgs[0], dict) else None
-        print(f"row {i}: {len(msgs)} messages, first role {first!r}: {'equal' if ok else 'DIFFERENT'}")
-        if not ok and isinstance(got, dict) and isinstance(expected, dict):
-            for k in sorted(set(got) | set(expected)):
-                if got.get(k) != expected.get(k):
-                    print(f"  key {k!r} differs")
-    print("MISMATCH" if bad else "OK")
-    return 1 if bad else 0
-
-
-def make_fixtures():
-    import datetime
-    import decimal
-
-    import pyarrow as pa
+def check_schemas(files, failures):
+    """Every file's Arrow schema equals the first one's (names, types, nesting)."""
     import pyarrow.parquet as pq
 
-    out = os.path.join(ROOT, "fixtures", "parquet")
-    os.makedirs(out, exist_ok=True)
-    opts = dict(compression="zstd", write_statistics=True)
+    first = pq.read_schema(files[0])
+    for f in files[1:]:
+        s = pq.read_schema(f)
+        if not s.equals(first, check_metadata=False):
+            failures.fail(f"schema of {f} differs from {files[0]}:\n  {s}\n  vs\n  {first}")
+            return first
+    print(f"schemas: {len(files)} files, one schema: {', '.join(first.names)}")
+    return first
 
-    # 1. Hugging Face chat convention plus one column of each awkward type.
-    msg = pa.struct([("role", pa.string()), ("content", pa.string())])
-    table = pa.table(
-        {
-            "messages": pa.array(
-                [
-                    [{"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"}],
-                    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
-                     {"role": "assistant", "content": "Hello."}],
-                    [{"role": "user", "content": "你好"}, {"role": "assistant", "content": None}],
-                ],
-                type=pa.list_(msg),
-            ),
-            "id": pa.array(["hf-0", "hf-1", "hf-2"]),
-            "score": pa.array([0.5, None, 1.0], type=pa.float64()),
-            "turns": pa.array([2, 3, 2], type=pa.int32()),
-            "created": pa.array(
-                [datetime.datetime(2024, 5, 1, 12, 0, 0, 250000), None,
-                 datetime.datetime(1969, 12, 31, 23, 59, 59)],
-                type=pa.timestamp("ms", tz="UTC"),
-            ),
-            "day": pa.array([datetime.date(2024, 5, 1), datetime.date(2000, 2, 29), None], type=pa.date32()),
-            "blob": pa.array([b"foobar", b"", None], type=pa.binary()),
-            "tags": pa.array([["math"], [], None], type=pa.list_(pa.string())),
-            "attrs": pa.array([[("k", 1)], [], [("a", 2), ("b", 3)]], type=pa.map_(pa.string(), pa.int64())),
-            "split": pa.array(["train", "test", "train"]).dictionary_encode(),
-            "price": pa.array([decimal.Decimal("12.50"), decimal.Decimal("-0.01"), None], type=pa.decimal128(5, 2)),
-        }
-    )
-    pq.write_table(table, os.path.join(out, "hf_chat.parquet"), **opts)
 
-    # 2. Tool calls the Hugging Face way: the struct is the union of every message's keys.
-    call = pa.struct([
-        ("id", pa.string()), ("type", pa.string()),
-        ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())])),
-    ])
-    msg = pa.struct([
-        ("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(call)),
-        ("tool_call_id", pa.string()), ("name", pa.string()),
-    ])
-    table = pa.table(
-        {
-            "messages": pa.array(
-                [[
-                    {"role": "user", "content": "Weather in Paris?"},
-                    {"role": "assistant", "content": None, "tool_calls": [
-                        {"id": "call_1", "type": "function",
-                         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
-                        {"id": "call_2", "type": "function",
-                         "function": {"name": "get_time", "arguments": "{\"city\": \"Paris\"}"}},
-                    ]},
-                    {"role": "tool", "content": "18C, cloudy", "tool_call_id": "call_1", "name": "get_weather"},
-                    {"role": "tool", "content": "14:05", "tool_call_id": "call_2", "name": "get_time"},
-                    {"role": "assistant", "content": "18C and cloudy; it is 14:05."},
-                ]],
-                type=pa.list_(msg),
-            ),
-            "id": pa.array(["tools-0"]),
-        }
-    )
-    pq.write_table(table, os.path.join(out, "hf_tools.parquet"), **opts)
+def tool_calls_of(m):
+    return m.get("tool_calls") or []
 
-    # 3. Messages as a JSON string column (--messages-column conversation); row 1 is not JSON.
-    table = pa.table(
-        {
-            "id": pa.array(["j-0", "j-1", "j-2"]),
-            "conversation": pa.array([
-                json.dumps([{"role": "user", "content": "one"}, {"role": "assistant", "content": "1"}]),
-                "[{\"role\": \"user\", \"content\": ",
-                json.dumps([{"role": "user", "content": "three"}]),
-            ]),
-        }
-    )
-    pq.write_table(table, os.path.join(out, "messages_json.parquet"), **opts)
 
-    # 4. Not a session table.
-    table = pa.table({"text": pa.array(["a", "b"]), "label": pa.array([0, 1])})
-    pq.write_table(table, os.path.join(out, "no_messages.parquet"), **opts)
-    for name in sorted(os.listdir(out)):
-        print(name, os.path.getsize(os.path.join(out, name)))
+def check_row(row, templates, failures, totals):
+    """Checks one row (a dict, as pyarrow / datasets give it) and adds to totals."""
+    where = f"row {row.get('id')!r} ({row.get('source')})"
+    messages = row.get("messages") or []
+    call_ids = set()
+    calls = 0
+    tool_messages = 0
+    for i, m in enumerate(messages):
+        if m is None:
+            failures.fail(f"{where}: message {i} is null")
+            continue
+        cs = tool_calls_of(m)
+        calls += len(cs)
+        for c in cs:
+            if not (c.get("function") or {}).get("name"):
+                failures.fail(f"{where}: message {i}: a tool call without a function name")
+            call_ids.add(c.get("id"))
+        if m.get("role") == "tool":
+            tool_messages += 1
+            if m.get("tool_call_id") not in call_ids:
+                failures.fail(f"{where}: message {i}: tool result {m.get('tool_call_id')!r} answers no call before it")
+    # Every call is answered by a tool message, except the calls of a last
+    # assistant message still in flight when the log ends (nothing after it
+    # but results of its own calls).
+    answered = {m.get("tool_call_id") for m in messages if m and m.get("role") == "tool"}
+    last = max((i for i, m in enumerate(messages) if m and m.get("role") != "tool"), default=-1)
+    for i, m in enumerate(messages):
+        for c in tool_calls_of(m or {}):
+            if c.get("id") in answered:
+                continue
+            if i == last:
+                totals["in_flight_calls"] += 1
+            else:
+                failures.fail(f"{where}: message {i}: call {c.get('id')!r} has no tool message")
+    totals["rows"] += 1
+    totals["messages"] += len(messages)
+    totals["calls"] += calls
+    totals["tool_messages"] += tool_messages
+    tools = json.loads(row["tools"]) if row.get("tools") else None
+    for name, template in templates.items():
+        text = template.render(messages=messages, tools=tools)
+        if not text:
+            failures.fail(f"{where}: {name} renders nothing")
+        if name == "TOOLS" and text.count("<tool_call>") < calls:
+            failures.fail(f"{where}: TOOLS renders {text.count('<tool_call>')} of {calls} calls")
+        # Turn by turn: an empty user or assistant turn is an error, except a
+        # call-only assistant turn under a template that does not render calls.
+        for i, m in enumerate(messages):
+            if m is None or m.get("role") not in ("user", "assistant"):
+                continue
+            one = template.render(messages=[m], tools=None)
+            if EMPTY_TURN.search(one):
+                if name == "CHATML" and tool_calls_of(m):
+                    totals["call_only_turns"] += 1
+                else:
+                    totals["empty_turns"] += 1
+                    failures.fail(f"{where}: message {i} ({m.get('role')}) is an empty turn under {name}")
+
+
+def engine_counts_pyarrow(root):
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads
+
+    table = pads.dataset(root, format="parquet").to_table(columns=["messages"])
+    msgs = pc.list_flatten(table.column("messages"))
+    roles = pc.struct_field(msgs, "role")
+    calls = pc.list_value_length(pc.struct_field(msgs, "tool_calls"))
+    return {
+        "rows": table.num_rows,
+        "messages": len(msgs),
+        "calls": pc.sum(calls).as_py() or 0,
+        "tool_messages": pc.sum(pc.equal(roles, "tool").cast("int64")).as_py() or 0,
+    }
+
+
+def engine_counts_duckdb(root):
+    import duckdb
+
+    src = f"read_parquet('{os.path.join(root, '**', '*.parquet')}')"
+    con = duckdb.connect()
+    rows = con.execute(f"SELECT count(*) FROM {src}").fetchone()[0]
+    m, c, t = con.execute(
+        f"SELECT count(*), coalesce(sum(len(m.tool_calls)), 0), count(*) FILTER (WHERE m.role = 'tool') "
+        f"FROM (SELECT unnest(messages) AS m FROM {src})"
+    ).fetchone()
+    return {"rows": rows, "messages": m, "calls": c, "tool_messages": t}
+
+
+def engine_counts_polars(root):
+    import polars as pl
+
+    lf = pl.scan_parquet(os.path.join(root, "**", "*.parquet"))
+    rows = lf.select(pl.len()).collect().item()
+    msgs = lf.select(pl.col("messages").explode().alias("m")).drop_nulls()
+    out = msgs.select(
+        pl.len().alias("messages"),
+        pl.col("m").struct.field("tool_calls").list.len().fill_null(0).sum().alias("calls"),
+        (pl.col("m").struct.field("role") == "tool").sum().alias("tool_messages"),
+    ).collect()
+    return {"rows": rows, **{k: out[k][0] for k in out.columns}}
+
+
+def load_datasets(root):
+    import datasets
+    from datasets import load_dataset
+
+    datasets.disable_progress_bars()
+    return load_dataset("parquet", data_files=os.path.join(root, "**", "*.parquet"), split="train")
+
+
+def engine_counts_datasets(ds):
+    totals = {"rows": ds.num_rows, "messages": 0, "calls": 0, "tool_messages": 0}
+    for batch in ds.iter(batch_size=256):
+        for messages in batch["messages"]:
+            for m in messages or []:
+                totals["messages"] += 1
+                totals["calls"] += len(tool_calls_of(m))
+                totals["tool_messages"] += m.get("role") == "tool"
+    return totals
+
+
+def readme_snippets(readme):
+    """The ```python blocks of README.md's "Loading the Parquet output" section."""
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^#+ Loading the Parquet output\n(.*?)(?=^#+ )", text, re.S | re.M)
+    if not m:
+        return []
+    return re.findall(r"```python\n(.*?)```", m.group(1), re.S)
+
+
+def run_snippets(readme, root, failures):
+    snippets = readme_snippets(readme)
+    if not snippets:
+        failures.fail(f"{readme}: no ```python snippets under 'Loading the Parquet output'")
+    for i, code in enumerate(snippets):
+        first = code.strip().splitlines()[0]
+        if "datasets" in code:
+            try:
+                import datasets  # noqa: F401
+            except ImportError as e:
+                print(f"README snippet {i + 1} ({first}): SKIPPED ({e})")
+                continue
+        code = code.replace('"out/', f'"{root.rstrip("/")}/').replace("'out/", f"'{root.rstrip('/')}/")
+        try:
+            exec(compile(code, f"README snippet {i + 1}", "exec"), {"__name__": "readme"})
+            print(f"README snippet {i + 1} ({first}): ran")
+        except Exception as e:  # a snippet that fails is a finding, not a crash
+            failures.fail(f"README snippet {i + 1} ({first}): {type(e).__name__}: {e}")
+
+
+def check(root, readme=None, require_datasets=False, out=print):
+    """Runs every check on directory `root`; returns (failures, totals)."""
+    import jinja2
+    import pyarrow.dataset as pads
+
+    failures = Failures()
+    files = files_of(root)
+    if not files:
+        failures.fail(f"no *.parquet under {root}")
+        return failures, {}
+    check_schemas(files, failures)
+    if failures.items:
+        return failures, {}
+    env = jinja2.Environment(undefined=jinja2.ChainableUndefined)
+    templates = {"CHATML": env.from_string(CHATML), "TOOLS": env.from_string(TOOLS)}
+    totals = dict(rows=0, messages=0, calls=0, tool_messages=0, in_flight_calls=0, empty_turns=0,
+                  call_only_turns=0)
+    dataset = pads.dataset(root, format="parquet")
+    for batch in dataset.to_batches(batch_size=64):
+        for row in batch.to_pylist():
+            check_row(row, templates, failures, totals)
+    want = {k: totals[k] for k in ("rows", "messages", "calls", "tool_messages")}
+    out(f"pyarrow rows: {json.dumps(totals)} ({len(files)} files)")
+    engines = [
+        ("pyarrow.dataset", lambda: engine_counts_pyarrow(root)),
+        ("duckdb", lambda: engine_counts_duckdb(root)),
+        ("polars", lambda: engine_counts_polars(root)),
+    ]
+    try:
+        import datasets  # noqa: F401
+
+        engines.append(("datasets", lambda: engine_counts_datasets(load_datasets(root))))
+    except ImportError as e:
+        if require_datasets:
+            failures.fail(f"datasets: cannot import ({e})")
+        else:
+            out(f"datasets: SKIPPED (cannot import: {e})")
+    for name, count in engines:
+        try:
+            got = count()
+        except Exception as e:  # an engine that cannot load the directory is a finding
+            failures.fail(f"{name}: cannot load {root} as one table: {type(e).__name__}: {e}")
+            continue
+        got = {k: int(v) for k, v in got.items()}
+        if got != want:
+            failures.fail(f"{name}: {got} != {want}")
+        else:
+            out(f"{name}: one table, {got['rows']} rows, {got['messages']} messages, "
+                f"{got['calls']} tool calls, {got['tool_messages']} tool messages")
+    if readme:
+        run_snippets(readme, root, failures)
+    return failures, totals
 
 
 def main(argv):
-    if argv[1:] == ["--make-fixtures"]:
-        make_fixtures()
-        return 0
-    args, n, reader = [], 5, None
-    for a in argv[1:]:
-        if a.startswith("--rows="):
-            n = int(a.split("=", 1)[1])
-        elif a.startswith("--reader="):
-            reader = a.split("=", 1)[1]
-        else:
-            args.append(a)
-    if len(args) != 2:
+    args = [a for a in argv if not a.startswith("--")]
+    readme = None
+    if "--readme" in argv:
+        readme = argv[argv.index("--readme") + 1]
+        args.remove(readme)
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    return check(args[0], args[1], n, reader)
+    try:
+        import duckdb  # noqa: F401
+        import jinja2  # noqa: F401
+        import polars  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError as e:
+        print(f"check_parquet: {e}: pip install pyarrow duckdb polars jinja2", file=sys.stderr)
+        return 2
+    failures, totals = check(args[0], readme, "--require-datasets" in argv)
+    if failures.items:
+        print(f"check_parquet: {len(failures.items)} failures")
+        return 1
+    print(f"check_parquet: OK: {totals['rows']} rows, {totals['messages']} messages, "
+          f"{totals['calls']} tool calls = {totals['tool_messages']} tool messages + "
+          f"{totals['in_flight_calls']} calls in flight at the end, "
+          f"{totals['empty_turns']} empty turns ({totals['call_only_turns']} call-only turns under plain ChatML)")
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

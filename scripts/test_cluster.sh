@@ -5,9 +5,9 @@
 #   CLUSTER_ENGINES="spark" scripts/test_cluster.sh fixtures
 #
 # 1. Converts DATA_DIR to Parquet with compactor itself (`--mode none --to
-#    parquet`), adds a `source` column naming each row's original file and line
-#    (a data lake needs a stable name per session: these rows have no id of
-#    their own), and splits it into two files.
+#    parquet`: its `source` column names each row's original file and line, a
+#    stable name per session for the lake, since not every row has an id of
+#    its own), and splits it into two files.
 # 2. Runs the plain binary on that dataset (`--to openai --report`).
 # 3. Runs scripts/spark_compact.py in local[2] mode and scripts/ray_compact.py
 #    on a local 2-CPU Ray, and checks each with scripts/cluster_check.py: the
@@ -43,12 +43,11 @@ fi
 
 python3 - "$work" <<'PY'
 import json, sys
-import pyarrow as pa, pyarrow.parquet as pq
+import pyarrow.parquet as pq
 work = sys.argv[1]
 table = pq.read_table(f"{work}/converted.parquet")
 sources = [json.loads(l)["source"] for l in open(f"{work}/converted.jsonl")]
-assert len(sources) == table.num_rows, (len(sources), table.num_rows)
-table = table.append_column("source", pa.array(sources, pa.string()))
+assert sources == table.column("source").to_pylist(), "the source column is the report's"
 half = table.num_rows // 2
 for i, part in enumerate([table.slice(0, half), table.slice(half)]):
     pq.write_table(part, f"{work}/lake/part-{i}.parquet", compression="zstd")

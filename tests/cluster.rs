@@ -25,7 +25,7 @@ fn inputs() -> Vec<PathBuf> {
 }
 
 /// The fixtures as a Parquet table written by compactor, then read back as
-/// record batches of `rows` rows with a `source` column naming each row.
+/// record batches of `rows` rows, each row's `source` cell naming it as a lake would.
 fn batches(dir: &TestDir, rows: usize) -> (Arc<Schema>, Vec<RecordBatch>) {
     let table = dir.join("in.parquet");
     run_ok(compactor().args(["compact", "-q", "--mode", "none", "-o"]).arg(&table).args(inputs()));
@@ -40,14 +40,13 @@ fn batches(dir: &TestDir, rows: usize) -> (Arc<Schema>, Vec<RecordBatch>) {
     let mut n = 0;
     for b in reader {
         let b = b.unwrap();
-        let mut fields: Vec<Arc<Field>> = b.schema().fields().iter().cloned().collect();
-        fields.push(Arc::new(Field::new("source", arrow_schema::DataType::Utf8, true)));
-        let s = Arc::new(Schema::new(fields));
+        let s = b.schema();
+        let at = s.index_of("source").unwrap();
         let names: Vec<String> =
             (n..n + b.num_rows()).map(|i| format!("lake/part-0.parquet#{i}")).collect();
         n += b.num_rows();
         let mut cols = b.columns().to_vec();
-        cols.push(Arc::new(StringArray::from(names)));
+        cols[at] = Arc::new(StringArray::from(names));
         out.push(RecordBatch::try_new(Arc::clone(&s), cols).unwrap());
         schema = Some(s);
     }

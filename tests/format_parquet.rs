@@ -1,4 +1,4 @@
-//! Integration tests of the Parquet container (src/io/parquet.rs): OpenAI
+//! Integration tests of the Parquet container (src/io/parquet/): OpenAI
 //! sessions to Parquet and back through the binary, the written schema as the
 //! parquet crate's own reader sees it, tables written by other tools
 //! (Hugging Face style, built here with Arrow builders or by pyarrow in
@@ -63,6 +63,21 @@ fn to_parquet(inputs: &[PathBuf], out: &Path, extra: &[&str]) {
     );
 }
 
+/// `got` (read back from Parquet) against `want` (the input): equal, but a
+/// record without an `id` key gains one, its source `path:line`.
+fn assert_same_sessions(got: &[Value], want: &[Value], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let mut g = g.clone();
+        if let (Some(obj), false) = (g.as_object_mut(), w.get("id").is_some()) {
+            let id = obj.remove("id");
+            let id = id.as_ref().and_then(Value::as_str).unwrap_or_default();
+            assert!(id.contains(".jsonl:") || id.contains(".parquet["), "{what} {i}: id {id}");
+        }
+        assert!(&g == w, "{what}: session {i} differs after Parquet");
+    }
+}
+
 fn stem(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().split('.').next().unwrap().to_string()
 }
@@ -80,18 +95,14 @@ fn every_fixture_round_trips_through_parquet_per_file_and_as_one_file() {
         let pq = out_dir.join(format!("{}.parquet", stem(input)));
         assert!(pq.is_file(), "{} was not written", pq.display());
         let got = back_to_openai(&pq, &dir, &format!("{}.back.jsonl", stem(input)));
-        assert_eq!(got.len(), want.len(), "{}", input.display());
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(g == w, "{} session {i} differs after Parquet", input.display());
-        }
+        assert_same_sessions(&got, &want, &input.display().to_string());
         all.extend(want);
     }
     // -o out.parquet: every session of every input, in input order.
     let one = dir.join("all.parquet");
     to_parquet(&inputs, &one, &[]);
     let got = back_to_openai(&one, &dir, "all.back.jsonl");
-    assert_eq!(got.len(), all.len());
-    assert!(got == all, "the single Parquet file does not give back the inputs");
+    assert_same_sessions(&got, &all, "all.parquet");
     // Parquet to Parquet (`--to same` keeps the container) is lossless too.
     let again = dir.join("again.parquet");
     run_ok(
@@ -100,7 +111,7 @@ fn every_fixture_round_trips_through_parquet_per_file_and_as_one_file() {
             .arg(&again)
             .arg(&one),
     );
-    assert!(back_to_openai(&again, &dir, "again.jsonl") == all);
+    assert_same_sessions(&back_to_openai(&again, &dir, "again.jsonl"), &all, "again.parquet");
 }
 
 #[test]
@@ -115,9 +126,9 @@ fn compacted_sessions_keep_their_compaction_object_in_parquet() {
     let compacted = want.iter().filter(|v| v.get("compaction").is_some()).count();
     assert_eq!(compacted, 3, "three of the four fixture sessions are over a 32K window's trigger");
     let got = back_to_openai(&pq, &dir, "c.back.jsonl");
-    assert!(got == want, "compacting to Parquet gives the same sessions as to JSONL");
+    assert_same_sessions(&got, &want, "compacted");
     let columns: Vec<String> = schema_of(&pq).fields().iter().map(|f| f.name().clone()).collect();
-    assert_eq!(columns, ["messages", "compaction", "id", "meta", "extra"]);
+    assert_eq!(columns, ["id", "source", "messages", "tools", "compaction", "metadata"]);
 }
 
 fn schema_of(p: &Path) -> Arc<Schema> {
@@ -127,6 +138,56 @@ fn schema_of(p: &Path) -> Arc<Schema> {
 
 fn utf8(name: &str) -> Field {
     Field::new(name, DataType::Utf8, true)
+}
+
+/// The one schema of every file `--to parquet` writes, field by field.
+fn documented_schema() -> Vec<(String, DataType, Option<String>)> {
+    let pair = |a: &str, b: &str| DataType::Struct(Fields::from(vec![utf8(a), utf8(b)]));
+    let item = |t: DataType| Arc::new(Field::new("item", t, true));
+    let part = DataType::Struct(Fields::from(vec![
+        utf8("type"),
+        utf8("text"),
+        Field::new("image_url", pair("url", "detail"), true),
+    ]));
+    let call = DataType::Struct(Fields::from(vec![
+        utf8("id"),
+        utf8("type"),
+        Field::new("function", pair("name", "arguments"), true),
+        utf8("extra"),
+    ]));
+    let message = DataType::Struct(Fields::from(vec![
+        utf8("role"),
+        utf8("content"),
+        Field::new("parts", DataType::List(item(part)), true),
+        utf8("name"),
+        utf8("tool_call_id"),
+        Field::new("tool_calls", DataType::List(item(call)), true),
+        utf8("reasoning_content"),
+        utf8("extra"),
+    ]));
+    let enc = |e: &str| Some(e.to_string());
+    vec![
+        ("id".into(), DataType::Utf8, None),
+        ("source".into(), DataType::Utf8, enc("source")),
+        ("messages".into(), DataType::List(item(message)), enc("messages")),
+        ("tools".into(), DataType::Utf8, enc("json")),
+        ("compaction".into(), DataType::Utf8, enc("json")),
+        ("metadata".into(), DataType::Utf8, enc("extra")),
+    ]
+}
+
+fn fields_of(schema: &Schema) -> Vec<(String, DataType, Option<String>)> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| {
+            (
+                f.name().clone(),
+                f.data_type().clone(),
+                f.metadata().get("compactor:encoding").cloned(),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -146,54 +207,9 @@ fn written_schema_is_the_documented_one() {
         .map(|k| (k.key.clone(), k.value.clone()))
         .filter(|(k, _)| k != "ARROW:schema")
         .collect();
-    assert_eq!(kv, [("compactor:schema".to_string(), Some("openai-sessions/1".to_string()))]);
+    assert_eq!(kv, [("compactor:schema".to_string(), Some("openai-sessions/2".to_string()))]);
     assert_eq!(meta.num_rows(), 3, "2 sessions + 1 bare array");
-
-    let function = DataType::Struct(Fields::from(vec![utf8("name"), utf8("arguments")]));
-    let call = DataType::Struct(Fields::from(vec![
-        utf8("id"),
-        utf8("type"),
-        Field::new("function", function, true),
-    ]));
-    let message = DataType::Struct(Fields::from(vec![
-        utf8("role"),
-        utf8("content"),
-        utf8("content_parts"),
-        utf8("name"),
-        utf8("tool_call_id"),
-        Field::new("tool_calls", DataType::List(Arc::new(Field::new("item", call, true))), true),
-        utf8("reasoning_content"),
-        utf8("extra"),
-    ]));
-    let schema = builder.schema();
-    let got: Vec<(String, DataType, Option<String>)> = schema
-        .fields()
-        .iter()
-        .map(|f| {
-            (
-                f.name().clone(),
-                f.data_type().clone(),
-                f.metadata().get("compactor:encoding").cloned(),
-            )
-        })
-        .collect();
-    let json = Some("json".to_string());
-    assert_eq!(
-        got,
-        [
-            (
-                "messages".to_string(),
-                DataType::List(Arc::new(Field::new("item", message, true))),
-                Some("messages".to_string())
-            ),
-            ("id".to_string(), DataType::Utf8, None),
-            ("meta".to_string(), DataType::Utf8, json.clone()),
-            ("tools".to_string(), DataType::Utf8, json.clone()),
-            ("x_client".to_string(), DataType::Utf8, json.clone()),
-            ("x_trailer".to_string(), DataType::Utf8, json),
-            ("extra".to_string(), DataType::Utf8, Some("extra".to_string())),
-        ]
-    );
+    assert_eq!(fields_of(builder.schema()), documented_schema());
 
     // The cells, as any Parquet reader sees them.
     let batch = builder.build().unwrap().next().unwrap().unwrap();
@@ -204,11 +220,16 @@ fn written_schema_is_the_documented_one() {
         (0..s.len()).map(|i| s.is_valid(i).then(|| s.value(i).to_string())).collect::<Vec<_>>()
     };
     let want = read_jsonl(&input);
-    assert_eq!(strings(col("id"))[0].as_deref(), want[0]["id"].as_str());
-    assert_eq!(strings(col("id"))[1], None, "a bare array has no id");
-    assert_eq!(strings(col("id"))[2].as_deref(), Some("edge-unknown-roles"));
-    assert_eq!(strings(col("extra")), [None, Some("\"bare_array\"".into()), None]);
-    assert_eq!(strings(col("x_trailer"))[2].as_deref(), Some("[1,2,3]"));
+    let ids = strings(col("id"));
+    assert_eq!(ids[0].as_deref(), want[0]["id"].as_str());
+    assert!(ids[1].as_deref().unwrap().ends_with("unknown_roles.jsonl:1"), "{ids:?}");
+    assert_eq!(ids[2].as_deref(), Some("edge-unknown-roles"));
+    let sources = strings(col("source"));
+    assert!(sources[0].as_deref().unwrap().ends_with("parallel_calls.jsonl:1"), "{sources:?}");
+    let metadata = strings(col("metadata"));
+    assert_eq!(metadata[1].as_deref(), Some("\"bare_array\""));
+    let meta2: Value = serde_json::from_str(metadata[2].as_deref().unwrap()).unwrap();
+    assert_eq!(meta2["x_trailer"], json!([1, 2, 3]));
     let tools: Value = serde_json::from_str(strings(col("tools"))[0].as_deref().unwrap()).unwrap();
     assert_eq!(tools, want[0]["tools"]);
     let messages = col("messages");
@@ -220,6 +241,90 @@ fn written_schema_is_the_documented_one() {
     assert_eq!(roles[0].as_deref(), want[0]["messages"][0]["role"].as_str());
     let calls = structs.column_by_name("tool_calls").unwrap();
     assert!(calls.null_count() < calls.len(), "tool calls are typed, not JSON text");
+}
+
+/// Calls, messages with text and tool messages of a written file, as a
+/// consumer counts them from the typed fields alone.
+fn typed_counts(p: &Path) -> (usize, usize, usize, usize) {
+    use arrow_array::cast::AsArray;
+    let b = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(p).unwrap()).unwrap();
+    let (mut calls, mut tool_messages, mut texts, mut empty) = (0, 0, 0, 0);
+    for batch in b.build().unwrap() {
+        let batch = batch.unwrap();
+        let lists = batch.column_by_name("messages").unwrap().as_list::<i32>();
+        for r in 0..lists.len() {
+            let msgs = lists.value(r);
+            let msgs = msgs.as_struct();
+            let role = msgs.column_by_name("role").unwrap().as_string::<i32>();
+            let content = msgs.column_by_name("content").unwrap().as_string::<i32>();
+            let tc = msgs.column_by_name("tool_calls").unwrap().as_list::<i32>();
+            for m in 0..msgs.len() {
+                let n = if tc.is_null(m) { 0 } else { tc.value(m).len() };
+                calls += n;
+                tool_messages += usize::from(role.value(m) == "tool");
+                let text = content.is_valid(m) && !content.value(m).is_empty();
+                texts += usize::from(text);
+                let turn = role.value(m) == "user" || role.value(m) == "assistant";
+                empty += usize::from(turn && !text && n == 0);
+            }
+        }
+    }
+    (calls, tool_messages, texts, empty)
+}
+
+/// Files from different inputs (Claude Code with its `caller` call field,
+/// a compacted and an untouched OpenAI file, Codex) have one schema, text in
+/// `content`, and as many typed calls as tool messages.
+#[test]
+fn every_output_file_has_the_one_schema_whatever_its_sessions() {
+    let dir = TestDir::new();
+    let out = dir.join("pq");
+    let inputs = [
+        fixture("claude_code/task43_parallel.jsonl"),
+        fixture("openai/claude_code_task54.jsonl"),
+        fixture("codex/w1t9_head.jsonl"),
+        fixture("edge/images.jsonl"),
+    ];
+    assert!(std::fs::read_to_string(&inputs[0]).unwrap().contains("\"caller\""));
+    for (mode, extra) in [("clean", &[][..]), ("kept", &["--keep-source-fields"][..])] {
+        let target = format!("{}/{mode}/", out.display());
+        run_ok(
+            compactor()
+                .args(["compact", "--window", "32000", "--force", "--to", "parquet", "-q", "-o"])
+                .arg(&target)
+                .args(extra)
+                .args(&inputs),
+        );
+        let files = files_under(&out.join(mode), ".parquet");
+        assert_eq!(files.len(), inputs.len(), "{files:?}");
+        let mut compacted = 0;
+        for f in &files {
+            assert_eq!(fields_of(&schema_of(f)), documented_schema(), "{} ({mode})", f.display());
+            let (calls, tool_messages, texts, empty) = typed_counts(f);
+            assert_eq!(calls, tool_messages, "{} ({mode}): calls vs tool messages", f.display());
+            assert!(texts > 0, "{}", f.display());
+            assert_eq!(
+                empty,
+                0,
+                "{} ({mode}): user/assistant turns with neither text nor calls",
+                f.display()
+            );
+            let back = back_to_openai(f, &dir, "b.jsonl");
+            compacted += back.iter().filter(|v| v.get("compaction").is_some()).count();
+        }
+        assert!(compacted > 0, "{mode}: some files hold compacted sessions, some not");
+    }
+    // Under --keep-source-fields, Claude Code's per-call `caller` stays with its call.
+    let f = out.join("kept/task43_parallel.parquet");
+    let back = back_to_openai(&f, &dir, "k.jsonl");
+    let with_caller = back[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default())
+        .filter(|c| c.get("caller").is_some() && c["function"]["name"].is_string())
+        .count();
+    assert!(with_caller > 0, "no call kept its `caller`");
 }
 
 /// `(id, score, [(role, content)])`.
@@ -492,7 +597,11 @@ fn converted_corpus_round_trips_through_parquet() {
         bytes += std::fs::metadata(&table).unwrap().len();
         let got = back_to_openai(&table, &dir, "back.jsonl");
         assert_eq!(got.len(), 1, "{}", doc.display());
-        assert!(got[0] == want, "{} differs after Parquet", doc.display());
+        let mut got = got[0].clone();
+        if want.get("id").is_none() {
+            got.as_object_mut().unwrap().remove("id");
+        }
+        assert!(got == want, "{} differs after Parquet", doc.display());
         let msgs = want["messages"].as_array().unwrap();
         messages += msgs.len();
         calls += msgs
@@ -506,4 +615,24 @@ fn converted_corpus_round_trips_through_parquet() {
         docs.len()
     );
     assert!(messages > 1000 && calls > 500, "{messages} messages, {calls} calls");
+}
+
+/// A file of our earlier schema (`openai-sessions/1`, fixtures/parquet/ours_v1.parquet,
+/// written by pyarrow) still reads back as the records it stood for.
+#[test]
+fn files_of_the_earlier_schema_still_read_back() {
+    let dir = TestDir::new();
+    let got = back_to_openai(&fixture("parquet/ours_v1.parquet"), &dir, "v1.jsonl");
+    assert_eq!(
+        got,
+        [
+            json!({"messages": [
+                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"}],
+             "compaction": {"compacted": true}, "id": "v1-0", "n": 1}),
+            json!([{"role": "user", "content": "bare"}]),
+        ]
+    );
 }

@@ -163,6 +163,9 @@ pub struct SessionWriter {
     written: usize,
     pending_document: Option<Value>,
     void: io::Sink,
+    /// The id and source of the session whose records come next (Parquet's
+    /// `id` and `source` columns).
+    origin: (String, String),
 }
 
 impl SessionWriter {
@@ -192,7 +195,21 @@ impl SessionWriter {
     }
 
     fn new(sink: Sink, layout: Layout) -> SessionWriter {
-        SessionWriter { sink, layout, written: 0, pending_document: None, void: io::sink() }
+        SessionWriter {
+            sink,
+            layout,
+            written: 0,
+            pending_document: None,
+            void: io::sink(),
+            origin: (String::new(), String::new()),
+        }
+    }
+
+    /// Names the session whose records are written next: its id and its
+    /// source (`path:line`), which a Parquet output has as columns.
+    pub fn origin(&mut self, id: &str, source: &str) {
+        id.clone_into(&mut self.origin.0);
+        source.clone_into(&mut self.origin.1);
     }
 
     fn out(&mut self) -> &mut dyn Write {
@@ -208,7 +225,7 @@ impl SessionWriter {
 
     pub fn write(&mut self, value: &Value) -> io::Result<()> {
         if let Sink::Parquet(w) = &mut self.sink {
-            w.write(value).map_err(io::Error::other)?;
+            w.write(value, &self.origin.0, &self.origin.1).map_err(io::Error::other)?;
             self.written += 1;
             return Ok(());
         }

@@ -8,9 +8,11 @@
 //! built on the worker and written in input order. Memory is bounded by a few
 //! batches, whatever the length of the stream.
 //!
-//! The output schema is fixed by the input schema alone
-//! ([`BatchEncoder::for_input`]), before any row is read: an engine declares
-//! it up front, and every worker of a job writes the same one. Each output row
+//! The output schema is the one fixed Parquet schema ([`BatchEncoder::new`],
+//! `compactor::io::parquet`) plus the report column, whatever the input's
+//! columns: an engine declares it up front, and every worker of a job writes
+//! the same one (input columns other than the session's pass through in
+//! `metadata`). Each output row
 //! carries its session's `--report` line in the trailing `compactor_report`
 //! column, so the rows and their report travel together through any engine
 //! and are split only where the job writes them. Nothing else is written to
@@ -52,7 +54,7 @@ pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
     let source_column = cfg.read.source_column.as_deref();
     let decoder = BatchDecoder::new(reader.schema(), messages, source_column, ours)
         .map_err(|e| anyhow!("{}: {e}", input.display))?;
-    let encoder = BatchEncoder::for_input(reader.schema(), messages, ours);
+    let encoder = BatchEncoder::new();
     let mut writer = IpcWriter::create(stream.output.as_deref(), encoder.schema())?;
     let mut ledger = Ledger::create(cfg)?;
     ledger.summary.inputs = 1;
@@ -132,7 +134,7 @@ fn compact_batch(
             }
         })
         .collect();
-    let mut records: Vec<Value> = Vec::new();
+    let mut records: Vec<(Value, String, String)> = Vec::new();
     let mut reports: Vec<String> = Vec::new();
     let mut out = BatchOut {
         batch: RecordBatch::new_empty(encoder.schema().clone()),
@@ -157,8 +159,9 @@ fn compact_batch(
                 let line = serde_json::to_value(&done.row)
                     .and_then(|v| serde_json::to_string(&v))
                     .map_err(|e| format!("{}: {e}", done.source))?;
+                let source = done.source.to_string();
                 for v in values {
-                    records.push(v);
+                    records.push((v, done.id.clone(), source.clone()));
                     reports.push(line.clone());
                 }
                 out.sessions.push((done.row, done.compaction));

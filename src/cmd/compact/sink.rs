@@ -163,6 +163,7 @@ impl<'a> Sink<'a> {
             .map(|(w, _)| w)
             .or(self.outputs.shared.as_mut())
             .context("no output writer")?;
+        writer.origin(&done.id, &done.source.to_string());
         match &done.output {
             Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
             Output::Values(values) => values.iter().try_for_each(|v| writer.write(v))?,

@@ -1,0 +1,362 @@
+//! Parquet container: a table whose rows are sessions.
+//!
+//! ## Reading ([`ParquetReader`], in `read.rs`)
+//! Each row becomes one OpenAI-shaped record, `{"messages": [...], <column>: <value>...}`,
+//! streamed batch by batch ([`READ_BATCH_ROWS`] rows; the whole file is never loaded).
+//! - `messages` is a `list<struct>` column (the Hugging Face chat convention:
+//!   `{role, content}`, maybe `tool_calls`, `tool_call_id`, `name`, ...; `content`
+//!   may itself be a `list<struct>` of parts). A struct field that is null is
+//!   left out of the message (Arrow gives every struct the union of all keys).
+//! - `--messages-column NAME`: a string column holding each row's messages as a
+//!   JSON array instead. A cell that is not JSON becomes a rejected record
+//!   (its text is what the rejects file gets); the next rows are still read.
+//! - Every other column passes through under its own name, converted to JSON
+//!   as `arrow_json.rs` says (null → `null`, numbers, strings, base64 binary,
+//!   exact decimal strings, ISO 8601 dates and times, lists, structs, maps).
+//!   Intervals, unions and run-end encoded columns have no JSON form: opening
+//!   such a file is an error naming the file, the column and its type.
+//! - A file without a usable messages column, or whose footer cannot be read,
+//!   is an error naming the file and what is wrong; nothing here panics on bad
+//!   input (the parquet crate is called under `catch_unwind` as a last guard).
+//!
+//! ## Writing ([`ParquetWriter`], in `write.rs`): one fixed schema
+//! Every file `--to parquet` writes has the same schema, whatever its sessions
+//! (so a directory of outputs is one table for `datasets`, Polars, DuckDB and
+//! `pyarrow.dataset`). A row per session record; columns, in this order (every
+//! field nullable, every text `utf8`):
+//!
+//! | column | Arrow type | holds |
+//! |---|---|---|
+//! | `id` | `utf8` | the session's id, as the report has it: the record's own id (`id`, Claude Code's `sessionId`, Codex's session id, ...) when it has one, else its source `path:line` |
+//! | `source` | `utf8` | where the record was read: `path:line` (`path[row]` for a Parquet input, `path` for a file-per-session dialect's first record) |
+//! | `messages` | `list<struct<...>>` (below) | the messages, one struct each |
+//! | `tools` | `utf8`, JSON | the request's `tools` array, when it has one |
+//! | `compaction` | `utf8`, JSON | the `compaction` object, on compacted sessions only |
+//! | `metadata` | `utf8`, JSON | every other top-level key, as one JSON object (only `--keep-source-fields` output has any) |
+//!
+//! `compaction` is JSON text rather than a struct: its fields grow with the
+//! policy, and a struct would make the schema change with them (SQL reads it
+//! as `json_extract(compaction, '$.tokens_after')`, Polars with
+//! `str.json_path_match`).
+//!
+//! Message struct fields: `role`; `content` (the text: the string content, or
+//! the `text` of every part that has one joined with `"\n"` when content is an
+//! array, so text is never only inside parts); `parts:
+//! list<struct<type, text, image_url: struct<url, detail>>>` (only on
+//! multimodal messages: content an array with an image part, every part of
+//! that shape; else null); `name`; `tool_call_id`; `tool_calls:
+//! list<struct<id, type, function: struct<name, arguments>, extra>>`;
+//! `reasoning_content`; `extra`. A call's `extra` is a JSON object of that
+//! call's keys the typed fields cannot hold exactly (current Claude Code's
+//! `caller`, an `arguments` that is not a string, ...): every call stays a
+//! call, with its name and arguments typed (arguments as JSON text when not a
+//! string). A message's `extra` is a JSON object of the message's keys the
+//! typed fields cannot hold exactly: keys outside the struct, a content array
+//! that `parts` cannot hold, a non-string role; and `"$no_content": true`
+//! for a message without a `content` key (a null `content` field is
+//! `content: null`, which every call-only assistant message has; any other
+//! null field is an absent key). Clean output (without
+//! `--keep-source-fields`) has no message `extra` at all. A message that is not an object is null fields
+//! with `extra` holding its JSON value; a null message is a null struct.
+//!
+//! Column and field metadata mark the encodings (`compactor:encoding`: `json`
+//! on `tools` and `compaction`, `extra` on `metadata`, `source` on `source`,
+//! `messages` on `messages`), and the file metadata says `compactor:schema =
+//! openai-sessions/2`.
+//!
+//! ## What a round trip keeps
+//! Reading our own files (`openai-sessions/2`, and `openai-sessions/1` files
+//! of earlier versions; a file of the fixed schema is known by its shape too,
+//! since Spark's and Ray's writers drop the metadata) undoes the encoding: each record read back equals the
+//! one written as a JSON value, with two documented exceptions: a record that
+//! had no `id` key gains one (the `id` column), and the `source` column is not
+//! a key of the record (it names where the row came from; `--source-column
+//! source` reads it as the session's source). Typed fields win first, then a
+//! call's or message's `extra` keys override them, so every value comes back
+//! exactly (`content` from `parts` when set). Key order may change: `messages`,
+//! `id`, `tools`, `compaction`, then `metadata`'s keys; inside a message
+//! role, content, name, tool_call_id, tool_calls, reasoning_content, then the
+//! rest. A session that was a bare array of messages has the JSON string
+//! `"bare_array"` in `metadata` and is read back as a bare array.
+//!
+//! ## Writing: the bytes
+//! Rows are buffered and written as a row group every [`ROW_GROUP_ROWS`] rows or
+//! [`ROW_GROUP_BYTES`] of text, whichever comes first (bounded memory). zstd
+//! level 1. No clocks anywhere: `created_by` is `compactor <version>` and the
+//! only key-value metadata are `compactor:schema` and Arrow's own schema, so the
+//! same rows always give the same bytes. The file appears under its final name
+//! only at [`ParquetWriter::finish`] (an [`AtomicFile`](super::output::AtomicFile)).
+
+mod arrow_json;
+mod read;
+mod write;
+
+pub use read::{BatchDecoder, ParquetReader, quiet_guarded_panics};
+pub use write::{BatchEncoder, ParquetWriter, REPORT_COLUMN, schema};
+
+/// Rows per record batch when reading: sessions are large, so batches are small.
+pub const READ_BATCH_ROWS: usize = 64;
+/// Rows per row group when writing.
+pub const ROW_GROUP_ROWS: usize = 1000;
+/// Approximate text bytes per row group when writing (keeps memory bounded and
+/// every `utf8` column of a row group well under its 2 GiB offset limit).
+pub const ROW_GROUP_BYTES: usize = 64 << 20;
+
+/// File key-value metadata key (and value) marking a table written here.
+pub const SCHEMA_KEY: &str = "compactor:schema";
+pub const SCHEMA_VALUE: &str = "openai-sessions/2";
+/// The schema of earlier versions (columns decided by the first row group),
+/// still read.
+pub const SCHEMA_VALUE_V1: &str = "openai-sessions/1";
+/// Field metadata key telling how a column's text is to be read.
+pub const ENCODING_KEY: &str = "compactor:encoding";
+/// The column of each row's other top-level keys (v1 files: `extra`).
+pub const METADATA_COLUMN: &str = "metadata";
+/// What the `metadata` cell holds for a session that was a bare array.
+const BARE_ARRAY: &str = "bare_array";
+/// The key of a message's `extra` saying the message had no `content` key
+/// (a null `content` field is `content: null`, which Chat Completions has on
+/// every assistant message that only calls tools).
+const NO_CONTENT: &str = "$no_content";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Payload;
+    use serde_json::{Value, json};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    fn write_all(p: &Path, records: &[Value]) {
+        let mut w = ParquetWriter::create(p).unwrap();
+        for (i, r) in records.iter().enumerate() {
+            w.write(r, &format!("s{i}"), &format!("in.jsonl:{}", i + 1)).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    fn roundtrip(records: &[Value]) -> Vec<Value> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.parquet");
+        write_all(&p, records);
+        read_all(&p, None)
+    }
+
+    fn read_all(p: &Path, column: Option<&str>) -> Vec<Value> {
+        let mut r = ParquetReader::open(p, "t.parquet", column, None).unwrap();
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record() {
+            match rec.unwrap().payload {
+                Payload::Value(v) => out.push(v),
+                Payload::Line(l) | Payload::Parsed { line: l, .. } => {
+                    panic!("line {}", String::from_utf8_lossy(&l))
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn awkward_messages_round_trip_exactly() {
+        let records = vec![
+            json!({"id": "s0", "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"},
+                     "caller": {"type": "direct"}}
+                ]},
+                {"role": "assistant", "tool_calls": [
+                    {"id": "c2", "function": {"name": "g", "arguments": {"x": 1}}},
+                    "not a call",
+                    {"id": 7, "function": {"name": "h", "arguments": "{}", "more": 1}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}]},
+                {"role": "user", "content": [{"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "data:x", "detail": "low"}}]},
+                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}, "x": 1}]},
+                {"role": 5, "name": null, "content": 3, "weird": {"a": [1, 2.5]}},
+                {"tool_calls": [], "reasoning_content": "think", "content": []},
+                null,
+                "just a string",
+                {}
+            ], "score": 1.5, "tools": [{"type": "function"}], "compaction": {"compacted": true}}),
+            json!([{"role": "user", "content": "bare"}]),
+            json!({"messages": "not an array", "extra": {"x": 1}, "metadata": 2, "id": 9}),
+            json!({"messages": [], "late": [1], "score": null, "tools": null}),
+            json!({"messages": [], "id": "own"}),
+        ];
+        let mut want = records.clone();
+        // A record without an `id` key gains its id column (the only addition).
+        want[3]["id"] = json!("s3");
+        assert_eq!(roundtrip(&records), want);
+    }
+
+    #[test]
+    fn rows_of_many_row_groups_round_trip() {
+        let records: Vec<Value> = (0..ROW_GROUP_ROWS + 2)
+            .map(|i| json!({"id": format!("s{i}"), "messages": [{"role": "user", "content": format!("m{i}")}]}))
+            .collect();
+        assert_eq!(roundtrip(&records), records);
+    }
+
+    #[test]
+    fn empty_output_is_a_valid_table() {
+        assert!(roundtrip(&[]).is_empty());
+    }
+
+    #[test]
+    fn non_session_rows_are_refused_with_the_row_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.parquet");
+        let mut w = ParquetWriter::create(&p).unwrap();
+        w.write(&json!({"messages": []}), "a", "in:1").unwrap();
+        let err = w.write(&json!(42), "b", "in:2").unwrap_err().to_string();
+        assert!(err.ends_with("row 1: a Parquet row holds an OpenAI session (an object or an array of messages), not a number"), "{err}");
+        drop(w);
+        assert!(!p.exists(), "a dropped writer leaves no file");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// The typed fields hold what a consumer needs, whatever else the record has:
+    /// text in `content`, every call a call, unknown call keys in that call's `extra`.
+    #[test]
+    fn typed_fields_hold_text_and_calls() {
+        use arrow_array::Array;
+        use arrow_array::cast::AsArray;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.parquet");
+        write_all(
+            &p,
+            &[json!({"messages": [
+                {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}, "caller": {"type": "direct"}}]}
+            ]})],
+        );
+        let file = std::fs::File::open(&p).unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        assert_eq!(builder.schema().as_ref(), schema().as_ref());
+        let batch = builder.build().unwrap().next().unwrap().unwrap();
+        assert_eq!(batch.column(0).as_string::<i32>().value(0), "s0");
+        assert_eq!(batch.column(1).as_string::<i32>().value(0), "in.jsonl:1");
+        let messages = batch.column(2).as_list::<i32>().value(0);
+        let messages = messages.as_struct();
+        let content = messages.column_by_name("content").unwrap().as_string::<i32>();
+        assert_eq!(content.value(0), "a\nb");
+        let calls = messages.column_by_name("tool_calls").unwrap().as_list::<i32>().value(1);
+        let calls = calls.as_struct();
+        let function = calls.column_by_name("function").unwrap().as_struct();
+        assert_eq!(function.column_by_name("name").unwrap().as_string::<i32>().value(0), "f");
+        let extra = calls.column_by_name("extra").unwrap().as_string::<i32>();
+        assert_eq!(extra.value(0), r#"{"caller":{"type":"direct"}}"#);
+        let msg_extra = messages.column_by_name("extra").unwrap().as_string::<i32>();
+        // A call-only assistant message (`content: null`) needs no `extra`.
+        assert!(msg_extra.is_null(1));
+        // The text-only array is kept exactly, beside its joined text.
+        assert_eq!(
+            msg_extra.value(0),
+            r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#
+        );
+    }
+
+    /// Spark's and Ray's writers keep neither field metadata nor list item
+    /// names (nor, for Spark, the file's key-value metadata): a table of ours
+    /// rewritten so still reads back as the records written.
+    #[test]
+    fn our_schema_without_its_metadata_still_reads_back_exactly() {
+        use arrow_schema::{Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let records = vec![
+            json!({"id": "s0", "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "see"},
+                    {"type": "image_url", "image_url": {"url": "u"}}]},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+                    "function": {"name": "f", "arguments": "{}"}, "caller": {"type": "direct"}}]},
+                {"role": "tool", "tool_call_id": "c", "content": "ok"}],
+             "compaction": {"compacted": true}, "tools": [], "x": 1}),
+            json!([{"role": "user", "content": "bare"}]),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.parquet");
+        write_all(&ours, &records);
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&ours).unwrap()).unwrap();
+        let bare: Vec<Field> = builder
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), f.data_type().clone(), true))
+            .collect();
+        let bare = Arc::new(Schema::new(bare));
+        let engine = dir.path().join("engine.parquet");
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&engine).unwrap(), bare.clone(), None)
+                .unwrap();
+        for batch in builder.build().unwrap() {
+            let batch = batch.unwrap();
+            let cast =
+                arrow_array::RecordBatch::try_new(bare.clone(), batch.columns().to_vec()).unwrap();
+            w.write(&cast).unwrap();
+        }
+        w.close().unwrap();
+        let engine_schema =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&engine).unwrap())
+                .unwrap()
+                .schema()
+                .clone();
+        assert!(engine_schema.fields().iter().all(|f| f.metadata().is_empty()));
+        assert!(!engine_schema.metadata().contains_key(SCHEMA_KEY));
+        assert_eq!(read_all(&engine, None), read_all(&ours, None));
+        assert_eq!(read_all(&engine, None), records);
+    }
+
+    /// Spark and Ray name list items `element`, not `item`: still our schema.
+    #[test]
+    fn the_fixed_schema_is_known_by_its_shape() {
+        use arrow_schema::{DataType, Field, Schema};
+        fn renamed(dt: &DataType) -> DataType {
+            match dt {
+                DataType::List(f) => {
+                    DataType::List(Arc::new(Field::new("element", renamed(f.data_type()), true)))
+                }
+                DataType::Struct(fields) => DataType::Struct(
+                    fields
+                        .iter()
+                        .map(|f| Field::new(f.name(), renamed(f.data_type()), true))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        }
+        let fields: Vec<Field> = schema()
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), renamed(f.data_type()), true))
+            .collect();
+        let engine = Schema::new(fields.clone());
+        assert!(read::is_fixed_schema(&engine));
+        assert!(BatchDecoder::is_ours(&engine));
+        let mut more = fields.clone();
+        more.push(Field::new(REPORT_COLUMN, DataType::Utf8, true));
+        assert!(read::is_fixed_schema(&Schema::new(more)), "our report column is allowed");
+        let mut other = fields.clone();
+        other.push(Field::new("score", DataType::Float64, true));
+        assert!(!read::is_fixed_schema(&Schema::new(other)), "another column is not ours");
+        assert!(!read::is_fixed_schema(&Schema::new(fields[..5].to_vec())), "a column missing");
+        let mut wrong = fields;
+        wrong[0] = Field::new("id", DataType::Int64, true);
+        assert!(!read::is_fixed_schema(&Schema::new(wrong)), "another type");
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.parquet");
+        std::fs::write(&p, b"PAR1 this is not parquet at all PAR1").unwrap();
+        let err = ParquetReader::open(&p, "bad.parquet", None, None).err().unwrap();
+        assert!(err.message.starts_with("not a readable Parquet file: "), "{}", err.message);
+        assert_eq!(err.source.to_string(), "bad.parquet");
+    }
+}
