@@ -136,7 +136,11 @@ fn a_killed_run_is_finished_by_resume_with_identical_bytes() {
     let dir = TestDir::new();
     let input = synth_inputs(&dir, 24, 60_000);
     let reference = dir.join("reference");
+    // Kill moments are drawn over the length of an uninterrupted run, so that
+    // they land mid-run on a fast machine and on a loaded one alike.
+    let started = std::time::Instant::now();
     run_ok(&mut compact(&input, &reference, &["-q"]));
+    let run_ms = (started.elapsed().as_millis() as u64).max(50);
     let expected = outputs(&reference);
     assert_eq!(expected.len(), 24);
 
@@ -149,7 +153,7 @@ fn a_killed_run_is_finished_by_resume_with_identical_bytes() {
         let mut done_before_last_kill = 0;
         // Kill up to three times, each run resuming the one before.
         for _ in 0..3 {
-            let delay = 20 + next(&mut state) % 600;
+            let delay = run_ms / 20 + next(&mut state) % run_ms;
             let mut child = compact(&input, &out, &["-q", "--resume"])
                 .stderr(std::process::Stdio::null())
                 .spawn()

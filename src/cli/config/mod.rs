@@ -40,11 +40,8 @@ impl Reading {
     /// Without an INPUT (`stats`, `report`, `replay`), the agents' own log
     /// folders ([`discovery`]), named on stderr.
     pub fn from_args(args: &InputArgs) -> anyhow::Result<Reading> {
-        let inputs = if args.inputs.is_empty() {
-            discovery::inputs()?
-        } else {
-            inputs(&args.inputs)?
-        };
+        let inputs =
+            if args.inputs.is_empty() { discovery::inputs()? } else { inputs(&args.inputs)? };
         let from = input_format(&args.from)?;
         let pool = thread_pool(args.threads)?;
         Ok(Reading { inputs, from, options: read_options(args), pool })

@@ -191,7 +191,14 @@ fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, Str
         p.as_ref().map_or_else(|| "(built-in)".to_string(), |p| p.display().to_string())
     };
     [
-        ("model", b.model.clone().unwrap_or_else(|| "auto".into())),
+        (
+            "model",
+            match (b.window, &b.model) {
+                (Some(_), _) => "(--window)".to_string(),
+                (None, Some(m)) => m.clone(),
+                (None, None) => "auto".to_string(),
+            },
+        ),
         ("force", args.force.to_string()),
         ("target_tokens", args.target_tokens.map_or_else(|| "none".into(), |t| t.to_string())),
         ("image_tokens", b.image_tokens.to_string()),
