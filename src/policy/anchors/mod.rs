@@ -204,7 +204,7 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
               | x\x20{2,}\d+\s )
             | (?:^|[\s(\[:`])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception):\s+\S
             | [A-Za-z_]\w*\.error:\s
-            | (?-u:\b)error(?:\[E\d{4}\])?:\s+[^\s'"]
+            | (?-u:\b)error(?:\[E\d{4}\])?:\s+[^\s'"`]
             | (?-u:\b)error\s+TS\d+:
             | :\s+failed\ to\ 
             | (?-u:\b)[Bb]uild\ failed

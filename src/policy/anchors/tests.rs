@@ -587,6 +587,7 @@ fn error_lines_of_test_runners_compilers_and_apis() {
         "Logs must include context (levels: INFO, WARN, ERROR) and support troubleshooting.",
         "- **Logging strategy** (Winston, INFO/WARN/ERROR, PII scrubbing rules)",
         "      error: 'RATE_LIMITED',",
+        "const p = await r.json().catch(() => ({ error: `request failed: ${r.status}` }));",
         "    ✓ 423 — after 10 failed attempts (locked) (5082 ms)",
         "it seems the attempt for cocktail ID 6 failed. Since",
         "but I get the following error:",
