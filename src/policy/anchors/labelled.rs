@@ -52,6 +52,7 @@ fn extracted(item: &Value) -> BTreeMap<Category, BTreeSet<String>> {
 }
 
 #[test]
+#[allow(clippy::print_stdout, reason = "the table is the test's report, quoted in the README")]
 fn labelled_set_precision_and_recall_per_category() {
     let data = std::fs::read_to_string(LABELLED).unwrap();
     let mut tally: BTreeMap<Category, Tally> = BTreeMap::new();
