@@ -228,9 +228,9 @@ static PACKAGE_CONTEXT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 
 /// Returns true if and only if the `@name` at `at..end` of `text` is code or
 /// a package, not a person: a decorator or annotation (first on its line, a
-/// line number aside; dotted `@app.route`; called `@Size(`; camel-case
-/// `@NotBlank`), a path segment (`node_modules\@babel\…`), or a scope on a
-/// line about packages.
+/// line number aside; dotted `@app.route`; called `@Size(`; capitalised
+/// `@NotBlank`), a binding (`@click="…"`) or quoted alias (`'@api'`), a path
+/// segment (`node_modules\@babel\…`), or a scope on a line about packages.
 pub(super) fn handle_is_code(text: &str, at: usize, end: usize) -> bool {
     let (line_start, line_end) = line_of(text, at);
     let lead = text[line_start..at].trim();
@@ -239,12 +239,15 @@ pub(super) fn handle_is_code(text: &str, at: usize, end: usize) -> bool {
     let numbered = lead.trim_end_matches([':', '|', '→']).bytes().all(|c| c.is_ascii_digit());
     let first = lead.is_empty() || lead == "*" || lead == "//" || numbered;
     let dotted = rest.starts_with('.') && rest[1..].starts_with(|c: char| c.is_ascii_alphabetic());
-    let camel = name.starts_with(|c: char| c.is_ascii_uppercase())
-        && name[1..].contains(|c: char| c.is_ascii_uppercase());
+    // Annotations are capitalised (`@Column`, `@NotBlank`, `@Slf4j`).
+    let annotation = name.starts_with(|c: char| c.is_ascii_uppercase());
+    // A binding (`@click="…"`) or a quoted alias (`'@api'`).
+    let bound = rest.starts_with('=') || text[..at].ends_with(['\'', '"']);
     let in_path = text[..at].ends_with('\\') || rest.starts_with(['/', '\\', '(']);
     first
         || dotted
-        || camel
+        || annotation
+        || bound
         || in_path
         || PACKAGE_CONTEXT.as_ref().is_some_and(|r| r.is_match(&text[line_start..line_end]))
 }

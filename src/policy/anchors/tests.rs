@@ -532,6 +532,9 @@ fn decorators_scopes_and_emails_are_not_handles() {
         "custom registries (like @magicui)",
         "mail sloria1@gmail.com",
         "placeholder=\"use @username for mention\"",
+        "the entity uses @Column and @Valid",
+        "<Card @appeal=\"onAppeal\" />",
+        "paths: { '@api': ['src/api'] }",
     ] {
         assert_eq!(of(Category::Handles, other), Vec::<String>::new(), "{other}");
     }
