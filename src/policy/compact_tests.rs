@@ -407,6 +407,32 @@ fn retention_reads_the_strings_of_arguments_and_keeps_texts_apart_from_arguments
     assert_eq!(paths(&[calling(Role::Assistant, args)]), (1, 1));
 }
 
+/// Error lines are taken from every message's text, the user's and the
+/// assistant's as much as a tool's, with colour codes removed; a call's
+/// arguments (code the agent writes) give none.
+#[test]
+fn error_lines_come_from_every_speaker_with_colour_codes_removed() {
+    let messages = vec![
+        Message::text(Role::User, "it fails with\nModuleNotFoundError: No module named 'x'"),
+        Message::text(Role::Assistant, "Still:\nTraceback (most recent call last):"),
+        Message::text(Role::Tool, "\x1b[31mTypeError\x1b[39m: y is not a function"),
+        calling(
+            Role::Assistant,
+            r#"{"code": "raise ValueError: no\nSyntaxError: quoted in code"}"#,
+        ),
+    ];
+    let set = session_anchors(&messages, &ToolFamilies::default());
+    let errors: Vec<String> = set.ranked(Category::Errors).into_iter().map(|a| a.value).collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    for e in [
+        "ModuleNotFoundError: No module named 'x'",
+        "Traceback (most recent call last):",
+        "TypeError: y is not a function",
+    ] {
+        assert!(errors.contains(&e.to_string()), "{e}: {errors:?}");
+    }
+}
+
 proptest::proptest! {
     /// The block count is the plain one, over every length around a block's
     /// edge and texts of only newlines (a block's sum at its largest).

@@ -13,22 +13,32 @@
 //! or it is useless. Anchors are the cheapest continuity there is.
 //!
 //! ## Our fixes to the reference patterns
+//! - Terminal colour codes are removed before anything is matched.
 //! - A commit is 7–40 hex chars with at least one letter *and* one digit (so
-//!   numbers and words like `deadbeef` are not SHAs), not glued to a `-`
-//!   (so UUID fragments are not SHAs).
-//! - `#12`-style short refs, `PR 123` and `pull/123` / `issues/123` count; a
-//!   3- or 6-digit `#333` right after a `:` is a CSS color, not an issue.
-//! - Paths need a `/` (or `\` after a drive) and a letter-led extension; a path
-//!   inside a URL is the URL's.
-//! - Error lines cover Python, Rust, Go, JS and errno names, and are not taken
-//!   from file reads or call arguments (code that *mentions* an exception is
-//!   not an error that happened).
-//! - Handles skip decorators and annotations (`@` first on its line, JSDoc
-//!   tags), emails and npm scopes.
+//!   numbers and words like `deadbeef` are not SHAs), not glued to a `-`, a
+//!   path or a brace, and not an id the log labels as another kind
+//!   ([`context::commit_is_other`]).
+//! - `PR 123` and `pull/123` / `issues/123` count (inside a URL too); a `#12`
+//!   only in a PR context ([`context::pr_hash_in_context`]): BuildKit steps,
+//!   CSS colours and `booking #1298` are not PRs.
+//! - A branch needs a branch-like prefix (`feat/`, `fix/`, …) or a branch
+//!   context (`git checkout -b`, `branch`, `origin/`, `On branch`).
+//! - Paths need a separator (`/`, or `\` in Windows and relative Windows
+//!   paths) and an extension or a dotfile name; a path inside a URL is the URL's.
+//! - Error lines cover Python, Rust, Go, JS, TypeScript, test runners, shells,
+//!   databases, API error envelopes and errno names, and are not taken from
+//!   file reads or call arguments (code that *mentions* an exception is not an
+//!   error that happened).
+//! - Handles skip decorators and annotations, path segments, emails and
+//!   package scopes ([`context::handle_is_code`]); a URL needs a host.
+//! - Precision and recall per category are measured on a hand-labelled set of
+//!   real lines (`fixtures/anchors/`, test `labelled`).
 //!
 //! ## Invariants
 //! - Values are substrings of the source text, never rewritten.
 //! - Ranking and rendering are deterministic (ties broken by value).
+
+mod context;
 
 use crate::memo::{Memo, text_key};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
@@ -163,41 +173,61 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
         )
         .ok()?,
         branch: Regex::new(
-            r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|docs|refactor|chore|perf|test|ci|build|wip)/[A-Za-z0-9._/\-]{2,80}",
+            r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|refactor|chore)/[A-Za-z0-9._/\-]{2,80}",
         )
         .ok()?,
         path: Regex::new(
-            r"(?:[A-Za-z]:\\(?:[\w@.+\-]+\\)*[\w@.+\-]+)|(?:(?:~|\.{1,2})?/?[\w@.+\-]+(?:/[\w@.+\-]+)+)",
+            r"(?:[A-Za-z]:[\\/](?:[\w@.+\-~]+[\\/])*[\w@.+\-~]+)|(?:[\w@.+\-~*]+(?:\\[\w@.+\-~*]+)+)|(?:(?:~|\.{1,2})?/?[\w@.+\-*]+(?:/[\w@.+\-*]+)+)",
         )
         .ok()?,
         error: Regex::new(
-            r"(?x)
-            ^(?:E\s+|\[?ERROR\]?:?\s+)?
+            r#"(?x)
+            ^(?:\#\d+\s+(?:\d+\.\d+\s+)?)?
+             (?:[\w.\-]+\s+\|\s+)?
+             (?:\[[\d:.]+\]\s+)?
+             (?:[-+→]\s+)?
+             (?:E\d*\s+|\[?ERROR\]?:?\s+)?
             (?: (?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|\s*$|\s+at\s)
               | Error:\s
-              | error(?:\[E\d{4}\])?:
+              | error(?:\[E\d{4}\])?:\s*$
+              | error\s[^:]*:$
               | Traceback\ \(most\ recent\ call\ last\)
               | panic:\s
               | fatal(?:\ error)?:
               | FAIL(?:ED)?(?-u:\b)
               | ---\ FAIL:
-              | npm\ ERR!
+              | npm\ (?:ERR!|error)\s+\S
               | Uncaught\ 
-              | E[A-Z]{3,}:\ )
+              | E[A-Z]{3,}:\ 
+              | failed\ to\ 
+              | [✕×✗✘]\s
+              | x\x20{2,}\d+\s )
+            | (?:^|[\s(\[:`])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception):\s+\S
+            | [A-Za-z_]\w*\.error:\s
+            | (?-u:\b)error(?:\[E\d{4}\])?:\s+[^\s'"`]
+            | (?-u:\b)error\s+TS\d+:
+            | :\s+failed\ to\ 
+            | (?-u:\b)[Bb]uild\ failed
+            | (?-u:\b)[1-9]\d*\ failed(?:$|[,)|]|\s+[(|])
+            | [Tt]ests?\ failing:
             | panicked\ at
             | (?-u:\b)FAILED(?-u:\b)
             | (?-u:\b)(?:ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV)(?-u:\b)
-            | command\ not\ found | No\ such\ file\ or\ directory | Permission\ denied | Segmentation\ fault
-            | (?-u:\b)ERROR(?-u:\b)",
+            | command\ not\ found | [Nn]o\ such\ file\ or\ directory | Permission\ denied | Access\ (?:is\ )?denied
+            | Segmentation\ fault | is\ not\ a\ function | internal\ error | (?-u:\b)OOM(?:[-\ ]?[Kk]illed)
+            | (?:^|[\s\[\]|>])ERROR(?:$|[\]:]|\s+[\w(\[])
+            | (?:^|observation:\s)\{"error":\s*"[^"]
+            | (?:^|observation:\s)\{"error":\s*"",\s*"response":\s*".*(?:Bad\ Request|Forbidden|Unauthorized|Not\ Found|does\ not\ exist|doesn't\ exist|Authentication\ required|'status':\s*[45]\d\d|status\\?":\s*\\?"?[45]\d\d)
+            | (?:^|observation:\s)\{"error":\s*"",\s*"response":\s*"\{'message':\s*(?:'[^']*'|\\"[^"]*\\")\}"\}\s*$"#,
         )
         .ok()?,
         // A literal of every `error` alternative but `E[A-Z]{3,}: ` (see
         // [`error_lines`]); all literals, so the search runs at memchr speed.
         error_hint: Regex::new(
-            r"Error|Exception|error|Traceback|panic|fatal|FAIL|npm ERR!|Uncaught |ERROR|ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV|command not found|No such file or directory|Permission denied|Segmentation fault",
+            r"Error|Exception|error|Traceback|panic|fatal|FAIL|npm ERR!|Uncaught |ERROR|ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV|command not found|o such file or directory|denied|Segmentation fault|failed|failing:|is not a function|OOM|x  |✕|×|✗|✘",
         )
         .ok()?,
-        handle: Regex::new(r"(?:^|[^\w.@/\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})(?-u:\b)").ok()?,
+        handle: Regex::new(r"(?:^|[^\w.@/\\\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})(?-u:\b)").ok()?,
     })
 });
 
@@ -238,16 +268,37 @@ const NOT_HANDLES: &[&str] = &[
     "change",
     "app",
     "types",
+    // pragmas, Prisma attributes, Angular control flow, placeholders
+    "ts-ignore",
+    "ts-expect-error",
+    "ts-nocheck",
+    "id",
+    "default",
+    "map",
+    "unique",
+    "relation",
+    "updatedat",
+    "if",
+    "else",
+    "for",
+    "switch",
+    "case",
+    "defer",
+    "empty",
+    "username",
+    "user",
+    "handle",
 ];
 
 fn trim_punct(s: &str) -> &str {
-    s.trim_end_matches(['.', ',', ';', ':', '!', '?', '\'', '"', ')'])
+    s.trim_end_matches(['.', ',', ';', ':', '!', '?', '\'', '"', ')', '*'])
 }
 
 fn has_extension(segment: &str) -> bool {
     match segment.rsplit_once('.') {
         Some((stem, ext)) => {
-            !stem.is_empty()
+            // A dotfile (`.gitkeep`) is a file name too.
+            (!stem.is_empty() || ext.len() >= 2)
                 && (1..=10).contains(&ext.len())
                 && ext.starts_with(|c: char| c.is_ascii_alphabetic())
                 && ext.chars().all(|c| c.is_ascii_alphanumeric())
@@ -395,8 +446,10 @@ impl AnchorSet {
                 .ok()
         });
         let Some(ac) = ac else { return Vec::new() };
+        // Anchors are taken with colour codes removed; so is the text searched.
+        let text = context::strip_ansi(text);
         let mut found: Vec<u32> =
-            ac.find_overlapping_iter(text).map(|m| m.pattern().as_u32()).collect();
+            ac.find_overlapping_iter(&*text).map(|m| m.pattern().as_u32()).collect();
         found.sort_unstable();
         found.dedup();
         found
@@ -483,40 +536,71 @@ fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {
 fn scan(text: &str, errors: bool) -> Scan {
     let mut out = Scan::default();
     let Some(p) = PATTERNS.as_ref() else { return out };
+    let stripped = context::strip_ansi(text);
+    let text: &str = &stripped;
     let mut url_spans = Vec::new();
     for m in p.url.find_iter(text) {
         url_spans.push(m.range());
         let url = trim_punct(m.as_str());
-        if url.len() <= MAX_URL_CHARS {
+        if url.len() <= MAX_URL_CHARS && context::url_has_host(url) {
             out.add(Category::Urls, url);
         }
     }
     let in_url = |start: usize| url_spans.iter().any(|r| r.contains(&start));
     for (start, end) in pr_refs(p, text) {
         let value = &text[start..end];
-        if value.starts_with('#') && is_css_color(text, start, value) {
-            continue;
-        }
-        if !in_url(start) {
+        let keep = if value.starts_with('#') {
+            !in_url(start)
+                && !is_css_color(text, start, value)
+                && context::pr_hash_in_context(text, start)
+        } else {
+            // `pull/N` and `issues/N` count inside a URL too; `PR N` is prose.
+            !value.starts_with("PR") || !in_url(start)
+        };
+        if keep {
             out.add(Category::Prs, value);
         }
     }
+    let mut commits: Vec<&str> = Vec::new();
+    let mut other_ids: Vec<&str> = Vec::new();
     for (start, end) in commit_runs(text) {
         let v = &text[start..end];
-        let glued = text[..start].ends_with('-') || text[end..].starts_with('-');
-        if !glued
-            && v.bytes().any(|b| b.is_ascii_digit())
+        let mut labelled = false;
+        if v.bytes().any(|b| b.is_ascii_digit())
             && v.bytes().any(|b| b.is_ascii_lowercase())
             && !in_url(start)
+            && !context::commit_is_other(text, start, end, &mut labelled)
         {
+            commits.push(v);
+        } else if labelled {
+            other_ids.push(v);
+        }
+    }
+    // An id the log labels as another kind anywhere in the text is that kind everywhere in it.
+    for v in commits {
+        if !other_ids.contains(&v) {
             out.add(Category::Commits, v);
+        }
+    }
+    let is_branch = |start: usize, v: &str| {
+        let last = v.rsplit('/').next().unwrap_or(v);
+        !v.is_empty() && !has_extension(last) && !in_url(start)
+    };
+    let mut branch_starts = Vec::new();
+    for (start, end) in context::branch_spans(text) {
+        let v = trim_punct(&text[start..end]).trim_end_matches('/');
+        if is_branch(start, v) {
+            branch_starts.push(start);
+            out.add(Category::Branches, v);
         }
     }
     for m in p.branch.find_iter(text) {
         let before = text[..m.start()].chars().next_back();
         let v = trim_punct(m.as_str()).trim_end_matches('/');
-        let last = v.rsplit('/').next().unwrap_or(v);
-        if !matches!(before, Some('/' | '.' | '\\')) && !has_extension(last) && !in_url(m.start()) {
+        if !matches!(before, Some('/' | '.' | '\\'))
+            && is_branch(m.start(), v)
+            && !branch_starts.contains(&m.start())
+        {
             out.add(Category::Branches, v);
         }
     }
@@ -536,10 +620,7 @@ fn scan(text: &str, errors: bool) -> Scan {
     for c in p.handle.captures_iter(text) {
         let Some(name) = c.get(1) else { continue };
         let at = name.start() - 1;
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let lead = text[line_start..at].trim();
-        let next = text[name.end()..].chars().next();
-        if lead.is_empty() || lead == "*" || lead == "//" || matches!(next, Some('/' | '(')) {
+        if context::handle_is_code(text, at, name.end()) {
             continue;
         }
         if NOT_HANDLES.contains(&name.as_str().to_ascii_lowercase().as_str()) {
@@ -576,11 +657,9 @@ impl<F: Fn(usize, usize) -> usize, const N: usize> Nearest<F, N> {
     }
 }
 
-/// The spans of PR references in `text`: the `pr` pattern's matches, with a
-/// `#NNN` one kept only at the start of the text or after white space or one
-/// of `( [ { , ; : ' "`. The same spans as one pattern with that class in
-/// front of `#` (and the `#NNN` captured), since neither the class nor `^` can
-/// start or end another reference (pinned by a proptest).
+/// The spans of PR reference candidates in `text`: the `pr` pattern's
+/// matches, as its `find_iter` gives them (pinned by a proptest). Which are
+/// PRs is decided by the caller ([`scan`]): a `#NNN` only in a PR context.
 ///
 /// Every match starts at a `#`, `PR`, `pull/` or `issues/`. The regex
 /// engine's own search for that set of prefixes flags every `i`, `p`, `P` and
@@ -616,14 +695,7 @@ fn pr_refs<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usize, u
                 continue;
             };
             from = m.end();
-            let keep = b[at] != b'#'
-                || text[..at]
-                    .chars()
-                    .next_back()
-                    .is_none_or(|c| c.is_whitespace() || "([{,;:'\"".contains(c));
-            if keep {
-                return Some((at, m.end()));
-            }
+            return Some((at, m.end()));
         }
     })
 }
@@ -668,10 +740,25 @@ fn commit_runs(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
 /// trailing punctuation, holding a separator, its last segment with an
 /// extension, and not after a `:` (a URL's `//host/...`, a `key:a/b.c`).
 fn as_path(text: &str, start: usize, end: usize) -> Option<&str> {
-    let v = trim_punct(&text[start..end]);
+    // A match followed by a separator is a directory (`node_modules/.bin/`).
+    if text[end..].starts_with(['/', '\\']) {
+        return None;
+    }
+    let v = trim_punct(text[start..end].trim_start_matches('*'));
+    let v = without_line_suffix(v);
     let last = v.rsplit(['/', '\\']).next().unwrap_or(v);
     let sep = v.contains('/') || v.contains('\\');
     (sep && has_extension(last) && !text[..start].ends_with(':')).then_some(v)
+}
+
+/// `v` without the `-NN-` of a grep context line (`src/a.ts-69-  code`).
+fn without_line_suffix(v: &str) -> &str {
+    let Some(head) = v.strip_suffix('-') else { return v };
+    let digits = head.trim_end_matches(|c: char| c.is_ascii_digit());
+    match digits.strip_suffix('-') {
+        Some(path) if digits.len() < head.len() => path,
+        _ => v,
+    }
 }
 
 /// The spans of the `path` pattern's matches in `text`, found by running it
@@ -695,7 +782,10 @@ fn path_matches<'t>(
     let stop = |c: u8| {
         c.is_ascii()
             && !(c.is_ascii_alphanumeric()
-                || matches!(c, b'_' | b'@' | b'.' | b'+' | b'-' | b'/' | b'~' | b'\\' | b':'))
+                || matches!(
+                    c,
+                    b'_' | b'@' | b'.' | b'+' | b'-' | b'/' | b'~' | b'\\' | b':' | b'*'
+                ))
     };
     // The stretches, in order: each around the next separator after the last.
     let mut from = 0;
@@ -759,7 +849,7 @@ fn error_lines<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = &'t s
 /// an exception line, a compiler or test-runner failure, a panic, an errno name.
 /// Code that merely names an error type (`raise ValueError(...)`) does not.
 pub fn is_error_line(line: &str) -> bool {
-    PATTERNS.as_ref().is_some_and(|p| p.error.is_match(line.trim()))
+    PATTERNS.as_ref().is_some_and(|p| p.error.is_match(context::strip_ansi(line).trim()))
 }
 
 /// Returns true if and only if a `#NNN` right after a `:` is a 3- or 6-digit CSS color.
@@ -836,437 +926,6 @@ pub fn keys(set: &AnchorSet) -> HashSet<(Category, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn extract(text: &str) -> Vec<(Category, String)> {
-        let mut s = AnchorSet::new();
-        s.extract(text, 0, true);
-        s.iter().map(|a| (a.category, a.value)).collect()
-    }
-
-    /// Pieces extracted together, the first time and from the memo, give
-    /// the set their one-by-one extraction gives (counts, last ordinals,
-    /// secrets dropped); texts that differ only late are told apart.
-    #[test]
-    fn pieces_extract_as_each_piece_would() {
-        let pieces_of = |t: &str| -> Vec<String> { t.split('|').map(str::to_string).collect() };
-        let texts = [
-            "see src/main.rs and https://example.com/a|then src/main.rs again|ERR: E0432"
-                .to_string(),
-            format!(
-                "{}|tests/a_test.py failed|https://api.example.com/v1?access_token=abcdef123456",
-                "pad ".repeat(20)
-            ),
-            format!(
-                "{}|tests/a_test.py failed|https://api.example.com/v1?access_token=abcdef123456 src/b.rs",
-                "pad ".repeat(20)
-            ),
-            "short|see a/x.rs".to_string(),
-        ];
-        for _ in 0..2 {
-            for (i, text) in texts.iter().enumerate() {
-                let mut together = AnchorSet::new();
-                let mut each = AnchorSet::new();
-                for ordinal in [3, 1 + i as u64] {
-                    together.extract_pieces(text, ordinal, |t| {
-                        pieces_of(t).into_iter().map(Cow::Owned).collect()
-                    });
-                    pieces_of(text).iter().for_each(|p| each.extract(p, ordinal, false));
-                }
-                assert_eq!(together.maps, each.maps, "{text}");
-                assert_eq!(together.secrets_dropped, each.secrets_dropped, "{text}");
-                assert!(!together.is_empty(), "{text}");
-                assert_eq!(together.secrets_dropped > 0, text.contains("token="), "{text}");
-            }
-        }
-        let last = |t: &String| {
-            let mut set = AnchorSet::new();
-            set.extract_pieces(t, 0, |t| pieces_of(t).into_iter().map(Cow::Owned).collect());
-            set.len()
-        };
-        assert_ne!(last(&texts[1]), last(&texts[2]));
-    }
-
-    fn of(cat: Category, text: &str) -> Vec<String> {
-        extract(text).into_iter().filter(|(c, _)| *c == cat).map(|(_, v)| v).collect()
-    }
-
-    #[test]
-    fn category_all_is_in_discriminant_and_rendering_order() {
-        // `AnchorSet` indexes its maps by `category as usize` and walks them in
-        // `Category::ALL` order, which must be the order of `(Category, value)`.
-        for (i, c) in Category::ALL.iter().enumerate() {
-            assert_eq!(*c as usize, i, "{c}");
-        }
-        assert!(Category::ALL.windows(2).all(|w| w[0] < w[1]));
-    }
-
-    #[test]
-    fn retention_searches_for_anchors_added_after_an_earlier_search() {
-        let mut s = AnchorSet::new();
-        s.extract("edit src/a.rs", 0, true);
-        let out = "kept src/a.rs and src/b.rs";
-        assert_eq!(s.retention(out)[&Category::Paths], (1, 1));
-        s.extract("then src/b.rs and src/c.rs", 1, true);
-        assert_eq!(s.retention(out)[&Category::Paths], (3, 2), "the search must be rebuilt");
-        assert_eq!(s.retention("nothing")[&Category::Paths], (3, 0));
-    }
-
-    #[test]
-    fn a_value_seen_again_is_counted_with_its_latest_position() {
-        let mut s = AnchorSet::new();
-        s.extract("see src/main.rs and PR #12", 3, true);
-        s.extract("src/main.rs again", 9, true);
-        s.extract("src/main.rs once more", 5, true);
-        let paths = s.ranked(Category::Paths);
-        assert_eq!(paths.len(), 1);
-        assert_eq!(
-            (paths[0].value.as_str(), paths[0].count, paths[0].last_seen),
-            ("src/main.rs", 3, 9)
-        );
-        assert_eq!(s.len(), 2);
-        let all: Vec<(Category, String)> = s.iter().map(|a| (a.category, a.value)).collect();
-        assert_eq!(
-            all,
-            [(Category::Prs, "PR #12".to_string()), (Category::Paths, "src/main.rs".to_string())]
-        );
-        assert_eq!(
-            s.counts().into_iter().collect::<Vec<_>>(),
-            [(Category::Prs, 1), (Category::Paths, 1)]
-        );
-    }
-
-    #[test]
-    fn prs_and_issues() {
-        assert_eq!(of(Category::Prs, "fixes #12 and (#3456)"), ["#12", "#3456"]);
-        assert_eq!(of(Category::Prs, "see PR 123 and PR #77"), ["PR #77", "PR 123"]);
-        assert_eq!(
-            of(Category::Prs, "merged https://github.com/o/r/pull/99 today"),
-            Vec::<String>::new()
-        );
-        assert_eq!(of(Category::Prs, "see pull/99 and issues/7"), ["issues/7", "pull/99"]);
-        assert_eq!(of(Category::Prs, "color: #333; background:#123456"), Vec::<String>::new());
-        assert_eq!(of(Category::Prs, "page#12"), Vec::<String>::new());
-    }
-
-    #[test]
-    fn commits_need_a_letter_and_a_digit() {
-        assert_eq!(of(Category::Commits, "at a1b2c3d and 1234567 and deadbeef"), ["a1b2c3d"]);
-        assert_eq!(
-            of(Category::Commits, "id 550e8400-e29b-41d4-a716-446655440000"),
-            Vec::<String>::new()
-        );
-        let full = "0123456789abcdef0123456789abcdef01234567";
-        assert_eq!(of(Category::Commits, &format!("commit {full}")), [full]);
-        // 64 hex chars is a sha256, not a commit.
-        assert_eq!(of(Category::Commits, &"ab12".repeat(16)), Vec::<String>::new());
-    }
-
-    #[test]
-    fn branches_are_not_paths() {
-        assert_eq!(of(Category::Branches, "on fix/login-redirect now."), ["fix/login-redirect"]);
-        assert_eq!(
-            of(Category::Branches, "read src/fix/mod.rs and docs/README.md"),
-            Vec::<String>::new()
-        );
-    }
-
-    #[test]
-    fn paths_need_a_separator_and_extension() {
-        assert_eq!(
-            of(Category::Paths, "edit src/main.rs, ./a/b.test.tsx and /etc/hosts; also v1/2.5"),
-            ["./a/b.test.tsx", "src/main.rs"]
-        );
-        assert_eq!(of(Category::Paths, "see https://x.test/a/b.html"), Vec::<String>::new());
-        assert_eq!(of(Category::Paths, r"C:\Users\me\proj\app.py"), [r"C:\Users\me\proj\app.py"]);
-    }
-
-    /// Pieces that make (or nearly make) error lines and PR references, for
-    /// texts that put them at every position of a line.
-    const PIECES: &[&str] = &[
-        "Error",
-        "error",
-        "Error: ",
-        "ValueError",
-        "Exception",
-        "Traceback (most recent call last)",
-        "panic: ",
-        "panicked at",
-        "fatal error:",
-        "FAIL",
-        "FAILED",
-        "--- FAIL:",
-        "npm ERR!",
-        "Uncaught ",
-        "ENOENT",
-        "EPERM: ",
-        "ERROR",
-        "EXYZ: ",
-        "SIGSEGV",
-        "command not found",
-        "No such file or directory",
-        "Permission denied",
-        "Segmentation fault",
-        "E ",
-        "[ERROR] ",
-        "PR",
-        "PR #12",
-        "pull/7",
-        "issues/42",
-        "#123",
-        ":#fff",
-        "x",
-        "ok",
-        "a.b.",
-        "_",
-        " ",
-        "  ",
-        "\t",
-        "\n",
-        "\r\n",
-        "\r",
-        "\u{3000}",
-        "\u{85}",
-        "é",
-        ":",
-        "(",
-        "at ",
-    ];
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
-        /// The hinted search finds exactly the lines a try of every line finds.
-        #[test]
-        fn error_lines_are_those_of_a_line_by_line_search(
-            picks in proptest::collection::vec(0..PIECES.len(), 0..40),
-        ) {
-            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
-            let p = PATTERNS.as_ref().unwrap();
-            let every_line: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && l.len() < 4_000 && p.error.is_match(l))
-                .collect();
-            proptest::prop_assert_eq!(error_lines(p, &text).collect::<Vec<_>>(), every_line);
-        }
-
-        /// The PR, commit and path scans find what the plain patterns find.
-        #[test]
-        fn the_fast_scans_find_what_the_patterns_find(
-            picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len(), 0..40),
-        ) {
-            let text: String = picks
-                .iter()
-                .map(|&i| PIECES.get(i).copied().unwrap_or_else(|| SCAN_PIECES[i - PIECES.len()]))
-                .collect();
-            let p = PATTERNS.as_ref().unwrap();
-            let spans = |r: &Regex| r.find_iter(&text).map(|m| (m.start(), m.end())).collect::<Vec<_>>();
-            proptest::prop_assert_eq!(commit_runs(&text).collect::<Vec<_>>(), spans(&COMMIT));
-            proptest::prop_assert_eq!(path_matches(p, &text, false).collect::<Vec<_>>(), spans(&p.path));
-            let paths = |only| {
-                path_matches(p, &text, only).filter_map(|(s, e)| as_path(&text, s, e)).collect::<Vec<_>>()
-            };
-            proptest::prop_assert_eq!(paths(true), paths(false));
-            let prs: Vec<(usize, usize)> = PR
-                .captures_iter(&text)
-                .filter_map(|c| c.get(1).or_else(|| c.get(0)))
-                .map(|m| (m.start(), m.end()))
-                .collect();
-            proptest::prop_assert_eq!(pr_refs(p, &text).collect::<Vec<_>>(), prs);
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
-        /// No anchor holds a newline: retention searches an output text by
-        /// text instead of joined (`Prepared::retention`).
-        #[test]
-        fn no_anchor_holds_a_newline(
-            picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len() + 8, 0..40),
-        ) {
-            const MORE: [&str; 8] =
-                ["https://x.io/a", "feat/x-y", " @alice ", "src/a.rs", r"C:\a\b.rs", "Error: x", "/", "."];
-            let text: String = picks
-                .iter()
-                .map(|&i| match i.checked_sub(PIECES.len()) {
-                    None => PIECES[i],
-                    Some(j) => SCAN_PIECES.get(j).copied().unwrap_or_else(|| MORE[j - SCAN_PIECES.len()]),
-                })
-                .collect();
-            let hits = scan(&text, true).hits;
-            proptest::prop_assert!(hits.iter().all(|(_, v)| !v.contains('\n')), "{:?}", hits);
-        }
-    }
-
-    /// The patterns the fast scans replace, as they were.
-    static COMMIT: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?-u:\b)[0-9a-f]{7,40}(?-u:\b)").unwrap());
-    static PR: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?:(?-u:\b)PR ?#?\d{1,6}(?-u:\b))|(?:(?-u:\b)(?:pull|issues)/\d{1,6}(?-u:\b))|(?:(?:^|[\s(\[{,;:'\x22])(#\d{1,6})(?-u:\b))",
-        )
-        .unwrap()
-    });
-
-    /// Pieces around which the commit, path and PR scans decide: hex runs of
-    /// every length near the bounds, word and separator bytes, Unicode
-    /// letters and spaces, Windows paths.
-    const SCAN_PIECES: &[&str] = &[
-        "abc1234",
-        "deadbeef0",
-        "0123456789abcdef0123456789abcdef01234567",
-        "0123456789abcdef0123456789abcdef012345678",
-        "abc123",
-        "ABC1234",
-        "x",
-        "_",
-        "-",
-        "9",
-        "f",
-        " ",
-        "\n",
-        "\u{3000}",
-        "é",
-        "日本",
-        "/",
-        "\\",
-        "C:\\",
-        "./",
-        "../",
-        "~/",
-        "src/main.rs",
-        "a.b",
-        "@",
-        "+",
-        ":",
-        "(",
-        "'",
-        "\"",
-        ",",
-        "#",
-        "#7",
-        "#123456",
-        "#1234567",
-        "PR",
-        "PR 5",
-        "pull/",
-        "issues/9",
-        "https://x.io/a/b.rs",
-        // `\d` is Unicode: Arabic-Indic and fullwidth digits are digits too.
-        "\u{663}",
-        "\u{ff17}",
-        "PR #",
-        "PR#4",
-        "pull/12",
-        "P",
-        "i",
-    ];
-
-    #[test]
-    fn error_lines_across_languages() {
-        let text = "ok\nTraceback (most recent call last):\n  ValueError: bad value\nerror[E0382]: borrow of moved value: `x`\nthread 'main' panicked at src/main.rs:3:5\npanic: runtime error: index out of range\nTypeError: x is not a function\nopen: ENOENT: no such file\nall good";
-        let errs = of(Category::Errors, text);
-        assert_eq!(errs.len(), 7, "{errs:?}");
-        assert!(errs.contains(&"ValueError: bad value".to_string()));
-        assert!(errs.contains(&"error[E0382]: borrow of moved value: `x`".to_string()));
-        let mut s = AnchorSet::new();
-        s.extract(text, 0, false);
-        assert!(s.ranked(Category::Errors).is_empty(), "errors off for file reads");
-    }
-
-    #[test]
-    fn code_that_names_errors_is_not_an_error_line() {
-        for code in [
-            "raise ValueError(\"bad\")",
-            "except Exception as e:",
-            "return fmt.Errorf(\"x: %w\", err)",
-            "throw new TypeError('x')",
-            "var ErrNotFound = errors.New(\"not found\")",
-            "class MyError(Exception):",
-            "if err != nil { return err }",
-        ] {
-            assert!(!is_error_line(code), "{code}");
-        }
-        for report in [
-            "E       AssertionError: assert 1 == 2",
-            "FAILED tests/test_a.py::test_x - KeyError: 'k'",
-            "--- FAIL: TestLogin (0.00s)",
-            "Error: Cannot find module 'x'",
-            "npm ERR! code ELIFECYCLE",
-            "bash: foo: command not found",
-            "2026-03-24 12:00:01 ERROR db connection refused",
-        ] {
-            assert!(is_error_line(report), "{report}");
-        }
-    }
-
-    #[test]
-    fn handles_skip_code() {
-        assert_eq!(of(Category::Handles, "thanks @alice-b and @bob"), ["@alice-b", "@bob"]);
-        assert_eq!(
-            of(Category::Handles, "@dataclass\nclass A: pass\n * @param x\nmail a@b.com"),
-            Vec::<String>::new()
-        );
-        assert_eq!(of(Category::Handles, "npm i @types/node"), Vec::<String>::new());
-    }
-
-    #[test]
-    fn urls_are_trimmed() {
-        assert_eq!(
-            of(Category::Urls, "(see https://example.com/docs/a?b=1)."),
-            ["https://example.com/docs/a?b=1"]
-        );
-    }
-
-    #[test]
-    fn ranking_is_count_then_recency() {
-        let mut s = AnchorSet::new();
-        s.extract("a/one.rs", 1, false);
-        s.extract("a/two.rs a/two.rs", 2, false);
-        s.extract("a/three.rs", 3, false);
-        let r: Vec<String> = s.ranked(Category::Paths).into_iter().map(|a| a.value).collect();
-        assert_eq!(r, ["a/two.rs", "a/three.rs", "a/one.rs"]);
-    }
-
-    #[test]
-    fn index_respects_budget_and_shares_it() {
-        let mut s = AnchorSet::new();
-        for i in 0..100 {
-            s.extract(&format!("src/file{i}.rs https://e.test/{i}/page"), i, false);
-        }
-        let idx = build_index(&s, 400);
-        assert!(idx.body.chars().count() <= 400 + 16, "{}", idx.body.len());
-        assert!(idx.body.contains("- paths: "));
-        assert!(idx.body.contains("- urls: "));
-        let dropped: usize = idx.dropped.values().sum();
-        assert_eq!(idx.included + dropped, 200);
-        assert!(dropped > 0);
-    }
-
-    #[test]
-    fn retention_is_verbatim_presence() {
-        let mut s = AnchorSet::new();
-        s.extract("fix in src/a.rs and src/b.rs at a1b2c3d4", 0, true);
-        let r = s.retention("kept src/a.rs only");
-        assert_eq!(r[&Category::Paths], (2, 1));
-        assert_eq!(r[&Category::Commits], (1, 0));
-    }
-
-    #[test]
-    fn anchors_that_look_like_secrets_are_dropped() {
-        let mut s = AnchorSet::new();
-        s.extract("see https://api.example.com/v1?access_token=abcdef123456 and src/a.rs\nError: bad key sk-proj-abcdefghijklmnopqrstuvwxyz012345", 0, true);
-        assert_eq!(s.ranked(Category::Urls), Vec::<Anchor>::new());
-        assert!(s.ranked(Category::Errors).is_empty());
-        assert_eq!(s.ranked(Category::Paths).len(), 1);
-        assert_eq!(s.secrets_dropped(), 2);
-    }
-
-    #[test]
-    fn budget_auto_is_at_least_the_reference() {
-        assert_eq!(AnchorBudget::Auto.resolve(1_000), 7_000);
-        assert_eq!(AnchorBudget::Auto.resolve(1_000_000), 40_000);
-        assert_eq!(AnchorBudget::Chars(7_000).resolve(1_000_000), 7_000);
-    }
-}
+mod labelled;
+#[cfg(test)]
+mod tests;
