@@ -247,6 +247,14 @@ fn recorded_provider_usage_drives_the_trigger() {
     let r = replay(&s, &p, &m, Trigger::Threshold);
     assert!(!r.compactions.is_empty());
     assert_eq!(r.calls[0].provider_tokens, Some(60_000));
+    // What the report charts (`Call::trigger_tokens`) is what the trigger compared:
+    // under the threshold before the first compaction, its result right after.
+    let at = r.compactions[0].before_call;
+    assert!(at > 0, "the first call is under the trigger");
+    assert!(r.calls[at - 1].trigger_tokens() < p.threshold);
+    assert!(r.calls[at - 1].trigger_tokens() > r.calls[at - 1].tokens_live);
+    assert_eq!(r.calls[at].trigger_tokens(), r.compactions[0].tokens_after);
+    assert!(r.calls[at].tokens_live < p.threshold / 2, "our own count is far lower");
 }
 
 #[test]
