@@ -26,9 +26,10 @@ const LEGEND_ROW: u32 = 28;
 /// Font sizes in plotters units (the SVG's `font-size` is this / 1.24).
 const LABEL_FONT: u32 = 18;
 const TITLE_FONT: u32 = 19;
-/// Tick labels asked of plotters per axis (it picks round values, at most this many).
-const Y_TICKS: usize = 7;
-const X_TICKS: usize = 8;
+/// Tick labels asked of plotters per axis: it picks round steps (1, 2, 5 × 10ⁿ)
+/// giving at most this many, so 8 or more leave at least 4.
+const Y_TICKS: usize = 8;
+const X_TICKS: usize = 10;
 /// Markers per line, about: one every `calls / MARKERS` calls.
 const MARKERS: usize = 10;
 /// Width of a histogram bin, in percentage points.
@@ -102,7 +103,7 @@ pub(super) fn tokens_label(v: u64) -> String {
     if v >= 1_000_000 && v.is_multiple_of(100_000) {
         let tenths = v / 100_000;
         if tenths.is_multiple_of(10) {
-            format!("{}M", tenths / 10)
+            format!("{}M", crate::policy::tool_families::thousands(tenths / 10))
         } else {
             format!("{}.{}M", tenths / 10, tenths % 10)
         }
@@ -192,7 +193,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .max_light_lines(0)
+            .light_line_style(TRANSPARENT)
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .x_labels(X_TICKS)
             .y_labels(Y_TICKS)
@@ -289,7 +290,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .max_light_lines(0)
+            .light_line_style(TRANSPARENT)
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .x_labels(BINS + 1)
             .y_labels(Y_TICKS)
@@ -336,4 +337,168 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(responsive(svg, WIDTH, HIST_HEIGHT, "compacted sessions by tokens saved"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `<text>` elements of an SVG: (opening tag, content).
+    fn texts(svg: &str) -> Vec<(&str, &str)> {
+        svg.split("<text ")
+            .skip(1)
+            .filter_map(|t| {
+                let (tag, rest) = t.split_once('>')?;
+                Some((tag, rest.split("</text>").next()?.trim()))
+            })
+            .collect()
+    }
+
+    /// Tick labels of the y axis (right-aligned) and of the x axis (centred, below).
+    fn ticks(svg: &str) -> (Vec<&str>, Vec<&str>) {
+        let t = texts(svg);
+        let t = t.iter().filter(|(tag, _)| !tag.contains("rotate("));
+        let y = t.clone().filter(|(tag, _)| tag.contains(r#"text-anchor="end""#)).map(|x| x.1);
+        let x = t
+            .filter(|(tag, _)| tag.contains(r#"text-anchor="middle""#) && tag.contains("0.76em"))
+            .map(|x| x.1);
+        (y.collect(), x.collect())
+    }
+
+    /// Whether a rotated text (the y axis title) reads `title`.
+    fn has_y_title(svg: &str, title: &str) -> bool {
+        texts(svg).iter().any(|(tag, s)| tag.contains("rotate(270") && *s == title)
+    }
+
+    /// Each polyline stroked in `color`: (stroke width, length in pixels).
+    fn strokes(svg: &str, color: RGBColor) -> Vec<(u32, f64)> {
+        let hex = format!(r##"stroke="#{:02X}{:02X}{:02X}""##, color.0, color.1, color.2);
+        svg.split("<polyline ")
+            .skip(1)
+            .filter(|p| p.split("/>").next().is_some_and(|tag| tag.contains(&hex)))
+            .filter_map(|p| {
+                let width = p.split(r#"stroke-width=""#).nth(1)?.split('"').next()?.parse().ok()?;
+                let pts: Vec<(f64, f64)> = p
+                    .split(r#"points=""#)
+                    .nth(1)?
+                    .split('"')
+                    .next()?
+                    .split_whitespace()
+                    .filter_map(|xy| {
+                        let (x, y) = xy.split_once(',')?;
+                        Some((x.parse().ok()?, y.parse().ok()?))
+                    })
+                    .collect();
+                let len = pts.windows(2).map(|w| (w[1].0 - w[0].0).hypot(w[1].1 - w[0].1)).sum();
+                Some((width, len))
+            })
+            .collect()
+    }
+
+    fn series(mode: &str, tokens: &[u64]) -> Series {
+        Series {
+            source: "s.jsonl:1".into(),
+            mode: mode.into(),
+            threshold: 27_200,
+            tokens: tokens.to_vec(),
+            provider_calls: 0,
+        }
+    }
+
+    /// Four modes over 40 calls, all equal: the case where one line hid the others.
+    fn equal_lines() -> Vec<Series> {
+        let tokens: Vec<u64> = (1..=40).map(|i| i * 650).collect();
+        ["none", "legacy", "lean", "tiered"].iter().map(|m| series(m, &tokens)).collect()
+    }
+
+    #[test]
+    fn the_request_chart_has_axis_titles_ticks_and_a_legend() {
+        let all = equal_lines();
+        let of: Vec<&Series> = all.iter().collect();
+        let svg = request_sizes("a<b>", &of).unwrap();
+        assert!(svg.starts_with("<svg width=\"100%\" viewBox=\"0 0 480 360\""), "{svg:.200}");
+        assert!(svg.contains(r#"aria-label="a&lt;b&gt;""#) && svg.ends_with("</svg>"));
+        assert!(has_y_title(&svg, "request size (tokens)"));
+        assert!(texts(&svg).iter().any(|t| t.1 == "API call (nth assistant reply)"));
+        let (y, x) = ticks(&svg);
+        assert!(y.len() >= 4 && x.len() >= 4, "y {y:?}, x {x:?}");
+        // Round values, formatted: the top of 26,000 × 1.08 gives 0, 5K, ... 25K.
+        assert_eq!(y, ["0", "5K", "10K", "15K", "20K", "25K"]);
+        assert_eq!(x, ["5", "10", "15", "20", "25", "30", "35", "40"]);
+        let labels: Vec<&str> = texts(&svg).iter().map(|t| t.1).collect();
+        for mode in ["none", "legacy", "lean", "tiered", "trigger 27,200"] {
+            assert_eq!(labels.iter().filter(|l| **l == mode).count(), 1, "{mode} in the legend");
+        }
+    }
+
+    #[test]
+    fn modes_are_drawn_with_distinct_strokes_even_when_equal() {
+        let all = equal_lines();
+        let of: Vec<&Series> = all.iter().collect();
+        let svg = request_sizes("s", &of).unwrap();
+        // Per mode: its stroke width and its median dash length (the longest
+        // stroke for a solid line). Crosses (tiered's markers) are a minority.
+        let mut seen = Vec::new();
+        for l in LOOKS {
+            let mut s = strokes(&svg, l.color);
+            assert!(!s.is_empty(), "{} drawn", l.mode);
+            s.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let dash = match l.dash {
+                None => s.last().map_or(0.0, |x| x.1),
+                Some(_) => s[s.len() / 2].1,
+            };
+            let width = s[s.len() / 2].0;
+            assert_eq!(width, l.width, "{}", l.mode);
+            if let Some((d, _)) = l.dash {
+                assert!((dash - d as f64).abs() <= 1.5, "{}: dashes of {dash}, not {d}", l.mode);
+            } else {
+                assert!(dash > 300.0, "{}: one solid line", l.mode);
+            }
+            seen.push((width, dash.round() as i64));
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), LOOKS.len(), "{seen:?}");
+        // And each mode's markers: circles, triangles (polygons), squares, crosses.
+        assert!(svg.contains("<circle") && svg.contains("<polygon") && svg.contains("<rect"));
+    }
+
+    #[test]
+    fn the_histogram_has_a_y_scale() {
+        let savings = vec![
+            ("legacy".to_string(), vec![55.0, 58.0, 61.0]),
+            ("lean".to_string(), vec![5.0, 95.0, 100.0, 99.0, -3.0]),
+            ("tiered".to_string(), vec![]),
+        ];
+        let svg = savings_histogram(&savings).unwrap();
+        assert!(svg.starts_with("<svg width=\"100%\" viewBox=\"0 0 480 300\""));
+        assert!(has_y_title(&svg, "compacted sessions"));
+        assert!(texts(&svg).iter().any(|t| t.1 == "tokens saved (share of the session)"));
+        let (y, x) = ticks(&svg);
+        // The largest bin holds 3: the scale still shows 0..4.
+        assert_eq!(y, ["0", "1", "2", "3", "4"]);
+        assert_eq!(x.len(), 11, "{x:?}");
+        assert_eq!((x[0], x[10]), ("0%", "100%"));
+        // Bars: legacy 50-60 (2) and 60-70 (1); lean 0-10 (2, with -3 clamped) and 90-100 (3).
+        let bars = |c: RGBColor| {
+            let fill = format!(r##"fill="#{:02X}{:02X}{:02X}""##, c.0, c.1, c.2);
+            svg.split("<rect ").skip(1).filter(|r| r.contains(&fill)).count()
+        };
+        // One legend swatch each, plus the bars.
+        assert_eq!(bars(look("legacy").color), 1 + 2);
+        assert_eq!(bars(look("lean").color), 1 + 2);
+        assert_eq!(bars(look("tiered").color), 1);
+    }
+
+    #[test]
+    fn token_labels_are_short_and_exact() {
+        assert_eq!(tokens_label(0), "0");
+        assert_eq!(tokens_label(250), "250");
+        assert_eq!(tokens_label(2_500), "2.5K");
+        assert_eq!(tokens_label(1_250), "1,250");
+        assert_eq!(tokens_label(40_000), "40K");
+        assert_eq!(tokens_label(1_500_000), "1.5M");
+        assert_eq!(tokens_label(2_000_000), "2M");
+        assert_eq!(tokens_label(1_000_000_000), "1,000M");
+    }
 }

@@ -2,8 +2,8 @@
 //! JavaScript, no external resources) that fits a phone screen: tables scroll
 //! sideways inside their own box, charts take the width of the page.
 
-use crate::report::aggregate::CorpusSummary;
 use super::{Series, charts, esc, intro, n, tables};
+use crate::report::aggregate::CorpusSummary;
 use std::fmt::Write;
 
 const STYLE: &str = "*{box-sizing:border-box}\
@@ -114,4 +114,62 @@ pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]
     );
     out.push_str("</body></html>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(source: &str, mode: &str, tokens: &[u64], provider_calls: usize) -> Series {
+        Series {
+            source: source.into(),
+            mode: mode.into(),
+            threshold: 100,
+            tokens: tokens.to_vec(),
+            provider_calls,
+        }
+    }
+
+    fn summary() -> CorpusSummary {
+        CorpusSummary { counter: "o200k".into(), ..CorpusSummary::default() }
+    }
+
+    #[test]
+    fn captions_say_what_is_plotted_and_which_lines_coincide() {
+        let all = [
+            series("a.jsonl:1", "none", &[10, 50, 120], 0),
+            series("a.jsonl:1", "legacy", &[10, 50, 40], 0),
+            series("a.jsonl:1", "lean", &[10, 50, 40], 0),
+            series("b.jsonl:1", "none", &[10, 20, 30], 3),
+            series("b.jsonl:1", "lean", &[10, 20, 30], 3),
+            series("c.jsonl:1", "none", &[10, 20, 30, 40], 1),
+            series("c.jsonl:1", "lean", &[10, 20, 30, 35], 1),
+        ];
+        let page = html(&summary(), &all, &[]);
+        assert_eq!(page.matches("<figure>").count(), 3 + 1, "three sessions and the histogram");
+        assert!(page.contains(
+            "a.jsonl:1: 3 calls. Plotted: our o200k count (the log records no prompt sizes). \
+             Lines that coincide: legacy = lean."
+        ));
+        assert!(page.contains(
+            "b.jsonl:1: 3 calls. Plotted: the provider's recorded prompt size, less what \
+             compaction removed. Lines that coincide: none = lean.</figcaption>"
+        ));
+        // No line coincides: no note.
+        assert!(page.contains(
+            "c.jsonl:1: 4 calls. Plotted: the provider's recorded prompt size (less what \
+             compaction removed) on 1 of 4 calls, our o200k count on the others.</figcaption>"
+        ));
+    }
+
+    #[test]
+    fn the_page_is_built_for_a_narrow_screen() {
+        let page = html(&summary(), &[series("a", "lean", &[1, 2], 0)], &[]);
+        assert!(page.contains(r#"<meta name="viewport" content="width=device-width"#));
+        // Tables scroll inside their own box; charts take the container's width.
+        assert!(page.contains(".scroll{max-width:100%;overflow-x:auto"));
+        assert!(page.contains("svg{display:block;width:100%;height:auto"));
+        assert!(!page.contains("<svg width=\"4") && page.contains("<svg width=\"100%\""));
+        assert!(!page.contains("<script"));
+    }
 }
