@@ -76,6 +76,25 @@ pub struct Call {
     pub output_tokens: u64,
 }
 
+impl Call {
+    /// The request size the trigger compared before this call (see the module
+    /// doc): the provider's recorded prompt size corrected by what compaction
+    /// removed, where the log has it; our count of the live history otherwise.
+    pub fn trigger_tokens(&self) -> u64 {
+        trigger_size(self.provider_tokens, self.tokens_live, self.tokens_original)
+    }
+}
+
+/// The trigger's measure of a request: `provider + (live − original)` where the
+/// provider recorded the prompt size (`original` is our count of the uncompacted
+/// request it measured), else `live`, our count.
+fn trigger_size(provider: Option<u64>, live: u64, original: u64) -> u64 {
+    match provider {
+        Some(p) => (p + live).saturating_sub(original),
+        None => live,
+    }
+}
+
 /// One compaction during the replay.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct CompactionPoint {
@@ -263,10 +282,7 @@ pub fn replay_prepared(
         if m.role == Role::Assistant {
             let provider = m.meta.usage.and_then(|u| u.prompt_tokens());
             // The trigger, measured before the call.
-            let measured = |live_total: u64| match provider {
-                Some(p) => (p + live_total).saturating_sub(original.total()),
-                None => live_total,
-            };
+            let measured = |live_total: u64| trigger_size(provider, live_total, original.total());
             let fires = |size: u64, n: usize| match trigger {
                 Trigger::Threshold => size >= policy.threshold,
                 Trigger::Gateway => window::gateway_triggered(size, n, policy.window),

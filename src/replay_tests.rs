@@ -247,6 +247,13 @@ fn recorded_provider_usage_drives_the_trigger() {
     let r = replay(&s, &p, &m, Trigger::Threshold);
     assert!(!r.compactions.is_empty());
     assert_eq!(r.calls[0].provider_tokens, Some(60_000));
+    // What the report charts (`Call::trigger_tokens`) is what the trigger compared:
+    // the provider's size, corrected, not our count; our count where none is recorded.
+    let at = r.compactions[0].before_call;
+    assert!(r.compactions[0].tokens_before >= p.threshold);
+    assert_eq!(r.calls[at].trigger_tokens(), r.compactions[0].tokens_after);
+    assert!(r.calls[at].trigger_tokens() > r.calls[at].tokens_live + 30_000);
+    assert!(ours.calls.iter().all(|c| c.trigger_tokens() == c.tokens_live));
 }
 
 #[test]

@@ -70,7 +70,13 @@ fn report_writes_every_file_deterministically() {
     assert!(md.contains("## Legacy vs lean") && md.contains("| anchors retained |"), "{md}");
     let html = std::fs::read_to_string(a.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("trigger 27,200") && !html.contains("<script"));
-    assert_eq!(html.matches("<polyline").count(), 3 * 4, "3 longest sessions × 4 modes");
+    assert_eq!(html.matches("<figure>").count(), 3 + 1, "3 longest sessions and the histogram");
+    // A legend entry per mode in each session's chart (and in the histogram's,
+    // which has no "none"), and a caption saying what is plotted.
+    for (mode, n) in [("none", 3), ("legacy", 4), ("lean", 4), ("tiered", 4)] {
+        assert_eq!(html.matches(&format!(">\n{mode}\n</text>")).count(), n, "{mode}");
+    }
+    assert_eq!(html.matches("calls. Plotted: ").count(), 3);
 }
 
 #[test]

@@ -93,12 +93,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         );
                         rr.chosen = chosen;
                         session_rows.push(ReportRow::new(row, problems, &rr));
-                        series.push(Series {
-                            source: s.source.to_string(),
-                            mode: p.mode.name().to_string(),
-                            threshold: p.threshold,
-                            tokens: r.calls.iter().map(|c| c.tokens_live).collect(),
-                        });
+                        series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
                     }
                     out.push(Some((session_rows, series)));
                 }

@@ -1,8 +1,14 @@
 //! Renderers: report rows and corpus figures as CSV, Markdown and a
-//! self-contained HTML page with SVG charts drawn here (no JavaScript).
+//! self-contained HTML page with SVG charts ([`charts`], no JavaScript).
 //! Pure functions from data to text; the command writes the files.
 
+mod charts;
+mod html;
+
+pub use html::html;
+
 use super::aggregate::{CorpusSummary, ModeSummary, REPORT_MODES};
+use crate::replay::Replay;
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
@@ -12,7 +18,25 @@ pub struct Series {
     pub source: String,
     pub mode: String,
     pub threshold: u64,
+    /// The size the trigger compared before each call ([`crate::replay::Call::trigger_tokens`]).
     pub tokens: Vec<u64>,
+    /// Of those calls, how many the log recorded the provider's prompt size for
+    /// (the others are our own count).
+    #[serde(default)]
+    pub provider_calls: usize,
+}
+
+impl Series {
+    /// The series of one replay: per call, the size its trigger compared.
+    pub fn from_replay(source: &str, mode: &str, r: &Replay) -> Series {
+        Series {
+            source: source.to_string(),
+            mode: mode.to_string(),
+            threshold: r.threshold,
+            tokens: r.calls.iter().map(|c| c.trigger_tokens()).collect(),
+            provider_calls: r.calls.iter().filter(|c| c.provider_tokens.is_some()).count(),
+        }
+    }
 }
 
 fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
@@ -273,190 +297,6 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-const COLORS: [(&str, &str); 4] =
-    [("none", "#888888"), ("legacy", "#d95f02"), ("lean", "#1b9e77"), ("tiered", "#7570b3")];
-
-fn color(mode: &str) -> &'static str {
-    COLORS.iter().find(|(m, _)| *m == mode).map_or("#000000", |(_, c)| c)
-}
-
-/// A line chart of request size per call, one line per mode, with the trigger.
-fn line_chart(title: &str, series: &[&Series]) -> String {
-    let (w, h, pad) = (640.0_f64, 260.0_f64, 48.0_f64);
-    let max_x = series.iter().map(|s| s.tokens.len()).max().unwrap_or(1).max(2) as f64 - 1.0;
-    let threshold = series.first().map_or(0, |s| s.threshold);
-    let max_y = series
-        .iter()
-        .flat_map(|s| s.tokens.iter().copied())
-        .chain([threshold])
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64
-        * 1.05;
-    let x = |i: usize| pad + (i as f64 / max_x) * (w - 2.0 * pad);
-    let y = |v: u64| h - pad - (v as f64 / max_y) * (h - 2.0 * pad);
-    let mut svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{}">"#,
-        esc(title)
-    );
-    let _ = write!(
-        svg,
-        r#"<text x="{pad}" y="18" font-size="13" font-family="sans-serif">{}</text>"#,
-        esc(title)
-    );
-    let _ = write!(
-        svg,
-        r##"<line x1="{pad}" y1="{0}" x2="{1}" y2="{0}" stroke="#333"/><line x1="{pad}" y1="{pad}" x2="{pad}" y2="{0}" stroke="#333"/>"##,
-        h - pad,
-        w - pad
-    );
-    let ty = y(threshold);
-    let _ = write!(
-        svg,
-        r##"<line x1="{pad}" y1="{ty:.1}" x2="{:.1}" y2="{ty:.1}" stroke="#c00" stroke-dasharray="4 3"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#c00" font-family="sans-serif" text-anchor="end">trigger {}</text>"##,
-        w - pad,
-        w - pad,
-        ty - 4.0,
-        n(threshold)
-    );
-    let _ = write!(
-        svg,
-        r#"<text x="4" y="{:.1}" font-size="10" font-family="sans-serif">{}</text><text x="4" y="{:.1}" font-size="10" font-family="sans-serif">0</text>"#,
-        pad,
-        n(max_y as u64),
-        h - pad
-    );
-    let _ = write!(
-        svg,
-        r#"<text x="{:.1}" y="{:.1}" font-size="10" font-family="sans-serif" text-anchor="end">call {}</text>"#,
-        w - pad,
-        h - pad + 14.0,
-        max_x as u64 + 1
-    );
-    for (k, s) in series.iter().enumerate() {
-        let pts: Vec<String> =
-            s.tokens.iter().enumerate().map(|(i, v)| format!("{:.1},{:.1}", x(i), y(*v))).collect();
-        let _ = write!(
-            svg,
-            r#"<polyline fill="none" stroke="{}" stroke-width="1.5" stroke-opacity="0.85" points="{}"/>"#,
-            color(&s.mode),
-            pts.join(" ")
-        );
-        let _ = write!(
-            svg,
-            r#"<text x="{:.1}" y="{:.1}" font-size="11" fill="{}" font-family="sans-serif">{}</text>"#,
-            pad + 8.0 + 70.0 * k as f64,
-            pad - 8.0,
-            color(&s.mode),
-            esc(&s.mode)
-        );
-    }
-    svg.push_str("</svg>");
-    svg
-}
-
-/// A histogram of per-session savings (10-point bins) for each mode.
-fn histogram(savings: &[(String, Vec<f64>)]) -> String {
-    let (w, h, pad) = (640.0_f64, 240.0_f64, 40.0_f64);
-    let bins = 10usize;
-    let counts: Vec<(String, Vec<u64>)> = savings
-        .iter()
-        .map(|(m, v)| {
-            let mut c = vec![0u64; bins];
-            for s in v {
-                c[((s.max(0.0) / 10.0) as usize).min(bins - 1)] += 1;
-            }
-            (m.clone(), c)
-        })
-        .collect();
-    let max = counts.iter().flat_map(|(_, c)| c.iter().copied()).max().unwrap_or(1).max(1) as f64;
-    let group = (w - 2.0 * pad) / bins as f64;
-    let bar = group / (counts.len().max(1) as f64 + 1.0);
-    let mut svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="savings distribution">"#
-    );
-    let _ = write!(
-        svg,
-        r#"<text x="{pad}" y="18" font-size="13" font-family="sans-serif">Sessions by tokens saved (%)</text>"#
-    );
-    let _ = write!(
-        svg,
-        r##"<line x1="{pad}" y1="{0}" x2="{1}" y2="{0}" stroke="#333"/>"##,
-        h - pad,
-        w - pad
-    );
-    for b in 0..bins {
-        let _ = write!(
-            svg,
-            r#"<text x="{:.1}" y="{:.1}" font-size="10" font-family="sans-serif" text-anchor="middle">{}</text>"#,
-            pad + group * (b as f64 + 0.5),
-            h - pad + 14.0,
-            b * 10
-        );
-    }
-    for (k, (m, c)) in counts.iter().enumerate() {
-        for (b, v) in c.iter().enumerate() {
-            let bh = (*v as f64 / max) * (h - 2.0 * pad - 10.0);
-            let bx = pad + group * b as f64 + bar * (k as f64 + 0.5);
-            let _ = write!(
-                svg,
-                r#"<rect x="{bx:.1}" y="{:.1}" width="{:.1}" height="{bh:.1}" fill="{}"><title>{} {}-{}%: {v}</title></rect>"#,
-                h - pad - bh,
-                bar * 0.9,
-                color(m),
-                esc(m),
-                b * 10,
-                b * 10 + 10
-            );
-        }
-        let _ = write!(
-            svg,
-            r#"<text x="{:.1}" y="34" font-size="11" fill="{}" font-family="sans-serif">{}</text>"#,
-            pad + 8.0 + 70.0 * k as f64,
-            color(m),
-            esc(m)
-        );
-    }
-    svg.push_str("</svg>");
-    svg
-}
-
-/// `report.html`: the tables and the charts, self-contained.
-pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]) -> String {
-    let mut out = String::from(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>compactor report</title>\n<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0;border:1px solid #eee}</style></head><body>\n<h1>compactor report</h1>\n",
-    );
-    let _ = writeln!(out, "<p>{}</p>", esc(&intro(s)));
-    for (title, header, rows) in tables(s) {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2><table><tr>{}</tr>",
-            esc(&title),
-            header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect::<String>()
-        );
-        for r in rows {
-            let _ = writeln!(
-                out,
-                "<tr>{}</tr>",
-                r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>()
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    out.push_str("<h2>Request size per call</h2>\n<p>The longest sessions, replayed under each mode, against the trigger.</p>\n");
-    let mut sources: Vec<&str> = series.iter().map(|s| s.source.as_str()).collect();
-    sources.dedup();
-    for src in sources {
-        let of: Vec<&Series> = series.iter().filter(|s| s.source == src).collect();
-        out.push_str(&line_chart(src, &of));
-        out.push('\n');
-    }
-    out.push_str("<h2>Distribution of savings</h2>\n");
-    out.push_str(&histogram(savings));
-    out.push_str("\n</body></html>\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,24 +309,5 @@ mod tests {
             json!({"a": 2, "b": {"c": "q\"z"}, "d": [], "e": "w"}),
         ];
         assert_eq!(csv(&rows), "a,b.c,d,e\n1,\"x,y\",\"[1,2]\",\n2,\"q\"\"z\",[],w\n");
-    }
-
-    #[test]
-    fn charts_are_self_contained_svg() {
-        let s = Series {
-            source: "a<b>".into(),
-            mode: "lean".into(),
-            threshold: 100,
-            tokens: vec![10, 50, 120, 40],
-        };
-        let svg = line_chart(&s.source, &[&s]);
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert!(svg.contains("a&lt;b&gt;"));
-        assert!(svg.contains("trigger 100"));
-        assert_eq!(svg.matches("<polyline").count(), 1);
-        let hist =
-            histogram(&[("lean".into(), vec![5.0, 95.0, 100.0]), ("legacy".into(), vec![55.0])]);
-        assert_eq!(hist.matches("<rect").count(), 20);
-        assert!(hist.contains("<title>lean 90-100%: 2</title>"));
     }
 }

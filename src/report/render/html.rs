@@ -1,0 +1,175 @@
+//! `report.html`: the tables and the charts in one self-contained page (no
+//! JavaScript, no external resources) that fits a phone screen: tables scroll
+//! sideways inside their own box, charts take the width of the page.
+
+use super::{Series, charts, esc, intro, n, tables};
+use crate::report::aggregate::CorpusSummary;
+use std::fmt::Write;
+
+const STYLE: &str = "*{box-sizing:border-box}\
+body{font-family:sans-serif;max-width:980px;margin:0 auto;padding:0.5em 1em 2em;color:#222;line-height:1.4}\
+h1,h2,p,figcaption{overflow-wrap:anywhere}\
+.scroll{max-width:100%;overflow-x:auto;margin:0.5em 0 1em}\
+table{border-collapse:collapse}\
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}\
+td:first-child,th:first-child{text-align:left}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr));gap:0 1.5em}\
+figure{margin:1em 0 1.5em;max-width:640px}\
+svg{display:block;width:100%;height:auto;border:1px solid #eee}\
+figcaption{font-size:0.9em;color:#555;margin-top:0.3em}";
+
+/// Which size a session's chart plots, for its caption.
+fn measured(of: &[&Series], counter: &str) -> String {
+    let calls = of.first().map_or(0, |s| s.tokens.len());
+    let provider = of.first().map_or(0, |s| s.provider_calls);
+    if provider == 0 {
+        format!("our {counter} count (the log records no prompt sizes)")
+    } else if provider == calls {
+        "the provider's recorded prompt size, less what compaction removed".to_string()
+    } else {
+        format!(
+            "the provider's recorded prompt size (less what compaction removed) on {} of {} calls, \
+             our {counter} count on the others",
+            n(provider as u64),
+            n(calls as u64)
+        )
+    }
+}
+
+/// Groups of modes whose lines are the same, e.g. "legacy = lean = tiered".
+fn coinciding(of: &[&Series]) -> Vec<String> {
+    let mut groups: Vec<Vec<&str>> = Vec::new();
+    for (i, s) in of.iter().enumerate() {
+        if of[..i].iter().any(|t| t.tokens == s.tokens) {
+            continue;
+        }
+        let same: Vec<&str> =
+            of[i..].iter().filter(|t| t.tokens == s.tokens).map(|t| t.mode.as_str()).collect();
+        if same.len() > 1 {
+            groups.push(same);
+        }
+    }
+    groups.into_iter().map(|g| g.join(" = ")).collect()
+}
+
+fn figure(out: &mut String, svg: Result<String, String>, caption: &str) {
+    let svg = svg.unwrap_or_else(|e| format!("<p>chart not drawn: {}</p>", esc(&e)));
+    let _ = writeln!(out, "<figure>{svg}<figcaption>{}</figcaption></figure>", esc(caption));
+}
+
+/// `report.html`: the tables and the charts, self-contained.
+pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]) -> String {
+    let mut out = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>compactor report</title>\n<style>{STYLE}</style></head><body>\n<h1>compactor report</h1>\n"
+    );
+    let _ = writeln!(out, "<p>{}</p>", esc(&intro(s)));
+    for (title, header, rows) in tables(s) {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2><div class=\"scroll\"><table><tr>{}</tr>",
+            esc(&title),
+            header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect::<String>()
+        );
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "<tr>{}</tr>",
+                r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>()
+            );
+        }
+        out.push_str("</table></div>\n");
+    }
+    out.push_str(
+        "<h2>Request size per call</h2>\n<p>The longest sessions, replayed under each mode. Each \
+         line is the request size the trigger compares before each call: the provider's recorded \
+         prompt size where the log has it (less what our compactions removed), our own count \
+         otherwise. The red dashed line is the trigger; a mode compacts where its line reaches \
+         it.</p>\n",
+    );
+    out.push_str("<div class=\"charts\">\n");
+    let mut sources: Vec<&str> = series.iter().map(|s| s.source.as_str()).collect();
+    sources.dedup();
+    for src in sources {
+        let of: Vec<&Series> = series.iter().filter(|s| s.source == src).collect();
+        let calls = of.first().map_or(0, |s| s.tokens.len());
+        let mut caption =
+            format!("{src}: {} calls. Plotted: {}.", n(calls as u64), measured(&of, &s.counter));
+        let same = coinciding(&of);
+        if !same.is_empty() {
+            let _ = write!(caption, " Lines that coincide: {}.", same.join("; "));
+        }
+        figure(&mut out, charts::request_sizes(src, &of), &caption);
+    }
+    out.push_str("</div>\n<h2>Distribution of savings</h2>\n");
+    let compacted: usize = savings.iter().map(|(_, v)| v.len()).sum();
+    figure(
+        &mut out,
+        charts::savings_histogram(savings),
+        &format!(
+            "Compacted sessions by share of tokens saved, in 10-point bins ({} session-mode pairs).",
+            n(compacted as u64)
+        ),
+    );
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(source: &str, mode: &str, tokens: &[u64], provider_calls: usize) -> Series {
+        Series {
+            source: source.into(),
+            mode: mode.into(),
+            threshold: 100,
+            tokens: tokens.to_vec(),
+            provider_calls,
+        }
+    }
+
+    fn summary() -> CorpusSummary {
+        CorpusSummary { counter: "o200k".into(), ..CorpusSummary::default() }
+    }
+
+    #[test]
+    fn captions_say_what_is_plotted_and_which_lines_coincide() {
+        let all = [
+            series("a.jsonl:1", "none", &[10, 50, 120], 0),
+            series("a.jsonl:1", "legacy", &[10, 50, 40], 0),
+            series("a.jsonl:1", "lean", &[10, 50, 40], 0),
+            series("b.jsonl:1", "none", &[10, 20, 30], 3),
+            series("b.jsonl:1", "lean", &[10, 20, 30], 3),
+            series("c.jsonl:1", "none", &[10, 20, 30, 40], 1),
+            series("c.jsonl:1", "lean", &[10, 20, 30, 35], 1),
+        ];
+        let page = html(&summary(), &all, &[]);
+        assert_eq!(page.matches("<figure>").count(), 3 + 1, "three sessions and the histogram");
+        assert!(page.contains(
+            "a.jsonl:1: 3 calls. Plotted: our o200k count (the log records no prompt sizes). \
+             Lines that coincide: legacy = lean."
+        ));
+        assert!(page.contains(
+            "b.jsonl:1: 3 calls. Plotted: the provider's recorded prompt size, less what \
+             compaction removed. Lines that coincide: none = lean.</figcaption>"
+        ));
+        // No line coincides: no note.
+        assert!(page.contains(
+            "c.jsonl:1: 4 calls. Plotted: the provider's recorded prompt size (less what \
+             compaction removed) on 1 of 4 calls, our o200k count on the others.</figcaption>"
+        ));
+    }
+
+    #[test]
+    fn the_page_is_built_for_a_narrow_screen() {
+        let page = html(&summary(), &[series("a", "lean", &[1, 2], 0)], &[]);
+        assert!(page.contains(r#"<meta name="viewport" content="width=device-width"#));
+        // Tables scroll inside their own box; charts take the container's width.
+        assert!(page.contains(".scroll{max-width:100%;overflow-x:auto"));
+        assert!(page.contains("svg{display:block;width:100%;height:auto"));
+        assert!(!page.contains("<svg width=\"4") && page.contains("<svg width=\"100%\""));
+        assert!(!page.contains("<script"));
+    }
+}
