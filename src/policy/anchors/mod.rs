@@ -17,9 +17,9 @@
 //! - A commit is 7–40 hex chars with at least one letter *and* one digit (so
 //!   numbers and words like `deadbeef` are not SHAs), not glued to a `-`, a
 //!   path or a brace, and not an id the log labels as another kind
-//!   ([`context::commit_is_other`]).
+//!   (`context::commit_is_other`).
 //! - `PR 123` and `pull/123` / `issues/123` count (inside a URL too); a `#12`
-//!   only in a PR context ([`context::pr_hash_in_context`]): BuildKit steps,
+//!   only in a PR context (`context::pr_hash_in_context`): BuildKit steps,
 //!   CSS colours and `booking #1298` are not PRs.
 //! - A branch needs a branch-like prefix (`feat/`, `fix/`, …) or a branch
 //!   context (`git checkout -b`, `branch`, `origin/`, `On branch`).
@@ -30,7 +30,7 @@
 //!   file reads or call arguments (code that *mentions* an exception is not an
 //!   error that happened).
 //! - Handles skip decorators and annotations, path segments, emails and
-//!   package scopes ([`context::handle_is_code`]); a URL needs a host.
+//!   package scopes (`context::handle_is_code`); a URL needs a host.
 //! - Precision and recall per category are measured on a hand-labelled set of
 //!   real lines (`fixtures/anchors/`, test `labelled`).
 //!

@@ -1,5 +1,5 @@
 //! Renderers: report rows and corpus figures as CSV, Markdown and a
-//! self-contained HTML page with SVG charts ([`charts`], no JavaScript).
+//! self-contained HTML page with SVG charts (`charts.rs`, no JavaScript).
 //! Pure functions from data to text; the command writes the files.
 
 mod charts;
