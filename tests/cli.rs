@@ -634,3 +634,19 @@ fn every_option_in_help_is_in_the_readme() {
     }
     assert!(missing.is_empty(), "options in --help but not in the README: {missing:#?}");
 }
+
+/// `-v` names each file's detected format, on every reading command.
+#[test]
+fn verbose_names_each_files_format_on_every_reading_command() {
+    let input = fixture("claude_code/task43_parallel.jsonl");
+    for cmd in [&["stats", "-v"][..], &["anchors", "-v"], &["replay", "-v", "--window", "32000"]] {
+        let res = run_ok(compactor().args(cmd).arg(&input));
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert!(
+            stderr.contains(&format!("compactor: {}: claude-code", input.display())),
+            "{cmd:?}: {stderr}"
+        );
+    }
+    let quiet = run_ok(compactor().arg("stats").arg(&input));
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains(": claude-code"));
+}

@@ -137,8 +137,9 @@ fn assert_round_trip(path: &Path) -> (usize, usize) {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus (real transcripts, outside the repository); .ci/run runs it with --ignored where the corpus is"]
 fn corpus_sessions_decode_with_the_counts_of_the_file() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus() else { panic!("{}", crate::corpus::ABSENT) };
     let files = corpus_files(&dir);
     assert_eq!(files.len(), 4);
     let mut totals = (0, 0, 0);
@@ -299,8 +300,9 @@ fn shape(s: &Session) -> Vec<(String, String, Vec<String>, Option<String>)> {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus (real transcripts, outside the repository); .ci/run runs it with --ignored where the corpus is"]
 fn corpus_sessions_compact_into_valid_event_streams() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus() else { panic!("{}", crate::corpus::ABSENT) };
     let meter = o200k_meter();
     for path in corpus_files(&dir) {
         let what = path.display().to_string();

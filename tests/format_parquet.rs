@@ -567,8 +567,9 @@ fn parquet_bytes_are_deterministic_for_any_thread_count() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus (real transcripts, outside the repository); .ci/run runs it with --ignored where the corpus is"]
 fn converted_corpus_round_trips_through_parquet() {
-    let Some(corpus) = crate::corpus::corpus() else { return };
+    let Some(corpus) = crate::corpus::corpus() else { panic!("{}", crate::corpus::ABSENT) };
     let src = corpus.join("agent-trajectory-json");
     let dir = TestDir::new();
     let pq = dir.join("pq");

@@ -164,8 +164,11 @@ fn cli_converts_to_openai_and_anthropic() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus (real transcripts, outside the repository); .ci/run runs it with --ignored where the corpus is"]
 fn corpus_openai_sessions_survive_sharegpt_and_back() {
-    let Some((sessions, total, before, after)) = corpus_through(Format::ShareGpt) else { return };
+    let Some((sessions, total, before, after)) = corpus_through(Format::ShareGpt) else {
+        panic!("{}", crate::corpus::ABSENT)
+    };
     println!(
         "corpus agent-trajectory-json via sharegpt: {sessions} sessions, {total:?}, identical; lean: {before} -> {after} tokens"
     );

@@ -61,6 +61,10 @@ pub struct InputArgs {
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Say which format was detected for each file
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Window, counter and policy options shared by every command that compacts.
@@ -205,10 +209,6 @@ pub struct CompactArgs {
     /// No progress bar and no summary on stderr
     #[arg(short, long)]
     pub quiet: bool,
-
-    /// Say which format was detected for each file
-    #[arg(short, long)]
-    pub verbose: bool,
 }
 
 /// Print the anchors of each session as JSON lines.

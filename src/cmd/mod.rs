@@ -95,7 +95,16 @@ pub fn run_items<O: Send>(
         &reading.pool,
         config::in_flight(&reading.pool),
         interrupt_flag(),
-        || reader.next_item(),
+        || {
+            let item = reader.next_item();
+            // Items come in input order, so these lines do too.
+            if let Some(compactor::pipeline::Item::Start { input, format, .. }) = &item
+                && reading.verbose
+            {
+                eprintln!("compactor: {}: {format}", reading.inputs[*input].display);
+            }
+            item
+        },
         work,
         sink,
     )

@@ -171,7 +171,7 @@ fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
         lines: false,
         keep_source_fields: args.keep_source_fields,
         resume: args.resume,
-        verbose: args.verbose,
+        verbose: args.input.verbose,
         options: output_options(args),
     })
 }

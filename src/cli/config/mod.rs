@@ -34,6 +34,8 @@ pub struct Reading {
     pub from: Option<Format>,
     pub options: ReadOptions,
     pub pool: rayon::ThreadPool,
+    /// `-v`: name each file's detected format on stderr as it is read.
+    pub verbose: bool,
 }
 
 impl Reading {
@@ -44,7 +46,7 @@ impl Reading {
             if args.inputs.is_empty() { discovery::inputs()? } else { inputs(&args.inputs)? };
         let from = input_format(&args.from)?;
         let pool = thread_pool(args.threads)?;
-        Ok(Reading { inputs, from, options: read_options(args), pool })
+        Ok(Reading { inputs, from, options: read_options(args), pool, verbose: args.verbose })
     }
 
     /// A reader of every input, in order.
