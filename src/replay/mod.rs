@@ -395,5 +395,4 @@ impl Replay {
 }
 
 #[cfg(test)]
-#[path = "replay_tests.rs"]
 mod tests;
