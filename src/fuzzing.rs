@@ -134,6 +134,7 @@ pub fn skim(data: &[u8]) {
 fn engine(policy: &Policy) -> Engine<'_> {
     Engine {
         policy,
+        auto: None,
         meter: &METER,
         to: None,
         redact: false,

@@ -650,3 +650,39 @@ fn verbose_names_each_files_format_on_every_reading_command() {
     let quiet = run_ok(compactor().arg("stats").arg(&input));
     assert!(!String::from_utf8_lossy(&quiet.stderr).contains(": claude-code"));
 }
+
+/// `compact --model auto`: each session gets the window of the model its log
+/// names (a Claude Code session 200K, a Codex one 400K), and the report row
+/// says so; without it rows carry no such fields.
+#[test]
+fn compact_model_auto_gives_each_session_its_models_window() {
+    let dir = TestDir::new();
+    let inputs = [fixture("claude_code/task43_parallel.jsonl"), fixture("codex/w1t9_head.jsonl")];
+    let rows = |extra: &[&str], name: &str| {
+        let report = dir.join(name);
+        run_ok(
+            compactor()
+                .args(["compact", "-q", "--report"])
+                .arg(&report)
+                .arg("-o")
+                .arg(format!("{}/", dir.join(&format!("{name}-out")).display()))
+                .args(extra)
+                .args(&inputs),
+        );
+        json_lines(&std::fs::read_to_string(&report).unwrap())
+    };
+    let auto = rows(&["--model", "auto"], "auto.jsonl");
+    let got: Vec<(u64, &str, &str)> = auto
+        .iter()
+        .map(|r| {
+            (
+                r["window"].as_u64().unwrap(),
+                r["model"].as_str().unwrap(),
+                r["window_from"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(200_000, "claude-opus-4-6", "model"), (400_000, "gpt-5.4", "model")]);
+    let fixed = rows(&["--window", "64000"], "fixed.jsonl");
+    assert!(fixed.iter().all(|r| r.get("window_from").is_none() && r.get("model").is_none()));
+}

@@ -152,6 +152,7 @@ proptest! {
         p.force = true;
         let engine = Engine {
             policy: &p,
+            auto: None,
             meter: &METER,
             to: None,
             redact: false,

@@ -16,6 +16,10 @@ use serde_json::Value;
 /// What to do with each job.
 pub struct Engine<'a> {
     pub policy: &'a Policy,
+    /// `--model auto`: each session's policy is the one of its log's model
+    /// ([`super::Policies`]); `policy` is then the default window's. Sessions
+    /// are not skimmed (the skim cannot read the model).
+    pub auto: Option<&'a super::Policies>,
     pub meter: &'a Meter,
     /// Output dialect; `None` writes each input's own.
     pub to: Option<Format>,
@@ -57,6 +61,8 @@ pub struct Done {
     pub compaction: Compaction,
     pub output: Output,
     pub row: SessionRow,
+    /// `--model auto`: the window this session got, and how it was chosen.
+    pub window: Option<(u64, crate::window::Chosen)>,
     /// The decoded input session (kept only when asked, e.g. for statistics).
     pub session: Option<Session>,
     /// What making it a valid request repaired (converted sessions only).
@@ -211,7 +217,11 @@ impl Engine<'_> {
             (session, Repairs::default())
         };
         let source = session.source.clone();
-        let outcome = policy::compact(&session, self.policy, self.meter);
+        let (chosen_policy, chosen) = match self.auto {
+            Some(policies) => policies.for_session(&session),
+            None => (self.policy, None),
+        };
+        let outcome = policy::compact(&session, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
         let counter = self.meter.kind().name();
         let compaction = outcome.compaction;
@@ -243,6 +253,9 @@ impl Engine<'_> {
             }
         };
         let mut done = self.done(input, format, session.id, source, compaction, output);
+        if let (Processed::Session(d), Some(c)) = (&mut done, chosen) {
+            d.window = Some((chosen_policy.window, c));
+        }
         if let Processed::Session(d) = &mut done {
             d.row.repairs = repairs.by_name();
             d.repairs = repairs;
@@ -265,7 +278,7 @@ impl Engine<'_> {
     /// written back as OpenAI are (an untouched session is its input line),
     /// and not under `--force`, which compacts every session.
     fn skim_limit(&self, format: Format) -> Option<u64> {
-        let same = format == Format::OpenAi && self.same(format);
+        let same = format == Format::OpenAi && self.same(format) && self.auto.is_none();
         if same { self.policy.acts_from() } else { None }
     }
 
@@ -327,6 +340,7 @@ impl Engine<'_> {
             compaction,
             output,
             row,
+            window: None,
             session: None,
             repairs: Repairs::default(),
         }))

@@ -16,12 +16,14 @@
 
 mod decode;
 mod engine;
+mod policies;
 mod read;
 #[cfg(test)]
 mod tests;
 
 pub use decode::{Rejection, decode_job, decode_job_with};
 pub use engine::{Done, Engine, Output, Processed};
+pub use policies::Policies;
 pub use read::JobReader;
 
 use crate::formats::Format;

@@ -154,6 +154,7 @@ fn kept_fields_write_what_a_whole_parse_writes() {
         policy.force = true;
         let engine = |lines: bool| Engine {
             policy: &policy,
+            auto: None,
             meter: &meter,
             to: None,
             redact: false,
@@ -209,6 +210,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
             let policy = Policy::new(policy::Mode::Lean, window);
             let engine = Engine {
                 policy: &policy,
+                auto: None,
                 meter,
                 to: None,
                 redact,

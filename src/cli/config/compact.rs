@@ -14,6 +14,7 @@ use compactor::formats::Format;
 use compactor::io::output::{Layout, Target};
 use compactor::io::{Input, ReadOptions, expand_inputs};
 use compactor::pipeline::Engine;
+use compactor::pipeline::Policies;
 use compactor::policy::Policy;
 use compactor::shard::Shard;
 use compactor::tokens::Meter;
@@ -23,6 +24,9 @@ use std::path::{Path, PathBuf};
 /// `compact`'s high-level configuration.
 pub struct Compact {
     pub policy: Policy,
+    /// `--model auto`: each session's policy by its log's model (`policy` is
+    /// the default window's).
+    pub policies: Option<Policies>,
     pub meter: Meter,
     pub pool: rayon::ThreadPool,
     pub read: ReadOptions,
@@ -79,11 +83,11 @@ impl Compact {
     /// policy is built, then the formats: the order in which the errors are
     /// given.
     pub fn from_args(args: &CompactArgs) -> anyhow::Result<Compact> {
-        if args.budget.window.is_none() && args.budget.model.as_deref() == Some(super::AUTO) {
-            bail!(
-                "compact takes one window for every session: give --window N or --model NAME (--model auto is for replay and report)"
-            );
-        }
+        // `--model auto` is asked for by name here: without it `compact` keeps
+        // one window (the default), so that its fast path (untouched lines
+        // passed through after a skim) stays on.
+        let auto =
+            args.budget.window.is_none() && args.budget.model.as_deref() == Some(super::AUTO);
         let container = if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
             Container::Arrow(arrow(args)?)
         } else {
@@ -103,8 +107,15 @@ impl Compact {
             }
             arrow => arrow,
         };
+        let policies = if auto {
+            let table = super::model_table(args.budget.models_file.as_deref())?;
+            Some(Policies::new(policy.clone(), Some((table, args.budget.threshold_cap))))
+        } else {
+            None
+        };
         Ok(Compact {
             policy,
+            policies,
             meter,
             pool,
             read: read_options(&args.input),
@@ -128,6 +139,7 @@ impl Compact {
         };
         Engine {
             policy: &self.policy,
+            auto: self.policies.as_ref(),
             meter: &self.meter,
             to,
             redact: self.redact,

@@ -11,7 +11,7 @@ mod discovery;
 mod windows;
 
 pub use compact::{Arrow, Compact, Container, Files};
-pub use windows::{AUTO, DefaultedCount, Policies};
+pub use windows::{AUTO, DefaultedCount, Policies, policies};
 
 use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};

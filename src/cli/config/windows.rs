@@ -8,9 +8,8 @@
 use super::{model_table, policy};
 use crate::cli::args::BudgetArgs;
 use compactor::Mode;
-use compactor::model::Session;
-use compactor::policy::Policy;
-use compactor::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};
+pub use compactor::pipeline::Policies;
+use compactor::window::{Chosen, FROM_DEFAULT};
 use std::collections::BTreeMap;
 
 /// The `--model` value that asks for each session's own model.
@@ -21,78 +20,19 @@ pub fn is_auto(args: &BudgetArgs) -> bool {
     args.window.is_none() && args.model.as_deref().is_none_or(|m| m == AUTO)
 }
 
-/// The policies of one mode: the one policy, or one per window of the table.
-pub struct Policies {
-    /// Under `--window` / `--model NAME`, and the default window's under `auto`.
-    base: Policy,
-    /// `auto`: the model table and a policy for each of its windows.
-    auto: Option<(ModelTable, BTreeMap<u64, Policy>)>,
-}
-
-impl Policies {
-    pub fn from_args(
-        mode: Mode,
-        args: &BudgetArgs,
-        force: bool,
-        target: Option<u64>,
-    ) -> anyhow::Result<Policies> {
-        let base = policy(mode, args, force, target)?;
-        if !is_auto(args) {
-            return Ok(Policies { base, auto: None });
-        }
-        let table = model_table(args.models_file.as_deref())?;
-        let by_window = table
-            .entries()
-            .map(|(_, w)| w)
-            .filter(|&w| w > 0)
-            .map(|w| {
-                let mut p = base.clone();
-                p.window = w;
-                p.threshold = threshold_tokens(w, args.threshold_cap);
-                (w, p)
-            })
-            .collect();
-        Ok(Policies { base, auto: Some((table, by_window)) })
+/// The policies of `mode` under these options (see [`Policies`]).
+pub fn policies(
+    mode: Mode,
+    args: &BudgetArgs,
+    force: bool,
+    target: Option<u64>,
+) -> anyhow::Result<Policies> {
+    let base = policy(mode, args, force, target)?;
+    if !is_auto(args) {
+        return Ok(Policies::new(base, None));
     }
-
-    /// Returns true if and only if each session's window comes from its log.
-    pub fn is_auto(&self) -> bool {
-        self.auto.is_some()
-    }
-
-    /// The one policy (under `auto`: the default window's).
-    pub fn base(&self) -> &Policy {
-        &self.base
-    }
-
-    /// The policy for `session`, and under `auto` how its window was chosen.
-    pub fn for_session(&self, session: &Session) -> (&Policy, Option<Chosen>) {
-        if self.auto.is_none() {
-            return (&self.base, None);
-        }
-        self.for_model(compactor::facts::model(session).as_deref())
-    }
-
-    /// The policy at `window` (the base one when no other has it).
-    pub fn for_window(&self, window: u64) -> &Policy {
-        match &self.auto {
-            Some((_, by_window)) if window != self.base.window => {
-                by_window.get(&window).unwrap_or(&self.base)
-            }
-            _ => &self.base,
-        }
-    }
-
-    /// [`Policies::for_session`] of a session whose log names `model`.
-    pub fn for_model(&self, model: Option<&str>) -> (&Policy, Option<Chosen>) {
-        let Some((table, by_window)) = &self.auto else { return (&self.base, None) };
-        let (window, chosen) = table.choose(model);
-        let policy = match chosen.window_from.as_str() {
-            FROM_DEFAULT => &self.base,
-            _ => by_window.get(&window).unwrap_or(&self.base),
-        };
-        (policy, Some(chosen))
-    }
+    let table = model_table(args.models_file.as_deref())?;
+    Ok(Policies::new(base, Some((table, args.threshold_cap))))
 }
 
 /// Counts the sessions `--model auto` gave the default window, and says so on stderr once.

@@ -85,7 +85,7 @@ pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
                 writer.write(&out.batch)?;
             }
             for (row, compaction) in out.sessions {
-                ledger.session(&row, &compaction, &Default::default())?;
+                ledger.session(&row, None, &compaction, &Default::default())?;
             }
             Ok(())
         },

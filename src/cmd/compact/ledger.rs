@@ -11,6 +11,7 @@ use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;
+use compactor::window::Chosen;
 use std::io::Write;
 use std::path::Path;
 
@@ -71,11 +72,19 @@ impl Ledger {
     pub fn session(
         &mut self,
         row: &SessionRow,
+        window: Option<&(u64, Chosen)>,
         compaction: &Compaction,
         repairs: &Repairs,
     ) -> anyhow::Result<()> {
         if let Some(r) = self.report.as_mut() {
-            r.write(&serde_json::to_value(row)?)?;
+            let mut value = serde_json::to_value(row)?;
+            // `--model auto`: the row says which window the session got and why.
+            if let (Some((w, chosen)), Some(obj)) = (window, value.as_object_mut()) {
+                obj.insert("window".into(), (*w).into());
+                obj.insert("model".into(), chosen.model.clone().into());
+                obj.insert("window_from".into(), chosen.window_from.clone().into());
+            }
+            r.write(&value)?;
         }
         self.summary.add(compaction);
         self.summary.repairs.merge(repairs);

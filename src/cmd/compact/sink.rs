@@ -168,7 +168,7 @@ impl<'a> Sink<'a> {
             Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
             Output::Values(values) => values.iter().try_for_each(|v| writer.write(v))?,
         }
-        self.ledger.session(&done.row, &done.compaction, &done.repairs)?;
+        self.ledger.session(&done.row, done.window.as_ref(), &done.compaction, &done.repairs)?;
         self.tally[done.input].add(&done.compaction);
         Ok(())
     }

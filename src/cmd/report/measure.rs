@@ -25,7 +25,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let meter = config::meter(&args.budget);
     let policies: Vec<config::Policies> = MODES
         .iter()
-        .map(|m| config::Policies::from_args(*m, &args.budget, args.force, args.target_tokens))
+        .map(|m| config::policies(*m, &args.budget, args.force, args.target_tokens))
         .collect::<anyhow::Result<_>>()?;
     let auto = policies.iter().any(config::Policies::is_auto);
     let mut defaulted = config::DefaultedCount::default();
