@@ -686,3 +686,28 @@ fn compact_model_auto_gives_each_session_its_models_window() {
     let fixed = rows(&["--window", "64000"], "fixed.jsonl");
     assert!(fixed.iter().all(|r| r.get("window_from").is_none() && r.get("model").is_none()));
 }
+
+/// The sources file beside `--rejects` is an output like any other: it may
+/// not overwrite an input.
+#[test]
+fn the_rejects_sources_file_never_overwrites_an_input() {
+    let dir = TestDir::new();
+    let input = dir.write("r.sources.jsonl", std::fs::read(fixture("edge/cjk.jsonl")).unwrap());
+    let before = std::fs::read(&input).unwrap();
+    let res = run_code(
+        compactor()
+            .args(["compact", "-o"])
+            .arg(dir.join("out.jsonl"))
+            .arg("--rejects")
+            .arg(dir.join("r.jsonl"))
+            .arg(&input),
+        2,
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        stderr.contains("r.sources.jsonl: the rejects' sources file would overwrite an input"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert!(!dir.join("out.jsonl").exists());
+}

@@ -248,7 +248,12 @@ fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
     }
     refuse_overwriting_stream(
         input.path.as_deref(),
-        &[output.as_deref(), args.report.as_deref(), args.rejects.as_deref()],
+        &[
+            output.as_deref(),
+            args.report.as_deref(),
+            args.rejects.as_deref(),
+            args.rejects.as_deref().map(rejects_sources).as_deref(),
+        ],
     )?;
     Ok(Arrow { input: input.clone(), output })
 }
@@ -287,7 +292,7 @@ fn layout_for_name(path: &Path) -> Layout {
     }
 }
 
-/// Refuses any output (sessions, report, rejects) that is an input, and two
+/// Refuses any output (sessions, report, rejects and their sources) that is an input, and two
 /// inputs that would write the same output file.
 fn refuse_overwrites(
     inputs: &[Input],
@@ -329,8 +334,17 @@ fn refuse_overwrites(
     }
     if let Some(p) = rejects {
         check(p, "rejects file")?;
+        check(&rejects_sources(p), "rejects' sources file")?;
     }
     Ok(())
+}
+
+/// The sources file written beside `--rejects FILE`:
+/// `rejects.jsonl` → `rejects.sources.jsonl`.
+pub fn rejects_sources(rejects: &Path) -> PathBuf {
+    let name = rejects.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    rejects.with_file_name(format!("{stem}.sources.jsonl"))
 }
 
 /// Refuses any output that is the input stream's file.

@@ -10,7 +10,7 @@ mod compact;
 mod discovery;
 mod windows;
 
-pub use compact::{Arrow, Compact, Container, Files};
+pub use compact::{Arrow, Compact, Container, Files, rejects_sources};
 pub use windows::{AUTO, DefaultedCount, Policies, policies};
 
 use super::args::{BudgetArgs, InputArgs};

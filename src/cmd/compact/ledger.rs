@@ -27,13 +27,6 @@ struct Rejects {
     lines: u64,
 }
 
-/// The sources file of `--rejects FILE`: `rejects.jsonl` → `rejects.sources.jsonl`.
-pub fn sources_path(rejects: &Path) -> std::path::PathBuf {
-    let name = rejects.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
-    rejects.with_file_name(format!("{stem}.sources.jsonl"))
-}
-
 /// The report, the rejects file and the totals of one run.
 pub struct Ledger {
     report: Option<SessionWriter>,
@@ -54,7 +47,7 @@ impl Ledger {
         let rejects = match cfg.rejects.as_deref() {
             Some(p) => Some(Rejects {
                 records: AtomicFile::create(p)?,
-                sources: AtomicFile::create(&sources_path(p))?,
+                sources: AtomicFile::create(&crate::cli::config::rejects_sources(p))?,
                 lines: 0,
             }),
             None => None,
