@@ -683,6 +683,11 @@ fn compact_model_auto_gives_each_session_its_models_window() {
         })
         .collect();
     assert_eq!(got, [(200_000, "claude-opus-4-6", "model"), (400_000, "gpt-5.4", "model")]);
+    // Converted to a clean request (which drops the envelopes naming the
+    // model), each session still gets its own model's window.
+    let clean = rows(&["--model", "auto", "--to", "openai"], "clean.jsonl");
+    let windows: Vec<u64> = clean.iter().map(|r| r["window"].as_u64().unwrap()).collect();
+    assert_eq!(windows, [200_000, 400_000]);
     let fixed = rows(&["--window", "64000"], "fixed.jsonl");
     assert!(fixed.iter().all(|r| r.get("window_from").is_none() && r.get("model").is_none()));
 }

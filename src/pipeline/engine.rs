@@ -201,6 +201,12 @@ impl Engine<'_> {
         if self.shard.is_some_and(|s| !s.contains(&session.id)) {
             return Ok(None);
         }
+        // The model is read from the log as decoded: a clean request drops
+        // the envelopes that name it.
+        let (chosen_policy, chosen) = match self.auto {
+            Some(policies) => policies.for_session(&session),
+            None => (self.policy, None),
+        };
         let (session, mut repairs) = if self.strict() {
             let api = match self.to {
                 Some(Format::Anthropic) => crate::request::Api::Messages,
@@ -217,10 +223,6 @@ impl Engine<'_> {
             (session, Repairs::default())
         };
         let source = session.source.clone();
-        let (chosen_policy, chosen) = match self.auto {
-            Some(policies) => policies.for_session(&session),
-            None => (self.policy, None),
-        };
         let outcome = policy::compact(&session, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
         let counter = self.meter.kind().name();
