@@ -79,6 +79,27 @@ impl PriceTable {
     }
 }
 
+/// Which prices each session is billed at.
+#[derive(Clone, Debug)]
+pub enum PriceBook {
+    /// `--model NAME`: every session at that model's prices.
+    Fixed(Prices),
+    /// `--model auto` (or `--window N` alone): each session at the prices of
+    /// the model its log names, and at none when the log names no model or
+    /// the table does not know it (the session's cost is then left out).
+    PerModel(PriceTable),
+}
+
+impl PriceBook {
+    /// The prices of a session whose log names `model`.
+    pub fn for_model(&self, model: Option<&str>) -> Option<Prices> {
+        match self {
+            PriceBook::Fixed(p) => Some(*p),
+            PriceBook::PerModel(table) => table.lookup(model?),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +114,17 @@ mod tests {
         let p = t.lookup("acme/my-model").unwrap();
         assert_eq!((p.cache_read, p.cache_write), (1.0, 1.0));
         assert!(t.extend_from_json("[]").is_err());
+    }
+
+    #[test]
+    fn a_book_prices_each_model_or_all_at_one() {
+        let book = PriceBook::PerModel(PriceTable::default());
+        assert_eq!(book.for_model(Some("claude-opus-4-6")).unwrap().input, 5.0);
+        assert_eq!(book.for_model(Some("gpt-5.3-codex")).unwrap().input, 1.25);
+        assert!(book.for_model(Some("llama-3")).is_none());
+        assert!(book.for_model(None).is_none());
+        let one = PriceBook::Fixed(PriceTable::default().lookup("gpt-4o").unwrap());
+        assert_eq!(one.for_model(None).unwrap().output, 10.0);
+        assert_eq!(one.for_model(Some("claude-opus-4-6")).unwrap().output, 10.0);
     }
 }

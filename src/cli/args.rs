@@ -363,6 +363,8 @@ impl GroupBy {
 ///
 ///   compactor replay s.jsonl --window 128000 --calls calls.jsonl --write-final final/
 ///
+///   compactor replay ~/.claude/projects --prices
+///
 ///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
 #[derive(Debug, Args)]
 #[command(mut_arg("inputs", |a| a.required(false).help("Input files or directories (walked recursively, sorted); `-` reads standard input \
@@ -395,7 +397,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "same")]
     pub to: String,
 
-    /// Price the calls ($/Mtok, built-in table by --model; `--prices=FILE` extends it)
+    /// Price the calls ($/Mtok, built-in table; each session at its log's model, or all at --model NAME; `--prices=FILE` extends it)
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub prices: Option<String>,
 

@@ -5,13 +5,14 @@ use crate::cli::args::ReplayArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
-use compactor::prices::PriceTable;
-use compactor::replay::{Prices, Trigger, replay};
+use compactor::prices::{PriceBook, PriceTable};
+use compactor::replay::{Trigger, replay};
 use compactor::report::wire::{CallRow, ReplayRow};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
@@ -28,6 +29,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
         args.calls.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
+    let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     crate::cmd::run_items(
@@ -43,7 +45,14 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                         let r = replay(&s, policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
                         let last = write_final.then(|| r.final_session(&s));
-                        (s, r, last, policy.window, chosen)
+                        let priced = prices.as_ref().map(|book| {
+                            let model = match book {
+                                PriceBook::Fixed(_) => None,
+                                PriceBook::PerModel(_) => compactor::facts::model(&s),
+                            };
+                            (book.for_model(model.as_deref()), model)
+                        });
+                        (s, r, last, policy.window, chosen, priced)
                     })
                     .collect();
                 (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
@@ -72,8 +81,17 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 _ => {}
             }
             let Some((format, sessions)) = done else { return Ok(()) };
-            for (session, r, last, window, chosen) in sessions {
+            for (session, r, last, window, chosen, priced) in sessions {
                 defaulted.add(chosen.as_ref());
+                let price = match priced {
+                    Some((None, model)) => {
+                        let name = model.unwrap_or_else(|| NO_MODEL.to_string());
+                        *unpriced.entry(name).or_default() += 1;
+                        None
+                    }
+                    Some((price, _)) => price,
+                    None => None,
+                };
                 let mut row = ReplayRow::new(
                     &session.source,
                     &session.id,
@@ -83,7 +101,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     meter.kind().name(),
                     window,
                     &r,
-                    prices.as_ref(),
+                    price.as_ref(),
                 );
                 row.chosen = chosen;
                 match report.as_mut() {
@@ -137,6 +155,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     if let Some(notice) = defaulted.notice() {
         eprintln!("{notice}");
     }
+    if let Some(notice) = unpriced_notice(&unpriced) {
+        eprintln!("{notice}");
+    }
     if let Some(w) = report {
         w.finish()?;
     }
@@ -147,8 +168,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
 }
 
-/// The prices to use: `--prices [FILE]` with `--model`, or none.
-fn prices(args: &ReplayArgs) -> anyhow::Result<Option<Prices>> {
+/// How a session whose log names no model is listed in the unpriced notice.
+const NO_MODEL: &str = "(the log names no model)";
+
+/// The prices to use: with `--prices [FILE]`, one model's for every session
+/// under `--model NAME`, else each session's own model's; none without it.
+fn prices(args: &ReplayArgs) -> anyhow::Result<Option<PriceBook>> {
     let Some(arg) = &args.prices else { return Ok(None) };
     let mut table = PriceTable::default();
     if !arg.is_empty() {
@@ -157,15 +182,26 @@ fn prices(args: &ReplayArgs) -> anyhow::Result<Option<Prices>> {
             .extend_from_json(&text)
             .map_err(|e| anyhow::anyhow!("{arg}: invalid prices file: {e}"))?;
     }
-    let Some(model) = args.budget.model.as_deref().filter(|m| *m != config::AUTO) else {
-        bail!(
-            "--prices needs --model to choose the prices\nhint: compactor replay ... --model claude-sonnet-4 --prices"
-        );
-    };
-    table
-        .lookup(model)
-        .map(Some)
-        .with_context(|| format!("no prices for model `{model}`\nhint: add it with --prices FILE"))
+    match args.budget.model.as_deref().filter(|m| *m != config::AUTO) {
+        Some(model) => table.lookup(model).map(|p| Some(PriceBook::Fixed(p))).with_context(|| {
+            format!("no prices for model `{model}`\nhint: add it with --prices FILE")
+        }),
+        None => Ok(Some(PriceBook::PerModel(table))),
+    }
+}
+
+/// The stderr notice for sessions left without a cost, by model.
+fn unpriced_notice(unpriced: &BTreeMap<String, usize>) -> Option<String> {
+    let total: usize = unpriced.values().sum();
+    if total == 0 {
+        return None;
+    }
+    let by_model: Vec<String> = unpriced.iter().map(|(m, n)| format!("{m} {n}")).collect();
+    Some(format!(
+        "compactor: --prices: {total} session{} without a price, cost left out ({})\nhint: add the model with --prices FILE, or price every session as one with --model NAME",
+        if total == 1 { "" } else { "s" },
+        by_model.join("; ")
+    ))
 }
 
 fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {

@@ -7,6 +7,7 @@ use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
+use anyhow::Context;
 use compactor::Mode;
 use compactor::io::output::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
@@ -151,7 +152,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     summary.rejected = rejected;
     let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     let dir = &args.output;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create directory", dir.display()))?;
     if let Some(k) = shard {
         let file = ShardFile {
             shard: k.to_string(),
