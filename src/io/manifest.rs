@@ -162,12 +162,19 @@ impl Manifest {
         Ok(Manifest { path, file })
     }
 
-    /// Records a finished output; durable when this returns.
-    pub fn append(&mut self, entry: &Entry) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(entry)?;
-        line.push(b'\n');
+    /// Records finished outputs (after their renames are durable), with one
+    /// write and one sync; durable when this returns.
+    pub fn append(&mut self, entries: &[Entry]) -> anyhow::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for e in entries {
+            serde_json::to_writer(&mut lines, e)?;
+            lines.push(b'\n');
+        }
         self.file
-            .write_all(&line)
+            .write_all(&lines)
             .and_then(|()| self.file.sync_data())
             .with_context(|| format!("{}: cannot append", self.path.display()))
     }
@@ -199,7 +206,7 @@ mod tests {
         let a = entry(dir.path(), "a.jsonl", b"{}\n");
         let b = entry(dir.path(), "b.jsonl", b"{}\n{}\n");
         let mut m = Manifest::create(dir.path(), std::slice::from_ref(&a))?;
-        m.append(&b)?;
+        m.append(std::slice::from_ref(&b))?;
         drop(m);
         // A kill in the middle of an append leaves half a line.
         let mut f = OpenOptions::new().append(true).open(dir.path().join(MANIFEST_NAME))?;

@@ -13,6 +13,7 @@ pub mod arrow_ipc;
 pub mod manifest;
 pub mod output;
 pub mod parquet;
+pub mod sync_batch;
 
 use crate::model::Source;
 use serde_json::Value;

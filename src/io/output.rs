@@ -92,10 +92,24 @@ impl AtomicFile {
 
     /// Flushes to disk and moves the file to its final name.
     pub fn commit(self) -> anyhow::Result<()> {
-        let temp = match self.inner {
+        self.sync()?;
+        let dir = self.rename()?;
+        sync_dir(&dir);
+        Ok(())
+    }
+
+    /// The final name.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flushes the file's content to disk, still under its temporary name
+    /// (the first half of [`AtomicFile::commit`]).
+    pub fn sync(&self) -> anyhow::Result<()> {
+        let temp = match &self.inner {
             Inner::Temp(t) => t,
-            Inner::Special(mut f) => {
-                return f
+            Inner::Special(f) => {
+                return (&*f)
                     .flush()
                     .with_context(|| format!("{}: write failed", self.target.display()));
             }
@@ -109,20 +123,31 @@ impl AtomicFile {
         }
         temp.as_file()
             .sync_all()
-            .with_context(|| format!("{}: fsync failed", self.target.display()))?;
-        temp.persist(&self.target).map_err(|e| {
-            anyhow::anyhow!("{}: cannot rename into place: {}", self.target.display(), e.error)
-        })?;
-        // The rename is durable only once the directory is synced. Best effort:
-        // some file systems refuse to open or sync a directory.
+            .with_context(|| format!("{}: fsync failed", self.target.display()))
+    }
+
+    /// Moves the file to its final name (after [`AtomicFile::sync`]) and
+    /// returns the directory whose entry changed, which must be synced for
+    /// the rename to be durable.
+    pub fn rename(self) -> anyhow::Result<PathBuf> {
         let dir = match self.target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
         };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
+        if let Inner::Temp(temp) = self.inner {
+            temp.persist(&self.target).map_err(|e| {
+                anyhow::anyhow!("{}: cannot rename into place: {}", self.target.display(), e.error)
+            })?;
         }
-        Ok(())
+        Ok(dir)
+    }
+}
+
+/// Makes the renames inside `dir` durable. Best effort: some file systems
+/// refuse to open or sync a directory.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 
@@ -271,7 +296,17 @@ impl SessionWriter {
     }
 
     /// Finishes the layout, flushes, and (for files) renames into place.
-    pub fn finish(mut self) -> anyhow::Result<()> {
+    pub fn finish(self) -> anyhow::Result<()> {
+        match self.finish_unsynced()? {
+            Some(file) => file.commit(),
+            None => Ok(()),
+        }
+    }
+
+    /// Finishes the layout and flushes, and returns the file still under its
+    /// temporary name, for the caller to commit (alone or in a
+    /// [`super::sync_batch::SyncBatch`]); `None` for standard output.
+    pub fn finish_unsynced(mut self) -> anyhow::Result<Option<AtomicFile>> {
         if let Some(doc) = self.pending_document.take() {
             let w = self.out();
             serde_json::to_writer_pretty(&mut *w, &doc)?;
@@ -281,14 +316,17 @@ impl SessionWriter {
             let tail: &[u8] = if self.written == 0 { b"[]\n" } else { b"\n]\n" };
             self.out().write_all(tail)?;
         }
-        match self.sink {
-            Sink::Stdout(mut w) => w.flush()?,
-            Sink::File(w) => w.into_inner().map_err(|e| e.into_error())?.commit()?,
-            Sink::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
-            Sink::Zstd(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
-            Sink::Parquet(w) => w.finish()?,
-        }
-        Ok(())
+        let file = match self.sink {
+            Sink::Stdout(mut w) => {
+                w.flush()?;
+                return Ok(None);
+            }
+            Sink::File(w) => w.into_inner().map_err(|e| e.into_error())?,
+            Sink::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?,
+            Sink::Zstd(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?,
+            Sink::Parquet(w) => w.finish_unsynced()?,
+        };
+        Ok(Some(file))
     }
 }
 
