@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 struct Outputs {
     /// Standard output or `-o FILE`: every session, in input order.
     shared: Option<SessionWriter>,
-    /// Under `-o DIR/`: the current input's output file and its name.
-    per_file: Option<(SessionWriter, PathBuf)>,
+    /// Under `-o DIR/`: the current input's output file.
+    per_file: Option<SessionWriter>,
     /// Output files finished under `-o DIR/` and waiting to be made durable
     /// together, with the input and totals of each for its manifest entry.
     batch: SyncBatch,
@@ -162,18 +162,17 @@ impl<'a> Sink<'a> {
             } else if layout != Layout::Parquet && container == Layered::Parquet {
                 name = with_extension(&name, "jsonl");
             }
-            self.outputs.per_file = Some((SessionWriter::file(&name, layout)?, name));
+            self.outputs.per_file = Some(SessionWriter::file(&name, layout)?);
         }
         Ok(())
     }
 
     /// A file ends: its output file (if its own) is finished and recorded.
     fn end(&mut self, input: usize) -> anyhow::Result<()> {
-        if let Some((w, _)) = self.outputs.per_file.take() {
-            if let Some(file) = w.finish_unsynced()? {
-                self.outputs.awaiting.push((input, self.tally[input].clone()));
-                self.outputs.batch.push(file);
-            }
+        let finished = self.outputs.per_file.take().map(SessionWriter::finish_unsynced);
+        if let Some(file) = finished.transpose()?.flatten() {
+            self.outputs.awaiting.push((input, self.tally[input].clone()));
+            self.outputs.batch.push(file);
         }
         self.progress.inc(input_size(&self.inputs[input]));
         Ok(())
@@ -199,7 +198,6 @@ impl<'a> Sink<'a> {
             .outputs
             .per_file
             .as_mut()
-            .map(|(w, _)| w)
             .or(self.outputs.shared.as_mut())
             .context("no output writer")?;
         writer.origin(&done.id, &done.source.to_string());
