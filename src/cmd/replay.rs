@@ -11,7 +11,7 @@ use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
 use compactor::prices::{PriceBook, PriceTable};
 use compactor::replay::{Trigger, replay};
-use compactor::report::wire::{CallRow, ReplayRow};
+use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -92,13 +92,16 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     Some((price, _)) => price,
                     None => None,
                 };
+                let labels = ReplayLabels {
+                    format: format.name(),
+                    mode: args.mode.name(),
+                    trigger: if args.gateway { "gateway" } else { "threshold" },
+                    counter: meter.kind().name(),
+                };
                 let mut row = ReplayRow::new(
                     &session.source,
                     &session.id,
-                    format.name(),
-                    args.mode.name(),
-                    if args.gateway { "gateway" } else { "threshold" },
-                    meter.kind().name(),
+                    labels,
                     window,
                     &r,
                     price.as_ref(),

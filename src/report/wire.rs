@@ -273,19 +273,26 @@ pub struct ReplayRow {
     pub cost_live: Option<f64>,
 }
 
+/// How a replay was run, as its rows name it: the input's format, the mode,
+/// the trigger (`threshold` or `gateway`) and the token counter.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayLabels {
+    pub format: &'static str,
+    pub mode: &'static str,
+    pub trigger: &'static str,
+    pub counter: &'static str,
+}
+
 impl ReplayRow {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         source: &Source,
         id: &str,
-        format: &'static str,
-        mode: &'static str,
-        trigger: &'static str,
-        counter: &'static str,
+        labels: ReplayLabels,
         window: u64,
         r: &crate::replay::Replay,
         prices: Option<&crate::replay::Prices>,
     ) -> ReplayRow {
+        let ReplayLabels { format, mode, trigger, counter } = labels;
         let cost = prices.map(|p| r.cost(p));
         let round = |x: f64| (x * 1e6).round() / 1e6;
         ReplayRow {

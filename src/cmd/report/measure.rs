@@ -16,7 +16,7 @@ use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::fingerprint::fingerprint;
 use compactor::report::render::Series;
-use compactor::report::wire::{ReplayRow, SessionRow};
+use compactor::report::wire::{ReplayLabels, ReplayRow, SessionRow};
 use serde_json::Value;
 
 const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
@@ -81,17 +81,13 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                             counter,
                         );
                         row.repairs = repairs.by_name();
-                        let mut rr = ReplayRow::new(
-                            &s.source,
-                            &s.id,
-                            format.name(),
-                            p.mode.name(),
-                            "threshold",
+                        let labels = ReplayLabels {
+                            format: format.name(),
+                            mode: p.mode.name(),
+                            trigger: "threshold",
                             counter,
-                            p.window,
-                            &r,
-                            None,
-                        );
+                        };
+                        let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
                         session_rows.push(ReportRow::new(row, problems, &rr));
                         series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
