@@ -40,7 +40,8 @@
 
 mod context;
 
-use crate::memo::{Memo, text_key};
+use crate::memo::Memo;
+use crate::memo::hash::text_key;
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
