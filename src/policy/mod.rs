@@ -366,7 +366,7 @@ impl<'a> Prepared<'a> {
     /// Each input message's key for the shared-prefix test of
     /// [`crate::replay`]: computed once, then shared.
     pub(crate) fn message_keys(&self) -> &[u128] {
-        self.keys.get_or_init(|| self.session.messages.iter().map(crate::replay::key).collect())
+        self.keys.get_or_init(|| self.session.messages.iter().map(crate::model::key::message_key).collect())
     }
 
     /// The anchors of the whole input, read with `families`: computed once,
