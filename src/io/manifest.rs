@@ -134,7 +134,7 @@ impl Manifest {
             serde_json::to_writer(&mut text, e)?;
             text.push(b'\n');
         }
-        super::output::write_atomic(&path, &text)?;
+        super::atomic::write_atomic(&path, &text)?;
         let file = OpenOptions::new()
             .append(true)
             .open(&path)

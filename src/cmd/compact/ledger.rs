@@ -5,7 +5,8 @@
 use crate::cli::config::Compact;
 use crate::messages::err_message;
 use anyhow::bail;
-use compactor::io::output::{AtomicFile, Layout, SessionWriter};
+use compactor::io::atomic::AtomicFile;
+use compactor::io::output::{Layout, SessionWriter};
 use compactor::policy::Compaction;
 use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;

@@ -8,7 +8,7 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use compactor::Mode;
-use compactor::io::output::write_atomic;
+use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
