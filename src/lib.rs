@@ -6,7 +6,8 @@
 //! - [`formats`]: dialect adapters (JSON record <-> session);
 //! - [`io`]: containers (files, lines, compression, atomic outputs);
 //! - [`tokens`]: exact token counting with a shared cache;
-//! - [`window`]: context windows, triggers and budgets;
+//! - [`catalog`]: what a model's name says: its context window (with the
+//!   triggers and budgets derived from it) and its token prices;
 //! - [`policy`]: the compaction stages and `compact`, a pure function;
 //! - [`request`]: converted sessions as the requests their APIs accept;
 //! - [`pipeline`]: the parallel, order-preserving driver;
@@ -20,6 +21,7 @@
 //! The core computes and never prints: printing is the binary's job.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod catalog;
 pub mod discover;
 pub mod exec;
 pub mod facts;
@@ -32,7 +34,6 @@ mod memo;
 pub mod model;
 pub mod pipeline;
 pub mod policy;
-pub mod prices;
 pub mod redact;
 pub mod replay;
 pub mod report;
@@ -41,6 +42,5 @@ pub mod shard;
 pub mod stats;
 pub mod synth;
 pub mod tokens;
-pub mod window;
 
 pub use policy::{Compaction, Mode, Outcome, Policy, compact};

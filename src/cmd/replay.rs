@@ -9,8 +9,9 @@ use anyhow::{Context, bail};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
-use compactor::prices::PriceTable;
-use compactor::replay::{Prices, Trigger, replay};
+use compactor::catalog::prices::PriceTable;
+use compactor::catalog::prices::Prices;
+use compactor::replay::{Trigger, replay};
 use compactor::report::wire::{CallRow, ReplayRow};
 use std::io::Write;
 
@@ -178,7 +179,7 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
             " [window {} from {}]",
             compactor::policy::tool_families::thousands(r.window),
             match (&c.model, c.window_from.as_str()) {
-                (Some(m), compactor::window::FROM_MODEL) => m.clone(),
+                (Some(m), compactor::catalog::window::FROM_MODEL) => m.clone(),
                 (Some(m), _) => format!("the default: {m} is not in the table"),
                 (None, _) => "the default: the log names no model".to_string(),
             }

@@ -62,7 +62,7 @@ pub struct Done {
     pub output: Output,
     pub row: SessionRow,
     /// `--model auto`: the window this session got, and how it was chosen.
-    pub window: Option<(u64, crate::window::Chosen)>,
+    pub window: Option<(u64, crate::catalog::window::Chosen)>,
     /// The decoded input session (kept only when asked, e.g. for statistics).
     pub session: Option<Session>,
     /// What making it a valid request repaired (converted sessions only).

@@ -7,7 +7,7 @@
 use crate::facts;
 use crate::model::Session;
 use crate::policy::Policy;
-use crate::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};
+use crate::catalog::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};
 use std::collections::BTreeMap;
 
 /// The policies of one mode: the one policy, or one per window of the table.

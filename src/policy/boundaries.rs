@@ -43,7 +43,7 @@
 
 use super::summary::{is_summary, real_user_text};
 use crate::model::{Message, Role};
-use crate::window::tail_soft_ceiling;
+use crate::catalog::window::tail_soft_ceiling;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 

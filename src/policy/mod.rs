@@ -35,7 +35,7 @@ pub mod verify;
 
 use crate::model::{Message, Session};
 use crate::tokens::{CounterKind, Meter};
-use crate::window;
+use crate::catalog::window;
 use anchors::{AnchorBudget, AnchorSet, Category};
 use assemble::Placement;
 use micro_compact::index_calls;

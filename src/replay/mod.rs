@@ -38,7 +38,8 @@ use crate::model::key::message_key;
 use crate::model::{Message, Role, Session};
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
-use crate::window;
+use crate::catalog::prices::Prices;
+use crate::catalog::window;
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -336,15 +337,6 @@ pub fn replay_prepared(
     out.compacted = compacted;
     out.appended_from = appended_from;
     out
-}
-
-/// Prices in dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Prices {
-    pub input: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub output: f64,
 }
 
 impl Replay {

@@ -22,7 +22,7 @@ use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
 use compactor::tokens::Meter;
-use compactor::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
+use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -12,7 +12,7 @@ use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;
-use compactor::window::Chosen;
+use compactor::catalog::window::Chosen;
 use std::io::Write;
 use std::path::Path;
 

@@ -8,8 +8,17 @@
 //! longest fragment contained in the model name, as for windows. Where a
 //! provider has no cache-write surcharge, cache writes cost the input price.
 
-use crate::replay::Prices;
+use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Prices {
+    pub input: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
 
 const TABLE: &[(&str, Prices)] = &[
     ("claude-3-5-haiku", Prices { input: 0.8, cache_read: 0.08, cache_write: 1.0, output: 4.0 }),
