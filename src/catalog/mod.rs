@@ -3,7 +3,10 @@
 //! thresholds and budgets derived from them); [`prices`]: token prices for
 //! replay's costs (SPEC 8).
 //!
+//! Both tables are a [`fragments::FragmentTable`], one lookup.
+//!
 //! A leaf: built-in tables, extended by the user, and pure functions of them.
 
+pub mod fragments;
 pub mod prices;
 pub mod window;
