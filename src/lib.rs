@@ -14,8 +14,8 @@
 //! - [`replay`]: call-by-call replay with compaction and a prompt-cache model;
 //! - [`report`]: report rows and their wire format;
 //! - [`stats`]: archive statistics;
-//! - [`discover`], [`facts`]: the agents' own log folders, and what a log says
-//!   of its session (model, project, day);
+//! - [`discover`]: the agents' own log folders, and what a log says of its
+//!   session (model, project, day: [`discover::facts`]);
 //! - [`synth`]: seeded synthetic sessions for tests and benchmarks.
 //!
 //! The core computes and never prints: printing is the binary's job.
@@ -24,7 +24,6 @@
 pub mod catalog;
 pub mod discover;
 pub mod exec;
-pub mod facts;
 pub mod formats;
 /// Fuzz harnesses (`fuzz/`, `tests/fuzz_seeds.rs`); not an API.
 #[doc(hidden)]

@@ -128,7 +128,7 @@ const MODELS: &[(&str, u64)] = &[
 /// window: the report fields `model` and `window_from` (beside `window`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Chosen {
-    /// The model the session's log names (`crate::facts`); `null` when it names none.
+    /// The model the session's log names (`crate::discover::facts`); `null` when it names none.
     pub model: Option<String>,
     /// [`FROM_MODEL`]: the model table's window for `model`; [`FROM_DEFAULT`]:
     /// the log names no model the table knows, so [`DEFAULT_WINDOW_TOKENS`].

@@ -330,7 +330,7 @@ pub struct StatsArgs {
     pub by: Option<GroupBy>,
 }
 
-/// `stats --by`: what the sessions are grouped by (`compactor::facts`).
+/// `stats --by`: what the sessions are grouped by (`compactor::discover::facts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     Day,

@@ -4,7 +4,7 @@
 //! no model the table knows). Every policy is built before any session is
 //! read; workers only pick one, so the choice cannot depend on thread timing.
 
-use crate::facts;
+use crate::discover::facts;
 use crate::model::Session;
 use crate::policy::Policy;
 use crate::catalog::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};

@@ -1,6 +1,6 @@
 //! Each session's window, resolved once: `--window N` or `--model NAME` give
 //! every session the same one; `--model auto` (the default without either)
-//! gives each the window of the model its log names (`compactor::facts`),
+//! gives each the window of the model its log names (`compactor::discover::facts`),
 //! from the model table, or the default window when the log names no model
 //! the table knows. One policy per window is built here, before any session
 //! is read; workers only pick one.

@@ -49,7 +49,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 // The model each log names, read before `normalize` drops the envelopes.
                 let models: Vec<Option<String>> = sessions
                     .iter()
-                    .map(|s| if auto { compactor::facts::model(s) } else { None })
+                    .map(|s| if auto { compactor::discover::facts::model(s) } else { None })
                     .collect();
                 // Figures are of the requests the agent sent: the session as
                 // a clean request (`compactor::request`; images where either
