@@ -37,7 +37,6 @@ pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod request;
-pub mod shard;
 pub mod stats;
 pub mod synth;
 pub mod tokens;

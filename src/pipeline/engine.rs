@@ -30,7 +30,7 @@ pub struct Engine<'a> {
     pub lines: bool,
     /// `--shard K/N`: sessions of other shards are decoded (to learn their id)
     /// and dropped before any compaction work.
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::pipeline::shard::Shard>,
     /// `--keep-source-fields`: a converted session is written by the lossless
     /// dialect writers, not as a clean request ([`crate::request`]).
     pub keep_source_fields: bool,

@@ -16,7 +16,7 @@ use compactor::io::{Input, ReadOptions, expand_inputs};
 use compactor::pipeline::Engine;
 use compactor::pipeline::Policies;
 use compactor::policy::Policy;
-use compactor::shard::Shard;
+use compactor::pipeline::shard::Shard;
 use compactor::tokens::Meter;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
