@@ -12,8 +12,7 @@
 //! - [`request`]: converted sessions as the requests their APIs accept;
 //! - [`pipeline`]: the parallel, order-preserving driver;
 //! - [`replay`]: call-by-call replay with compaction and a prompt-cache model;
-//! - [`report`]: report rows and their wire format;
-//! - [`stats`]: archive statistics;
+//! - [`report`]: report rows and their wire format, and archive statistics;
 //! - [`discover`]: the agents' own log folders, and what a log says of its
 //!   session (model, project, day: [`discover::facts`]);
 //! - [`synth`]: seeded synthetic sessions for tests and benchmarks.
@@ -37,7 +36,6 @@ pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod request;
-pub mod stats;
 pub mod synth;
 pub mod tokens;
 

@@ -8,7 +8,7 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::messages::err_message;
 use compactor::pipeline::{Item, decode_job};
-use compactor::stats::Stats;
+use compactor::report::stats::Stats;
 use compactor::tokens::Meter;
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -1,11 +1,13 @@
 //! Reports: per-session rows and run totals, as data. Printers live in the binary.
 //!
 //! The serialized shapes are in [`wire`], separate from the internal types, so
-//! that the output schema is a deliberate contract.
+//! that the output schema is a deliberate contract. [`stats`]: archive
+//! statistics (`compactor stats`), totals of another kind.
 
 pub mod aggregate;
 pub mod fingerprint;
 pub mod render;
+pub mod stats;
 pub mod table;
 pub mod wire;
 

@@ -6,7 +6,7 @@
 
 use crate::cli::args::GroupBy;
 use compactor::model::Session;
-use compactor::stats::Stats;
+use compactor::report::stats::Stats;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
