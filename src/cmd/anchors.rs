@@ -3,7 +3,7 @@
 use crate::cli::args::AnchorsArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use compactor::Mode;
 use compactor::model::Session;
 use compactor::pipeline::{Item, decode_job};

@@ -4,7 +4,7 @@
 use crate::cli::args::ReplayArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use anyhow::{Context, bail};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};

@@ -6,7 +6,7 @@ mod by;
 use crate::cli::args::StatsArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use compactor::pipeline::{Item, decode_job};
 use compactor::report::stats::Stats;
 use compactor::tokens::Meter;

@@ -3,7 +3,7 @@
 //! the summary line that tells them on standard error.
 
 use crate::cli::config::Compact;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use anyhow::bail;
 use compactor::io::atomic::AtomicFile;
 use compactor::io::output::{Layout, SessionWriter};

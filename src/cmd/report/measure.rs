@@ -6,7 +6,7 @@ use super::{CHARTED_SESSIONS, Charted, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use compactor::Mode;
 use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
