@@ -24,7 +24,10 @@ pub mod catalog;
 pub mod discover;
 pub mod exec;
 pub mod formats;
-/// Fuzz harnesses (`fuzz/`, `tests/fuzz_seeds.rs`); not an API.
+/// Fuzz harnesses (`fuzz/`, `tests/fuzz_seeds.rs`); not an API, and only
+/// compiled with the `test-support` feature (the crate's own tests and the
+/// fuzz targets turn it on).
+#[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
