@@ -23,6 +23,7 @@
 //!   every thread at once; two threads may compute the same value, and the
 //!   second insert replaces an equal value.
 
+pub(crate) mod budgets;
 pub(crate) mod hash;
 
 use hash::KeyHasher;
@@ -42,6 +43,11 @@ pub(crate) struct Memo<K, V> {
 }
 
 impl<K: Eq + Hash, V: Clone> Memo<K, V> {
+    /// A memo of `budget` (see [`budgets`]).
+    pub(crate) fn with_budget(budget: budgets::Budget) -> Memo<K, V> {
+        Memo::new(budget.shards, budget.per_shard)
+    }
+
     /// A memo of `shards` shards, each cleared when its entries' costs would
     /// pass `shard_budget`.
     pub(crate) fn new(shards: usize, shard_budget: usize) -> Memo<K, V> {
