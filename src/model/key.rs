@@ -42,16 +42,20 @@ mod tests {
         let other_role = Message::text(Role::User, "run the tests");
         let other_text = Message::text(Role::Assistant, "run the test");
         let mut with_call = base.clone();
-        with_call.tool_calls =
-            Arc::new(vec![ToolCall { id: "c1".into(), arguments: "{}".into(), ..ToolCall::default() }]);
+        with_call.tool_calls = Arc::new(vec![ToolCall {
+            id: "c1".into(),
+            arguments: "{}".into(),
+            ..ToolCall::default()
+        }]);
         let mut other_call = with_call.clone();
         other_call.tool_calls_mut()[0].arguments = "{\"a\":1}".into();
         let mut result = Message::text(Role::Tool, "ok");
         result.tool_call_id = Some("c1".into());
         let mut other_result = result.clone();
         other_result.tool_call_id = Some("c2".into());
-        let keys = [&base, &other_role, &other_text, &with_call, &other_call, &result, &other_result]
-            .map(message_key);
+        let keys =
+            [&base, &other_role, &other_text, &with_call, &other_call, &result, &other_result]
+                .map(message_key);
         for (i, a) in keys.iter().enumerate() {
             for b in &keys[i + 1..] {
                 assert_ne!(a, b);

@@ -5,8 +5,8 @@
 //! annotations, a part `type` we do not model) survive a round trip without a
 //! field for each of them.
 
-use crate::memo::{Memo, budgets};
 use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};

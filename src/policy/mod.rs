@@ -33,9 +33,9 @@ pub mod tool_families;
 pub mod truncate;
 pub mod verify;
 
+use crate::catalog::window;
 use crate::model::{Message, Session};
 use crate::tokens::{CounterKind, Meter};
-use crate::catalog::window;
 use anchors::{AnchorBudget, AnchorSet, Category};
 use assemble::Placement;
 use micro_compact::index_calls;
@@ -366,7 +366,9 @@ impl<'a> Prepared<'a> {
     /// Each input message's key for the shared-prefix test of
     /// [`crate::replay`]: computed once, then shared.
     pub(crate) fn message_keys(&self) -> &[u128] {
-        self.keys.get_or_init(|| self.session.messages.iter().map(crate::model::key::message_key).collect())
+        self.keys.get_or_init(|| {
+            self.session.messages.iter().map(crate::model::key::message_key).collect()
+        })
     }
 
     /// The anchors of the whole input, read with `families`: computed once,

@@ -19,8 +19,8 @@
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
 use super::{more_chars_than, newlines};
-use crate::memo::{Memo, budgets};
 use crate::memo::hash::{text_key, texts_hash};
+use crate::memo::{Memo, budgets};
 use crate::model::ToolCall;
 use regex::Regex;
 use serde::Deserialize;

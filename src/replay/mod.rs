@@ -34,12 +34,12 @@
 //! original message is copied only into the input of a compaction it takes
 //! part in, and compactions skip the anchor-retention figure (never read here).
 
+use crate::catalog::prices::Prices;
+use crate::catalog::window;
 use crate::model::key::message_key;
 use crate::model::{Message, Role, Session};
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
-use crate::catalog::prices::Prices;
-use crate::catalog::window;
 use serde::Serialize;
 use std::borrow::Cow;
 

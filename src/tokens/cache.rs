@@ -1,7 +1,7 @@
 //! Token counts by text hash, bounded (see [`crate::memo`] for the invariants).
 
-use crate::memo::{Memo, budgets};
 use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 
 /// Texts shorter than this are tokenized directly. Hashing and a lookup cost
 /// tens of nanoseconds, tokenizing even 50 bytes a few microseconds, so all but

@@ -8,8 +8,8 @@
 use super::{model_table, policy};
 use crate::cli::args::BudgetArgs;
 use compactor::Mode;
-pub use compactor::pipeline::Policies;
 use compactor::catalog::window::{Chosen, FROM_DEFAULT};
+pub use compactor::pipeline::Policies;
 use std::collections::BTreeMap;
 
 /// The `--model` value that asks for each session's own model.
@@ -62,7 +62,9 @@ impl DefaultedCount {
         let mut text = format!(
             "compactor: --model auto: {} session{plural} named no model of the table; given the default window, {} tokens",
             compactor::policy::tool_families::thousands(self.sessions as u64),
-            compactor::policy::tool_families::thousands(compactor::catalog::window::DEFAULT_WINDOW_TOKENS),
+            compactor::policy::tool_families::thousands(
+                compactor::catalog::window::DEFAULT_WINDOW_TOKENS
+            ),
         );
         if !self.unknown.is_empty() {
             let names: Vec<String> =

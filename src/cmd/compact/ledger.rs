@@ -5,6 +5,7 @@
 use crate::cli::config::Compact;
 use crate::cmd::messages::err_message;
 use anyhow::bail;
+use compactor::catalog::window::Chosen;
 use compactor::io::atomic::AtomicFile;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::policy::Compaction;
@@ -12,7 +13,6 @@ use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;
-use compactor::catalog::window::Chosen;
 use std::io::Write;
 use std::path::Path;
 

@@ -40,8 +40,8 @@
 
 mod context;
 
-use crate::memo::{Memo, budgets};
 use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
