@@ -182,8 +182,8 @@ pub struct CompactArgs {
 
     /// Process only the sessions of shard K of N: those whose id hashes
     /// (xxh3-64 of the id) to K mod N. N workers with K = 0..N-1 cover the input once
-    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
-    pub shard: Option<compactor::shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::pipeline::shard::Shard))]
+    pub shard: Option<compactor::pipeline::shard::Shard>,
 
     /// Write one JSON line per session (the compaction figures) to FILE (`-`: standard output)
     #[arg(long, value_name = "FILE")]
@@ -330,7 +330,7 @@ pub struct StatsArgs {
     pub by: Option<GroupBy>,
 }
 
-/// `stats --by`: what the sessions are grouped by (`compactor::facts`).
+/// `stats --by`: what the sessions are grouped by (`compactor::discover::facts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     Day,
@@ -444,8 +444,8 @@ pub struct ReportArgs {
     pub merge: bool,
 
     /// Only the sessions of shard K of N (xxh3-64 of the session id, mod N)
-    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
-    pub shard: Option<compactor::shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::pipeline::shard::Shard))]
+    pub shard: Option<compactor::pipeline::shard::Shard>,
 
     /// Directory for the report files
     #[arg(short, long, value_name = "DIR")]

@@ -4,12 +4,12 @@
 use crate::cli::args::ReplayArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use anyhow::Context;
+use compactor::catalog::prices::{PriceBook, PriceTable};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
-use compactor::prices::{PriceBook, PriceTable};
 use compactor::replay::{Trigger, replay};
 use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
 use std::collections::BTreeMap;
@@ -48,7 +48,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                         let priced = prices.as_ref().map(|book| {
                             let model = match book {
                                 PriceBook::Fixed(_) => None,
-                                PriceBook::PerModel(_) => compactor::facts::model(&s),
+                                PriceBook::PerModel(_) => compactor::discover::facts::model(&s),
                             };
                             (book.for_model(model.as_deref()), model)
                         });
@@ -217,7 +217,7 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
             " [window {} from {}]",
             compactor::policy::tool_families::thousands(r.window),
             match (&c.model, c.window_from.as_str()) {
-                (Some(m), compactor::window::FROM_MODEL) => m.clone(),
+                (Some(m), compactor::catalog::window::FROM_MODEL) => m.clone(),
                 (Some(m), _) => format!("the default: {m} is not in the table"),
                 (None, _) => "the default: the log names no model".to_string(),
             }

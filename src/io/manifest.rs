@@ -15,7 +15,6 @@
 //! was lost is simply written again. The manifest starts with a dot so that a
 //! later run reading `DIR` as input does not take it for a transcript.
 
-use crate::report::RunSummary;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -72,25 +71,6 @@ pub struct Entry {
     pub rejected: usize,
     pub tokens_before: u64,
     pub tokens_after: u64,
-}
-
-impl Entry {
-    /// This input's totals, to add to a run's summary when it is skipped.
-    pub fn totals(&self) -> RunSummary {
-        RunSummary {
-            inputs: 0,
-            sessions: self.sessions,
-            compacted: self.compacted,
-            over_trigger: self.over_trigger,
-            rejected: self.rejected,
-            // Kinds are not kept per input: a resumed run's skipped rejects
-            // count in the total only.
-            rejected_by_kind: Default::default(),
-            tokens_before: self.tokens_before,
-            tokens_after: self.tokens_after,
-            repairs: Default::default(),
-        }
-    }
 }
 
 /// A stable hash (xxh3-128, hex) of a description of every option that
@@ -154,7 +134,7 @@ impl Manifest {
             serde_json::to_writer(&mut text, e)?;
             text.push(b'\n');
         }
-        super::output::write_atomic(&path, &text)?;
+        super::atomic::write_atomic(&path, &text)?;
         let file = OpenOptions::new()
             .append(true)
             .open(&path)

@@ -10,6 +10,7 @@
 //! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
 
 pub mod arrow_ipc;
+pub mod atomic;
 pub mod manifest;
 pub mod output;
 pub mod parquet;

@@ -28,7 +28,7 @@
 //!   so a run of large files still records its progress as it goes, and a
 //!   run killed later resumes after it.
 
-use super::output::{AtomicFile, sync_dir};
+use super::atomic::{AtomicFile, sync_dir};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -10,9 +10,9 @@ use super::{
     AnchorFigures, Compaction, Effects, Mode, Outcome, Policy, Prepared, Reason, Tier, boundaries,
     sanitize, summary,
 };
+use crate::catalog::window;
 use crate::model::{Message, Session};
 use crate::tokens::Meter;
-use crate::window;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 

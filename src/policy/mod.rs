@@ -46,8 +46,8 @@ pub use stages::Slot;
 pub use text::session_text;
 pub(crate) use text::{more_chars_than, newlines};
 
+use crate::catalog::window;
 use crate::model::Session;
-use crate::window;
 use anchors::AnchorBudget;
 use std::borrow::Cow;
 use std::fmt;

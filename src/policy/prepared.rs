@@ -36,7 +36,7 @@ pub struct Prepared<'a> {
     keys: OnceLock<Vec<u128>>,
 }
 
-/// An output text by its hash and length ([`crate::memo::text_key`]) and what it is.
+/// An output text by its hash and length ([`crate::memo::hash::text_key`]) and what it is.
 type PieceKey = ((u128, usize), Piece);
 
 impl<'a> Prepared<'a> {
@@ -87,7 +87,9 @@ impl<'a> Prepared<'a> {
     /// Each input message's key for the shared-prefix test of
     /// [`crate::replay`]: computed once, then shared.
     pub(crate) fn message_keys(&self) -> &[u128] {
-        self.keys.get_or_init(|| self.session.messages.iter().map(crate::replay::key).collect())
+        self.keys.get_or_init(|| {
+            self.session.messages.iter().map(crate::model::key::message_key).collect()
+        })
     }
 
     /// The anchors of the whole input, read with `families`: computed once,
@@ -130,7 +132,7 @@ impl<'a> Prepared<'a> {
             let mut put = |ids: &[u32]| ids.iter().for_each(|&i| found[i as usize] = true);
             match kept.as_mut() {
                 Some(kept) if text.len() >= MIN_KEPT_SEARCH_BYTES => put(kept
-                    .entry((crate::memo::text_key(text), piece))
+                    .entry((crate::memo::hash::text_key(text), piece))
                     .or_insert_with(|| search().into_boxed_slice())),
                 _ => put(&search()),
             }

@@ -250,7 +250,7 @@ pub struct ReplayRow {
     /// `--model auto`: the model the log names and where the window came
     /// from (`model`, `window_from`); absent under `--window` / `--model NAME`.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub chosen: Option<crate::window::Chosen>,
+    pub chosen: Option<crate::catalog::window::Chosen>,
     pub threshold: u64,
     pub calls: usize,
     /// Calls whose provider usage the log recorded.
@@ -290,7 +290,7 @@ impl ReplayRow {
         labels: ReplayLabels,
         window: u64,
         r: &crate::replay::Replay,
-        prices: Option<&crate::replay::Prices>,
+        prices: Option<&crate::catalog::prices::Prices>,
     ) -> ReplayRow {
         let ReplayLabels { format, mode, trigger, counter } = labels;
         let cost = prices.map(|p| r.cost(p));

@@ -235,7 +235,7 @@ impl<'a> Sink<'a> {
         let mut summary = ledger.finish()?;
         progress.finish_and_clear();
         for e in &resume.skipped {
-            summary.merge(&e.totals());
+            summary.merge(&RunSummary::from_manifest(e));
         }
         summary.inputs += resume.skipped.len();
         if !resume.skipped.is_empty() && !cfg.quiet {

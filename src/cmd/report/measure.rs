@@ -6,10 +6,10 @@ use super::{CHARTED_SESSIONS, Charted, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use anyhow::Context;
 use compactor::Mode;
-use compactor::io::output::write_atomic;
+use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
@@ -50,7 +50,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 // The model each log names, read before `normalize` drops the envelopes.
                 let models: Vec<Option<String>> = sessions
                     .iter()
-                    .map(|s| if auto { compactor::facts::model(s) } else { None })
+                    .map(|s| if auto { compactor::discover::facts::model(s) } else { None })
                     .collect();
                 // Figures are of the requests the agent sent: the session as
                 // a clean request (`compactor::request`; images where either

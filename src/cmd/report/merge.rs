@@ -73,7 +73,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     }
     let Some(first) = shards.first() else { bail!("--merge needs the shard directories") };
     let parse = |s: &Shard| -> anyhow::Result<(u64, u64)> {
-        let shard: compactor::shard::Shard = s
+        let shard: compactor::pipeline::shard::Shard = s
             .file
             .shard
             .parse()

@@ -6,7 +6,7 @@ use super::{
     BARE_ARRAY, ENCODING_KEY, METADATA_COLUMN, NO_CONTENT, ROW_GROUP_BYTES, ROW_GROUP_ROWS,
     SCHEMA_KEY, SCHEMA_VALUE,
 };
-use crate::io::output::AtomicFile;
+use crate::io::atomic::AtomicFile;
 use anyhow::{Context, anyhow};
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};

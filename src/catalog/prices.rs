@@ -8,8 +8,18 @@
 //! longest fragment contained in the model name, as for windows. Where a
 //! provider has no cache-write surcharge, cache writes cost the input price.
 
-use crate::replay::Prices;
+use super::fragments::FragmentTable;
+use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Prices {
+    pub input: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
 
 const TABLE: &[(&str, Prices)] = &[
     ("claude-3-5-haiku", Prices { input: 0.8, cache_read: 0.08, cache_write: 1.0, output: 4.0 }),
@@ -36,12 +46,12 @@ const TABLE: &[(&str, Prices)] = &[
 /// The price table, built in and extended by the user.
 #[derive(Clone, Debug)]
 pub struct PriceTable {
-    entries: BTreeMap<String, Prices>,
+    entries: FragmentTable<Prices>,
 }
 
 impl Default for PriceTable {
     fn default() -> Self {
-        PriceTable { entries: TABLE.iter().map(|(k, p)| (k.to_string(), *p)).collect() }
+        PriceTable { entries: FragmentTable::new(TABLE.iter().copied()) }
     }
 }
 
@@ -63,19 +73,14 @@ impl PriceTable {
                 cache_write: e.cache_write.unwrap_or(e.input),
                 output: e.output,
             };
-            self.entries.insert(k.to_lowercase(), p);
+            self.entries.extend([(k, p)]);
         }
         Ok(())
     }
 
     /// The prices of `model`: the entry with the longest fragment it contains.
     pub fn lookup(&self, model: &str) -> Option<Prices> {
-        let name = model.to_lowercase();
-        self.entries
-            .iter()
-            .filter(|(k, _)| name.contains(k.as_str()))
-            .max_by_key(|(k, _)| k.len())
-            .map(|(_, p)| *p)
+        self.entries.lookup(model).copied()
     }
 }
 
