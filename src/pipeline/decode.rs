@@ -36,14 +36,14 @@ pub(super) type Unparsed = (Source, String, Vec<u8>);
 
 /// Parses a record's payload, keeping the line bytes (moved, not copied: a
 /// line can be megabytes). With `keep`, fields nothing reads stay JSON text
-/// ([`crate::formats::kept`]); the caller must then write the session with the
+/// ([`crate::formats::openai`]); the caller must then write the session with the
 /// OpenAI lines encoder.
 pub(super) fn parse(r: RawRecord, keep: bool) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
     let RawRecord { source, payload } = r;
     match payload {
         Payload::Value(value) => Ok((Record { source, value }, None)),
         Payload::Parsed { line, value } => Ok((Record { source, value }, Some(line))),
-        Payload::Line(bytes) if keep => match crate::formats::kept::parse_line(&bytes) {
+        Payload::Line(bytes) if keep => match crate::formats::openai::parse_line(&bytes) {
             Some(value) => Ok((Record { source, value }, Some(bytes))),
             None => parse(RawRecord { source, payload: Payload::Line(bytes) }, false),
         },
@@ -61,7 +61,7 @@ pub fn decode_job(job: Job) -> (Vec<Session>, Vec<Rejection>) {
 }
 
 /// [`decode_job`]; with `keep_unread`, the fields of OpenAI records that no
-/// reader looks up stay JSON text (`formats::kept`), which saves
+/// reader looks up stay JSON text (`formats::openai`), which saves
 /// building and dropping their trees. Only for callers that never write the
 /// sessions (`report`): the text sits in marker strings that only the OpenAI
 /// lines encoder writes back as JSON.

@@ -285,7 +285,7 @@ impl Engine<'_> {
     }
 
     /// A session line that compaction leaves as it is, passed through after a
-    /// skim ([`crate::formats::skim`]) instead of a decode: `Err` gives the
+    /// skim ([`crate::formats::openai::skim_line`]) instead of a decode: `Err` gives the
     /// line back when it must be decoded (a skim is not sure, or the session
     /// is over the trigger).
     fn skim(
@@ -301,7 +301,7 @@ impl Engine<'_> {
         if line.len() as u64 > limit.saturating_mul(SKIM_BYTES_PER_TOKEN) {
             return Err((source, line));
         }
-        let Some(skimmed) = crate::formats::skim::skim_line(&line, self.meter, limit) else {
+        let Some(skimmed) = crate::formats::openai::skim_line(&line, self.meter, limit) else {
             return Err((source, line));
         };
         let id = skimmed.id.unwrap_or_else(|| source.to_string());

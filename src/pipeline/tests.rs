@@ -101,7 +101,7 @@ fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
 
 /// The unread fields of a session, kept as text, parsed back.
 fn expand_session(s: &mut Session) -> usize {
-    use crate::formats::kept::{expand, kept_text};
+    use crate::formats::openai::{expand, kept_text};
     let mut kept = 0;
     let mut each = |v: &mut Value| {
         kept += usize::from(kept_text(v).is_some());
@@ -198,7 +198,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
     let exact = Meter::new(crate::tokens::CounterKind::O200k, crate::tokens::DEFAULT_IMAGE_TOKENS);
     let skimmed = lines
         .iter()
-        .filter(|l| crate::formats::skim::skim_line(l, &hermes, u64::MAX).is_some())
+        .filter(|l| crate::formats::openai::skim_line(l, &hermes, u64::MAX).is_some())
         .count();
     assert!(skimmed * 10 >= lines.len() * 9, "{skimmed} of {} lines skimmed", lines.len());
     let shard = "1/2".parse::<crate::shard::Shard>().unwrap();

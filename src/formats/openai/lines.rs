@@ -1,6 +1,6 @@
 //! The OpenAI encoding written straight to JSON text.
 //!
-//! [`super::openai::encode_session`] builds a `Value` tree: a deep copy of every
+//! [`super::encode_session`] builds a `Value` tree: a deep copy of every
 //! message's unknown keys, content and calls, serialized once and dropped. In
 //! archives converted from Claude Code the unknown keys alone are nearly half
 //! the bytes, so the copy cost more than the writing. This module serializes
@@ -13,8 +13,9 @@
 //! it keeps its place, a new key goes last in the order set, and a key unset
 //! is removed only where it holds a slot marker.
 
-use super::kept::{Kept, kept_text};
-use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot, null_kept};
+use super::{
+    ATTACHED, Kept, PRIVATE_KEY, REASONING_FIELDS, TRAILING, carry, is_slot, kept_text, null_kept,
+};
 use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
@@ -164,7 +165,7 @@ impl Serialize for Carry<'_> {
     }
 }
 
-/// [`super::openai::encode_message`], plus the attached records `encode_session` adds.
+/// [`super::encode_message`], plus the attached records `encode_session` adds.
 fn message(m: &Message) -> Patched<'_> {
     let mut edits = vec![
         ("role", Some(Field::Str(m.role.as_str()))),
@@ -172,7 +173,7 @@ fn message(m: &Message) -> Patched<'_> {
         ("tool_calls", (!m.tool_calls.is_empty()).then_some(Field::Calls(&m.tool_calls))),
         ("tool_call_id", m.tool_call_id.as_deref().map(Field::Str)),
     ];
-    for field in super::openai::REASONING_FIELDS {
+    for field in REASONING_FIELDS {
         let text = m.reasoning.as_ref().filter(|r| r.field == *field).map(|r| r.text.as_str());
         edits.push((field, text.map(Field::Str)));
     }
@@ -182,12 +183,12 @@ fn message(m: &Message) -> Patched<'_> {
     Patched { base: &m.extra, edits }
 }
 
-/// Whether [`super::openai::encode_content`] gives the key a value.
+/// Whether [`super::encode_content`] gives the key a value.
 fn content_present(c: &Content) -> bool {
     !(c.form == ContentForm::Absent && c.parts.is_empty())
 }
 
-/// [`super::openai::encode_content`] of a present content.
+/// [`super::encode_content`] of a present content.
 fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
     let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
     match c.form {
@@ -210,7 +211,7 @@ fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
-/// [`super::openai::encode_tool_call`].
+/// `encode.rs`'s `encode_tool_call`.
 fn tool_call(call: &ToolCall) -> Patched<'_> {
     let id = (!call.id.is_empty() || call.extra.contains_key("id")).then_some(Field::Str(&call.id));
     Patched {
@@ -219,7 +220,7 @@ fn tool_call(call: &ToolCall) -> Patched<'_> {
     }
 }
 
-/// The `function` object of [`super::openai::encode_tool_call`].
+/// The `function` object of `encode.rs`'s `encode_tool_call`.
 fn function(call: &ToolCall) -> Patched<'_> {
     let extra = &call.function_extra;
     let arguments_absent =
@@ -241,7 +242,7 @@ fn function(call: &ToolCall) -> Patched<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::openai::{decode_session, encode_session, slot};
+    use super::super::{decode_session, encode_session, slot};
     use super::*;
     use crate::model::{Reasoning, Source};
     use crate::policy::{Mode, Policy, compact};

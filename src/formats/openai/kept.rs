@@ -34,8 +34,8 @@
 //!   recursion limit, a line holding U+FDD0, the first of Unicode's private
 //!   noncharacters this crate marks with) and the caller parses the line whole.
 
-use super::RECORD_ID_KEYS;
-use super::openai::REASONING_FIELDS;
+use super::{ATTACHED, REASONING_FIELDS, TRAILING};
+use crate::formats::RECORD_ID_KEYS;
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -46,8 +46,7 @@ pub(crate) const KEPT: &str = "\u{fdd0}compactor:kept:";
 
 /// Session keys a reader looks up (the OpenAI decoder, the policy), besides
 /// [`RECORD_ID_KEYS`]: never kept. A reader of another key must add it here.
-pub(crate) const READ_SESSION_KEYS: &[&str] =
-    &["messages", "tools", "compaction", super::openai::TRAILING];
+pub(crate) const READ_SESSION_KEYS: &[&str] = &["messages", "tools", "compaction", TRAILING];
 
 /// Message keys a reader looks up (the OpenAI decoder, the policy), besides
 /// [`REASONING_FIELDS`]: never kept. `compactor_attached` is read as an array
@@ -159,7 +158,7 @@ impl<'a> Walk<'a> {
                 {
                     self.read()?
                 }
-                (Level::Message, super::openai::ATTACHED) => self.array(Item::Keep)?,
+                (Level::Message, ATTACHED) => self.array(Item::Keep)?,
                 (Level::Message, k)
                     if READ_MESSAGE_KEYS.contains(&k) || REASONING_FIELDS.contains(&k) =>
                 {

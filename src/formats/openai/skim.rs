@@ -10,7 +10,7 @@
 //! the line, and checks everything else without building it.
 //!
 //! ## Invariants
-//! - What it returns is what decoding the line ([`super::openai::decode_session`])
+//! - What it returns is what decoding the line ([`super::decode_session`])
 //!   and measuring the session ([`crate::tokens::Meter::request`]) would give: the
 //!   same id (`None` for the source's), message count and tokens. Every count
 //!   goes through the meter's own methods, and every part, tool call or tool
@@ -26,8 +26,8 @@
 //!   value it reads (a parse keeps the last one), and as soon as the count
 //!   reaches `limit`, since such a session goes to compaction anyway.
 
-use super::RECORD_ID_KEYS;
-use super::openai::{self, ATTACHED, PartKind, REASONING_FIELDS};
+use super::{ATTACHED, PartKind, REASONING_FIELDS, decode_part, part_kind};
+use crate::formats::{RECORD_ID_KEYS, record_id};
 use crate::model::part::REASONING_TEXT_KEYS;
 use crate::tokens::Meter;
 use serde::Deserialize;
@@ -57,7 +57,7 @@ pub fn skim_line(line: &[u8], meter: &Meter, limit: u64) -> Option<Skimmed> {
     de.end().ok()?;
     let tools = top.get("tools").filter(|v| !v.is_null());
     count.add::<serde_json::Error>(meter.tools(tools)).ok()?;
-    Some(Skimmed { id: super::record_id(&top), messages, tokens: count.tokens })
+    Some(Skimmed { id: record_id(&top), messages, tokens: count.tokens })
 }
 
 /// The running request size, which stops the read once it reaches `limit`.
@@ -432,7 +432,7 @@ impl<'de> Visitor<'de> for ContentSeed<'_> {
 }
 
 /// One content part: its tokens as [`Meter::part`] counts its decoding
-/// ([`openai::decode_part`]).
+/// ([`super::decode_part`]).
 struct PartSeed<'m>(&'m Meter);
 
 impl<'de> DeserializeSeed<'de> for PartSeed<'_> {
@@ -445,7 +445,7 @@ impl<'de> DeserializeSeed<'de> for PartSeed<'_> {
 impl PartSeed<'_> {
     /// A part that is not an object is counted as the decoder's `Other` part.
     fn other(&self, value: Value) -> u64 {
-        self.0.part(&openai::decode_part(value))
+        self.0.part(&decode_part(value))
     }
 }
 
@@ -484,7 +484,7 @@ impl<'de> Visitor<'de> for PartSeed<'_> {
             }
         }
         let ty = rest.get("type").and_then(Value::as_str).unwrap_or("");
-        Ok(match openai::part_kind(ty, text.is_some()) {
+        Ok(match part_kind(ty, text.is_some()) {
             PartKind::Image => meter.image_tokens(),
             PartKind::Text => text.unwrap_or(0),
             // The first reasoning key present, if it holds a string.
@@ -496,7 +496,7 @@ impl<'de> Visitor<'de> for PartSeed<'_> {
                 })
                 .flatten()
                 .unwrap_or(0),
-            PartKind::Other => meter.part(&openai::decode_part(Value::Object(rest))),
+            PartKind::Other => meter.part(&decode_part(Value::Object(rest))),
         })
     }
 }
@@ -726,7 +726,7 @@ mod tests {
     /// (id, messages, tokens) as decoding gives them; `None` if it fails.
     fn decoded(line: &str, meter: &Meter) -> Option<(String, usize, u64)> {
         let value: Value = serde_json::from_slice(line.as_bytes()).ok()?;
-        let s = openai::decode_session(value, Source::default()).ok()?;
+        let s = super::super::decode_session(value, Source::default()).ok()?;
         Some((s.id.clone(), s.messages.len(), meter.request(&s)))
     }
 

@@ -15,14 +15,36 @@
 //! Typed fields are taken out of the message object and a slot marker is left
 //! at their key, so encoding fills the same slot: a record written back has its
 //! keys in the order it was read, and new keys (`compaction`) go last.
+//!
+//! ## Files
+//! - `mod.rs`: the [`Adapter`] and what the children share: the slot marker,
+//!   carried records ([`carry`]), content-part classification, `null_kept`.
+//! - `decode.rs`: a record `Value` -> [`Session`].
+//! - `encode.rs`: a [`Session`] -> a record `Value`.
+//! - `lines.rs`: the same record written straight to JSON text (JSON Lines output).
+//! - `kept.rs`: a line read with the fields nothing reads kept as JSON text.
+//! - `skim.rs`: a line measured without being decoded.
+//!
+//! The children use only what this file declares or re-exports (`super::`),
+//! never each other; code outside `formats::openai` sees only the re-exports.
 
-use super::{Adapter, DecodeError, Record, Unit, record_id, single};
-use crate::model::{
-    ArgsForm, Content, ContentForm, ImageInfo, Layout, Message, MessageMeta, Part, Reasoning, Role,
-    Session, Source, ToolCall, Usage,
-};
+mod decode;
+mod encode;
+mod kept;
+mod lines;
+mod skim;
+
+pub use decode::{decode_message, decode_session, looks_like_session};
+pub(crate) use encode::{encode_content, encode_part};
+pub use encode::{encode_message, encode_session};
+#[cfg(test)]
+pub(crate) use kept::expand;
+pub(crate) use kept::{Kept, kept_text, parse_line};
+pub use skim::{Skimmed, skim_line};
+
+use super::{Adapter, DecodeError, Record, Unit, single};
+use crate::model::{ImageInfo, Part, Session};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// The OpenAI chat dialect.
 pub struct OpenAi;
@@ -74,20 +96,6 @@ pub(crate) fn carry(record: &Value) -> Value {
     }
 }
 
-/// Fills `key` in place (or appends it), or removes an unfilled slot.
-pub(crate) fn fill(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
-    match value {
-        Some(v) => {
-            map.insert(key.to_string(), v);
-        }
-        None => {
-            if map.get(key).is_some_and(is_slot) {
-                map.shift_remove(key);
-            }
-        }
-    }
-}
-
 impl Adapter for OpenAi {
     fn name(&self) -> &'static str {
         "openai"
@@ -104,230 +112,16 @@ impl Adapter for OpenAi {
 
     fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
         let Record { source, value } = single(records)?;
-        decode_session(value, source)
+        decode::decode_session(value, source)
     }
 
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
-        vec![encode_session(session, compaction)]
+        vec![encode::encode_session(session, compaction)]
     }
 
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
-        vec![super::openai_lines::session_line(session, compaction)]
+        vec![lines::session_line(session, compaction)]
     }
-}
-
-/// Returns true if and only if `v` has the shape of an OpenAI session record.
-pub fn looks_like_session(v: &Value) -> bool {
-    match v {
-        Value::Object(map) => map.get("messages").is_some_and(Value::is_array),
-        Value::Array(items) => items.iter().all(looks_like_message),
-        _ => false,
-    }
-}
-
-/// Reads one OpenAI session record.
-pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeError> {
-    let (layout, mut extra, raw_messages) = match record {
-        Value::Object(mut map) => match map.insert("messages".into(), slot()) {
-            Some(Value::Array(items)) => (Layout::Object, map, items),
-            Some(_) => return Err(DecodeError::new("`messages` is not an array")),
-            None => {
-                return Err(DecodeError::new(
-                    "not an OpenAI session: expected an object with a `messages` array",
-                ));
-            }
-        },
-        Value::Array(items) => (Layout::BareArray, Map::new(), items),
-        other => {
-            return Err(DecodeError::new(format!(
-                "not an OpenAI session: expected an object or an array, found {}",
-                kind_of(&other)
-            )));
-        }
-    };
-    let messages = raw_messages
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut m)| {
-            let attached = match m.as_object_mut().and_then(|o| o.shift_remove(ATTACHED)) {
-                Some(Value::Array(items)) => items,
-                Some(other) => {
-                    return Err(DecodeError::new(format!(
-                        "message {i}: `{ATTACHED}` is {}, expected an array",
-                        kind_of(&other)
-                    )));
-                }
-                None => Vec::new(),
-            };
-            let mut msg =
-                decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}")))?;
-            msg.attached = attached.into();
-            Ok(msg)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let trailing = match extra.shift_remove(TRAILING) {
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            extra.insert(TRAILING.into(), other);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
-    let tools = match extra.get("tools") {
-        Some(v) if !v.is_null() => extra.insert("tools".into(), slot()),
-        _ => None,
-    };
-    let id = record_id(&extra).unwrap_or_else(|| source.to_string());
-    if layout == Layout::BareArray {
-        extra.clear();
-    }
-    let extra = extra.into();
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
-}
-
-/// Writes one OpenAI session record. Non-chat records of file dialects are
-/// carried in `compactor_attached` (per message) and `compactor_trailing`, so
-/// a conversion loses nothing; a bare array has no room for the trailing ones.
-pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
-    let messages: Vec<Value> = session
-        .messages
-        .iter()
-        .map(|m| {
-            let mut v = encode_message(m);
-            if !m.attached.is_empty()
-                && let Some(o) = v.as_object_mut()
-            {
-                o.insert(ATTACHED.into(), Value::Array(m.attached.iter().map(carry).collect()));
-            }
-            v
-        })
-        .collect();
-    if session.layout == Layout::BareArray {
-        return Value::Array(messages);
-    }
-    let mut map = (*session.extra).clone();
-    map.insert("messages".into(), Value::Array(messages));
-    fill(&mut map, "tools", session.tools.clone());
-    if !session.trailing.is_empty() {
-        map.insert(TRAILING.into(), Value::Array(session.trailing.iter().map(carry).collect()));
-    }
-    if let Some(c) = compaction {
-        map.insert("compaction".into(), c.clone());
-    }
-    Value::Object(map)
-}
-
-fn looks_like_message(v: &Value) -> bool {
-    v.as_object().is_some_and(|m| m.get("role").is_some_and(Value::is_string))
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Reads one OpenAI message object.
-pub fn decode_message(value: Value) -> Result<Message, String> {
-    let Value::Object(mut map) = value else {
-        return Err(format!("expected an object, found {}", kind_of(&value)));
-    };
-    let role = match map.get("role") {
-        Some(Value::String(s)) => Role::parse(s),
-        Some(other) => return Err(format!("`role` is {}, expected a string", kind_of(other))),
-        None => return Err("missing `role`".into()),
-    };
-    let raw_content =
-        if map.contains_key("content") { map.insert("content".into(), slot()) } else { None };
-    let content = match raw_content {
-        None => Content { parts: Default::default(), form: ContentForm::Absent },
-        Some(Value::Null) => Content { parts: Default::default(), form: ContentForm::Null },
-        Some(Value::String(s)) => Content::from_text(s),
-        Some(Value::Array(items)) => Content {
-            parts: Arc::new(items.into_iter().map(decode_part).collect()),
-            form: ContentForm::Parts,
-        },
-        Some(other) => {
-            return Err(format!(
-                "`content` is {}, expected a string, an array or null",
-                kind_of(&other)
-            ));
-        }
-    };
-    // A shape we do not understand stays where it is, untouched.
-    let tool_calls = match map.get("tool_calls") {
-        Some(Value::Array(items)) if items.iter().all(is_tool_call) => {
-            match map.insert("tool_calls".into(), slot()) {
-                Some(Value::Array(items)) => {
-                    items.into_iter().filter_map(decode_tool_call).collect()
-                }
-                _ => Vec::new(),
-            }
-        }
-        _ => Vec::new(),
-    };
-    let tool_call_id = match map.get("tool_call_id") {
-        Some(Value::String(_)) => map.insert("tool_call_id".into(), slot()).and_then(string_of),
-        _ => None,
-    };
-    let mut reasoning = None;
-    for field in REASONING_FIELDS {
-        if map.get(*field).is_some_and(Value::is_string) {
-            let text =
-                map.insert((*field).to_string(), slot()).and_then(string_of).unwrap_or_default();
-            reasoning = Some(Reasoning { field: (*field).to_string(), text });
-            break;
-        }
-    }
-    let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map) };
-    Ok(Message {
-        role,
-        content,
-        tool_calls: tool_calls.into(),
-        tool_call_id,
-        reasoning,
-        meta,
-        extra: map.into(),
-        attached: Arc::default(),
-    })
-}
-
-fn string_of(v: Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s),
-        _ => None,
-    }
-}
-
-fn timestamp_of(map: &Map<String, Value>) -> Option<String> {
-    ["timestamp", "created_at"]
-        .iter()
-        .find_map(|k| map.get(*k).and_then(Value::as_str))
-        .or_else(|| map.get("_metadata")?.get("timestamp")?.as_str())
-        .map(str::to_string)
-}
-
-fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
-    let u = map.get("usage")?.as_object()?;
-    let get = |keys: &[&str]| keys.iter().find_map(|k| u.get(*k).and_then(Value::as_u64));
-    // OpenAI's prompt_tokens include the cached ones; Anthropic's input_tokens do not.
-    let openai_cached =
-        u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64);
-    let usage = Usage {
-        input_tokens: match get(&["prompt_tokens"]) {
-            Some(p) => Some(p.saturating_sub(openai_cached.unwrap_or(0))),
-            None => get(&["input_tokens"]),
-        },
-        cache_read_tokens: get(&["cache_read_input_tokens"]).or(openai_cached),
-        cache_write_tokens: get(&["cache_creation_input_tokens"]),
-        output_tokens: get(&["completion_tokens", "output_tokens"]),
-    };
-    (usage != Usage::default()).then_some(usage)
 }
 
 /// Classifies one content part. Never fails: an unknown part is kept as `Other`.
@@ -394,127 +188,19 @@ pub(crate) fn image_info(raw: &Map<String, Value>) -> ImageInfo {
     }
 }
 
-/// Returns true if and only if [`decode_tool_call`] reads `value`: an object
-/// with a `function` object whose `name` is a string, `null` or absent.
-fn is_tool_call(value: &Value) -> bool {
-    let function = value.get("function").and_then(Value::as_object);
-    function.is_some_and(|f| matches!(f.get("name"), None | Some(Value::Null | Value::String(_))))
-}
-
-/// Reads one call, taking its strings and maps (no copies); `None` unless
-/// [`is_tool_call`]. Calls are checked first and read after, so that a list
-/// with one call we cannot read stays whole.
-fn decode_tool_call(value: Value) -> Option<ToolCall> {
-    let Value::Object(mut extra) = value else { return None };
-    let Some(Value::Object(mut function_extra)) = extra.insert("function".into(), slot()) else {
-        return None;
-    };
-    // A `null` name or arguments stays in `function_extra`: it is written back
-    // as read while the typed field is still empty ([`null_kept`]).
-    let name = match function_extra.get("name") {
-        Some(Value::String(_)) => {
-            function_extra.insert("name".into(), slot()).and_then(string_of).unwrap_or_default()
-        }
-        None | Some(Value::Null) => String::new(),
-        Some(_) => return None,
-    };
-    let (arguments, args_form) = match function_extra.get("arguments") {
-        None | Some(Value::Null) => (String::new(), ArgsForm::String),
-        Some(_) => match function_extra.insert("arguments".into(), slot()) {
-            Some(Value::String(s)) => (s, ArgsForm::String),
-            Some(v) => (v.to_string(), ArgsForm::Value),
-            None => (String::new(), ArgsForm::String),
-        },
-    };
-    let id = match extra.get("id") {
-        Some(Value::String(_)) => {
-            extra.insert("id".into(), slot()).and_then(string_of).unwrap_or_default()
-        }
-        _ => String::new(),
-    };
-    Some(ToolCall { id, name, arguments, args_form, extra, function_extra })
-}
-
-/// Writes one OpenAI message object.
-pub fn encode_message(m: &Message) -> Value {
-    let mut map = Map::clone(&m.extra);
-    map.insert("role".into(), Value::String(m.role.as_str().to_string()));
-    fill(&mut map, "content", encode_content(&m.content));
-    let calls = (!m.tool_calls.is_empty())
-        .then(|| Value::Array(m.tool_calls.iter().map(encode_tool_call).collect()));
-    fill(&mut map, "tool_calls", calls);
-    fill(&mut map, "tool_call_id", m.tool_call_id.clone().map(Value::String));
-    for field in REASONING_FIELDS {
-        let text = m
-            .reasoning
-            .as_ref()
-            .filter(|r| r.field == *field)
-            .map(|r| Value::String(r.text.clone()));
-        fill(&mut map, field, text);
-    }
-    Value::Object(map)
-}
-
-/// The JSON of a content, or `None` when the key should be absent.
-pub(crate) fn encode_content(c: &Content) -> Option<Value> {
-    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
-    match c.form {
-        ContentForm::Absent if c.parts.is_empty() => None,
-        ContentForm::Null if c.parts.is_empty() => Some(Value::Null),
-        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            Some(Value::String(c.joined_text().into_owned()))
-        }
-        _ => Some(Value::Array(c.parts.iter().map(encode_part).collect())),
-    }
-}
-
-pub(crate) fn encode_part(p: &Part) -> Value {
-    match p {
-        Part::Text(raw) | Part::Reasoning(raw) | Part::Image { raw, .. } => {
-            Value::Object(raw.clone())
-        }
-        Part::Other(v) => v.clone(),
-    }
-}
-
 /// Whether a call's `key` in its `function` object is written as read: it was
 /// `null` and the typed field is still empty (a stage that fills it replaces it).
 pub(crate) fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
     typed.is_empty() && function.get(key).is_some_and(Value::is_null)
 }
 
-fn encode_tool_call(call: &ToolCall) -> Value {
-    let mut map = call.extra.clone();
-    let id =
-        (!call.id.is_empty() || map.contains_key("id")).then(|| Value::String(call.id.clone()));
-    fill(&mut map, "id", id);
-    let mut function = call.function_extra.clone();
-    // A `function` read with a name but no `arguments` (a malformed record) is
-    // written back without them while they are still empty (fuzz finding
-    // `openai_function_without_arguments`); a call made here always has them.
-    let arguments_absent = call.arguments.is_empty()
-        && function.contains_key("name")
-        && !function.contains_key("arguments");
-    if !null_kept(&function, "name", &call.name) {
-        function.insert("name".into(), Value::String(call.name.clone()));
-    }
-    let arguments_absent = arguments_absent || null_kept(&function, "arguments", &call.arguments);
-    let arguments = match call.args_form {
-        ArgsForm::String => Value::String(call.arguments.clone()),
-        ArgsForm::Value => serde_json::from_str(&call.arguments)
-            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-    };
-    if !arguments_absent {
-        function.insert("arguments".into(), arguments);
-    }
-    map.insert("function".into(), Value::Object(function));
-    Value::Object(map)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::encode::encode_tool_call;
     use super::*;
+    use crate::model::{Source, ToolCall};
     use serde_json::json;
+    use std::sync::Arc;
 
     fn decode(v: Value) -> Result<Session, DecodeError> {
         OpenAi.decode(vec![Record { source: Source::default(), value: v }])
