@@ -21,7 +21,7 @@ mod read;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{Rejection, decode_job, decode_job_with};
+pub use decode::{ReadSession, Rejection, decode_job, decode_job_with};
 pub use engine::{Done, Engine, Output, Processed};
 pub use policies::Policies;
 pub use read::JobReader;
