@@ -49,16 +49,25 @@ pub(super) fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed>
     }
 }
 
-/// A record's line read keeping the fields nothing reads as JSON text
-/// ([`KeptRecord`]), with its bytes; the record back, untouched, when it is
-/// not a line or the line cannot be kept (it is then parsed whole).
-pub(super) fn parse_kept(r: RawRecord) -> Result<(Source, KeptRecord, Vec<u8>), RawRecord> {
+/// A record as [`parse_kept`] reads it.
+pub(super) enum KeptOr {
+    /// The record's line read keeping the fields nothing reads as JSON text,
+    /// with its bytes.
+    Kept(Source, KeptRecord, Vec<u8>),
+    /// The record untouched: not a line, or a line that cannot be kept (it
+    /// is then parsed whole).
+    Whole(RawRecord),
+}
+
+/// Reads a record's line keeping the fields nothing reads as JSON text
+/// ([`KeptRecord`]) where it can.
+pub(super) fn parse_kept(r: RawRecord) -> KeptOr {
     match r {
         RawRecord { source, payload: Payload::Line(line) } => match KeptRecord::parse(&line) {
-            Some(kept) => Ok((source, kept, line)),
-            None => Err(RawRecord { source, payload: Payload::Line(line) }),
+            Some(kept) => KeptOr::Kept(source, kept, line),
+            None => KeptOr::Whole(RawRecord { source, payload: Payload::Line(line) }),
         },
-        r => Err(r),
+        r => KeptOr::Whole(r),
     }
 }
 
@@ -121,11 +130,11 @@ fn decode_units<T>(
             for r in job.records {
                 let r = match &kept {
                     Some(kept) => match parse_kept(r) {
-                        Ok((source, record, _)) => {
+                        KeptOr::Kept(source, record, _) => {
                             units.push(Decodable::Decoded(source.clone(), kept(record, source)));
                             continue;
                         }
-                        Err(r) => r,
+                        KeptOr::Whole(r) => r,
                     },
                     None => r,
                 };

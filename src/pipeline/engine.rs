@@ -1,7 +1,7 @@
 //! The engine: one job → its sessions decoded, compacted and encoded (or
 //! passed through after a skim), and its bad records rejected.
 
-use super::decode::{is_session_array, parse, parse_kept};
+use super::decode::{KeptOr, is_session_array, parse, parse_kept};
 use super::{Item, Job};
 use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
@@ -125,15 +125,15 @@ impl Engine<'_> {
                         }
                         (_, r) => r,
                     };
-                    let r = match if keep { parse_kept(r) } else { Err(r) } {
-                        Ok((source, kept, line)) => {
+                    let r = match if keep { parse_kept(r) } else { KeptOr::Whole(r) } {
+                        KeptOr::Kept(source, kept, line) => {
                             match self.kept_session(input, source, kept, line) {
                                 Ok(done) => out.extend(done),
                                 Err((s, why, line)) => out.push(reject(s, why, line)),
                             }
                             continue;
                         }
-                        Err(r) => r,
+                        KeptOr::Whole(r) => r,
                     };
                     let (record, raw) = match parse(r) {
                         Ok(x) => x,

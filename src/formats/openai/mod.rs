@@ -18,7 +18,7 @@
 //!
 //! ## Files
 //! - `mod.rs`: the [`Adapter`] and what the children share: the slot marker,
-//!   carried records ([`carry`]), content-part classification, `null_kept`.
+//!   carried records (`carry`), content-part classification, `null_kept`.
 //! - `decode.rs`: a record `Value` -> [`Session`].
 //! - `encode.rs`: a [`Session`] -> a record `Value`.
 //! - `lines.rs`: the same record written straight to JSON text (JSON Lines output).
@@ -34,13 +34,15 @@
 //! invariant is the types' ([`KeptRecord`] -> [`KeptSession`] -> [`KeptSession::line`]),
 //! whose constructors are private to this module. No `Session` can be taken
 //! out of a [`KeptSession`] (it lends one for reading), and a session made
-//! from it by a compaction is one again ([`KeptSession::map`]).
+//! from it by a compaction is one again ([`KeptSession::map`]). (The `&Session`
+//! it lends could still be handed to another writer: what the types rule out
+//! is owning one, or writing a kept session any other way.)
 //!
 //! The text itself must still sit in the session's `extra` maps, as a string
-//! marker ([`kept_marker`]): it has to cross `policy::compact`, which drops,
+//! marker (`kept_marker`): it has to cross `policy::compact`, which drops,
 //! moves and rewrites messages and would lose any table beside them. So the
-//! marker is made in one function and read in one ([`kept_marker`],
-//! [`kept_text`], both here), the reader called only when writing a
+//! marker is made in one function and read in one (`kept_marker`,
+//! `kept_text`, both here), the reader called only when writing a
 //! [`KeptSession`]; a session decoded from a whole parse is written with any
 //! marker-like string in it as the string it is.
 
