@@ -1,8 +1,11 @@
 //! Writing: a [`Session`] -> an OpenAI record `Value`, each typed field put
 //! back in its slot. `lines.rs` writes the same record as JSON text.
 
-use super::{ATTACHED, REASONING_FIELDS, TRAILING, carry, is_slot, null_kept};
-use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
+use super::{
+    ATTACHED, ContentShape, REASONING_FIELDS, TRAILING, arguments_value, call_fields, carry,
+    content_shape, is_slot,
+};
+use crate::model::{Content, Layout, Message, Part, Session, ToolCall};
 use serde_json::{Map, Value};
 
 /// Writes one OpenAI session record. Non-chat records of file dialects are
@@ -73,14 +76,11 @@ pub fn encode_message(m: &Message) -> Value {
 
 /// The JSON of a content, or `None` when the key should be absent.
 pub(crate) fn encode_content(c: &Content) -> Option<Value> {
-    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
-    match c.form {
-        ContentForm::Absent if c.parts.is_empty() => None,
-        ContentForm::Null if c.parts.is_empty() => Some(Value::Null),
-        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            Some(Value::String(c.joined_text().into_owned()))
-        }
-        _ => Some(Value::Array(c.parts.iter().map(encode_part).collect())),
+    match content_shape(c) {
+        ContentShape::Absent => None,
+        ContentShape::Null => Some(Value::Null),
+        ContentShape::Text => Some(Value::String(c.joined_text().into_owned())),
+        ContentShape::Parts => Some(Value::Array(c.parts.iter().map(encode_part).collect())),
     }
 }
 
@@ -94,27 +94,16 @@ pub(crate) fn encode_part(p: &Part) -> Value {
 }
 
 pub(super) fn encode_tool_call(call: &ToolCall) -> Value {
+    let set = call_fields(call);
     let mut map = call.extra.clone();
-    let id =
-        (!call.id.is_empty() || map.contains_key("id")).then(|| Value::String(call.id.clone()));
-    fill(&mut map, "id", id);
+    fill(&mut map, "id", set.id.then(|| Value::String(call.id.clone())));
     let mut function = call.function_extra.clone();
-    // A `function` read with a name but no `arguments` (a malformed record) is
-    // written back without them while they are still empty (fuzz finding
-    // `openai_function_without_arguments`); a call made here always has them.
-    let arguments_absent = call.arguments.is_empty()
-        && function.contains_key("name")
-        && !function.contains_key("arguments");
-    if !null_kept(&function, "name", &call.name) {
+    if set.name {
         function.insert("name".into(), Value::String(call.name.clone()));
     }
-    let arguments_absent = arguments_absent || null_kept(&function, "arguments", &call.arguments);
-    let arguments = match call.args_form {
-        ArgsForm::String => Value::String(call.arguments.clone()),
-        ArgsForm::Value => serde_json::from_str(&call.arguments)
-            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-    };
-    if !arguments_absent {
+    if set.arguments {
+        let arguments =
+            arguments_value(call).unwrap_or_else(|| Value::String(call.arguments.clone()));
         function.insert("arguments".into(), arguments);
     }
     map.insert("function".into(), Value::Object(function));

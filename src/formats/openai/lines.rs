@@ -19,10 +19,10 @@
 //! puts them: the values of session and message maps, and attached records).
 
 use super::{
-    ATTACHED, KeptSession, PRIVATE_KEY, REASONING_FIELDS, TRAILING, carry, is_slot, kept_text,
-    null_kept,
+    ATTACHED, ContentShape, KeptSession, PRIVATE_KEY, REASONING_FIELDS, TRAILING, arguments_value,
+    call_fields, carry, content_shape, is_slot, kept_text,
 };
-use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
+use crate::model::{Content, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -191,7 +191,7 @@ impl<const KEPT: bool> Serialize for Carry<'_, KEPT> {
 fn message<const KEPT: bool>(m: &Message) -> Patched<'_, KEPT> {
     let mut edits = vec![
         ("role", Some(Field::Str(m.role.as_str()))),
-        ("content", content_present(&m.content).then_some(Field::Content(&m.content))),
+        ("content", present(&m.content).then_some(Field::Content(&m.content))),
         ("tool_calls", (!m.tool_calls.is_empty()).then_some(Field::Calls(&m.tool_calls))),
         ("tool_call_id", m.tool_call_id.as_deref().map(Field::Str)),
     ];
@@ -206,19 +206,16 @@ fn message<const KEPT: bool>(m: &Message) -> Patched<'_, KEPT> {
 }
 
 /// Whether [`super::encode_content`] gives the key a value.
-fn content_present(c: &Content) -> bool {
-    !(c.form == ContentForm::Absent && c.parts.is_empty())
+fn present(c: &Content) -> bool {
+    content_shape(c) != ContentShape::Absent
 }
 
-/// [`super::encode_content`] of a present content.
+/// [`super::encode_content`] of a [`present`] content.
 fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
-    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
-    match c.form {
-        ContentForm::Null if c.parts.is_empty() => s.serialize_unit(),
-        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            s.serialize_str(&c.joined_text())
-        }
-        _ => {
+    match content_shape(c) {
+        ContentShape::Absent | ContentShape::Null => s.serialize_unit(),
+        ContentShape::Text => s.serialize_str(&c.joined_text()),
+        ContentShape::Parts => {
             let mut seq = s.serialize_seq(Some(c.parts.len()))?;
             for p in c.parts.iter() {
                 match p {
@@ -235,7 +232,7 @@ fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
 
 /// `encode.rs`'s `encode_tool_call`.
 fn tool_call<const KEPT: bool>(call: &ToolCall) -> Patched<'_, KEPT> {
-    let id = (!call.id.is_empty() || call.extra.contains_key("id")).then_some(Field::Str(&call.id));
+    let id = call_fields(call).id.then_some(Field::Str(&call.id));
     Patched {
         base: &call.extra,
         edits: vec![("id", id), ("function", Some(Field::Function(call)))],
@@ -244,29 +241,23 @@ fn tool_call<const KEPT: bool>(call: &ToolCall) -> Patched<'_, KEPT> {
 
 /// The `function` object of `encode.rs`'s `encode_tool_call`.
 fn function<const KEPT: bool>(call: &ToolCall) -> Patched<'_, KEPT> {
-    let extra = &call.function_extra;
-    let arguments_absent =
-        call.arguments.is_empty() && extra.contains_key("name") && !extra.contains_key("arguments");
-    let arguments = match call.args_form {
-        ArgsForm::String => Field::Str(&call.arguments),
-        ArgsForm::Value => match serde_json::from_str(&call.arguments) {
-            Ok(v) => Field::Owned(v),
-            Err(_) => Field::Str(&call.arguments),
-        },
-    };
-    let name = (!null_kept(extra, "name", &call.name)).then_some(Field::Str(&call.name));
-    let mut edits = vec![("name", name)];
-    if !arguments_absent && !null_kept(extra, "arguments", &call.arguments) {
+    let set = call_fields(call);
+    let mut edits = vec![("name", set.name.then_some(Field::Str(&call.name)))];
+    if set.arguments {
+        let arguments = match arguments_value(call) {
+            Some(v) => Field::Owned(v),
+            None => Field::Str(&call.arguments),
+        };
         edits.push(("arguments", Some(arguments)));
     }
-    Patched { base: extra, edits }
+    Patched { base: &call.function_extra, edits }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{decode_session, encode_session, slot};
     use super::*;
-    use crate::model::{Reasoning, Source};
+    use crate::model::{ContentForm, Reasoning, Source};
     use crate::policy::{Mode, Policy, compact};
     use crate::tokens::{CounterKind, Meter};
     use serde_json::json;

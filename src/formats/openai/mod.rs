@@ -18,7 +18,8 @@
 //!
 //! ## Files
 //! - `mod.rs`: the [`Adapter`] and what the children share: the slot marker,
-//!   carried records (`carry`), content-part classification, `null_kept`.
+//!   carried records (`carry`), content-part classification, which fields
+//!   of a content and a call the two writers write.
 //! - `decode.rs`: a record `Value` -> [`Session`].
 //! - `encode.rs`: a [`Session`] -> a record `Value`.
 //! - `lines.rs`: the same record written straight to JSON text (JSON Lines output).
@@ -58,7 +59,7 @@ pub use encode::{encode_message, encode_session};
 pub use skim::{Skimmed, skim_line};
 
 use super::{Adapter, DecodeError, Record, Unit, single};
-use crate::model::{ImageInfo, Part, Session, Source};
+use crate::model::{ArgsForm, Content, ContentForm, ImageInfo, Part, Session, Source, ToolCall};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -284,9 +285,68 @@ pub(crate) fn image_info(raw: &Map<String, Value>) -> ImageInfo {
     }
 }
 
+/// How a content is written, by `encode.rs` and `lines.rs` alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ContentShape {
+    /// No `content` key.
+    Absent,
+    Null,
+    /// One string: the parts' text joined.
+    Text,
+    /// An array of the parts.
+    Parts,
+}
+
+fn content_shape(c: &Content) -> ContentShape {
+    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
+    match c.form {
+        ContentForm::Absent if c.parts.is_empty() => ContentShape::Absent,
+        ContentForm::Null if c.parts.is_empty() => ContentShape::Null,
+        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
+            ContentShape::Text
+        }
+        _ => ContentShape::Parts,
+    }
+}
+
+/// Which typed fields of a call are set when it is written, by `encode.rs`
+/// and `lines.rs` alike (a field not set keeps what its map holds).
+struct CallFields {
+    /// It has an id, or was read with an `id` key.
+    id: bool,
+    /// Unless a `null` name is kept ([`null_kept`]).
+    name: bool,
+    /// Unless `null` arguments are kept, or a `function` read with a name but
+    /// no `arguments` (a malformed record) is written back without them while
+    /// they are still empty (fuzz finding `openai_function_without_arguments`);
+    /// a call made here always has them.
+    arguments: bool,
+}
+
+fn call_fields(call: &ToolCall) -> CallFields {
+    let function = &call.function_extra;
+    let malformed = call.arguments.is_empty()
+        && function.contains_key("name")
+        && !function.contains_key("arguments");
+    CallFields {
+        id: !call.id.is_empty() || call.extra.contains_key("id"),
+        name: !null_kept(function, "name", &call.name),
+        arguments: !malformed && !null_kept(function, "arguments", &call.arguments),
+    }
+}
+
+/// A call's arguments as the JSON value they were read as
+/// ([`ArgsForm::Value`]) while they still parse; `None`: written as a string.
+fn arguments_value(call: &ToolCall) -> Option<Value> {
+    match call.args_form {
+        ArgsForm::String => None,
+        ArgsForm::Value => serde_json::from_str(&call.arguments).ok(),
+    }
+}
+
 /// Whether a call's `key` in its `function` object is written as read: it was
 /// `null` and the typed field is still empty (a stage that fills it replaces it).
-pub(crate) fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
+fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
     typed.is_empty() && function.get(key).is_some_and(Value::is_null)
 }
 
