@@ -296,7 +296,7 @@ impl Engine<'_> {
     }
 
     /// The policy of a session: under `--model auto` its log's model's.
-    fn policy_for(&self, session: &Session) -> (&Policy, Option<crate::window::Chosen>) {
+    fn policy_for(&self, session: &Session) -> (&Policy, Option<crate::catalog::window::Chosen>) {
         match self.auto {
             Some(policies) => policies.for_session(session),
             None => (self.policy, None),
@@ -409,7 +409,7 @@ impl Engine<'_> {
 /// making it a clean request repaired.
 fn chose(
     mut done: Processed,
-    window: Option<(u64, crate::window::Chosen)>,
+    window: Option<(u64, crate::catalog::window::Chosen)>,
     repairs: Repairs,
 ) -> Processed {
     if let (Processed::Session(d), Some(w)) = (&mut done, window) {
