@@ -76,7 +76,7 @@
 
 use super::openai::{decode_message, encode_message};
 use super::sharegpt::{JSON_STYLES, JsonStyle};
-use super::{Adapter, DecodeError, Record, Unit, record_id, single};
+use super::{DecodeError, RecordDialect, kind_of, record_id};
 use crate::model::{ArgsForm, Layout, Message, Role, Session, Source};
 use serde_json::{Map, Value};
 
@@ -103,16 +103,16 @@ pub(crate) const BARE_ARRAY: &str = "bare_array";
 // unfilled one must never be written.
 pub(crate) use super::openai::{is_slot, slot};
 
-impl Adapter for Anthropic {
-    fn name(&self) -> &'static str {
-        "anthropic"
+impl RecordDialect for Anthropic {
+    const NAME: &'static str = "anthropic";
+
+    fn looks_like(record: &Value) -> bool {
+        classify(record).is_some()
     }
 
-    fn unit(&self) -> Unit {
-        Unit::Record
-    }
-
-    fn detect(&self, first: &[Value]) -> bool {
+    /// At least one record has an Anthropic sign, most are Anthropic-shaped,
+    /// and none is an OpenAI request.
+    fn fits(first: &[Value]) -> bool {
         let mut yes = 0;
         let mut fits = 0;
         for r in first {
@@ -129,13 +129,12 @@ impl Adapter for Anthropic {
         yes > 0 && fits * 2 > first.len()
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        let Record { source, value } = single(records)?;
-        decode_session(value, source)
+    fn decode_record(record: Value, source: Source) -> Result<Session, DecodeError> {
+        decode_session(record, source)
     }
 
-    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
-        vec![encode_session(session, compaction)]
+    fn encode_record(session: &Session, compaction: Option<&Value>) -> Value {
+        encode_session(session, compaction)
     }
 }
 
@@ -184,17 +183,6 @@ fn looks_openai(v: &Value) -> bool {
 }
 
 // ---------------------------------------------------------------- decoding
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// Reads one Anthropic session record.
 pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeError> {
@@ -1058,6 +1046,7 @@ fn encode_group(tools: &[Message], user: Option<&Message>, marker: &Map<String, 
 mod tests {
     use super::*;
     use crate::formats::openai::OpenAi;
+    use crate::formats::{Adapter, Record};
     use crate::model::Part;
     use serde_json::json;
 

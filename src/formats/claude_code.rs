@@ -81,7 +81,7 @@
 //! Values are always equal.
 
 use super::openai::{decode_part, encode_content, encode_part};
-use super::{Adapter, DecodeError, Record, Unit};
+use super::{Adapter, DecodeError, Record, Unit, kind_of};
 use crate::model::{
     ArgsForm, Content, ContentForm, EarlierCompaction, Message, MessageMeta, Part, Role, Session,
     Source, ToolCall, Usage,
@@ -161,17 +161,6 @@ pub fn looks_like_event(v: &Value) -> bool {
     let chained = map.contains_key("uuid") || map.contains_key("sessionId");
     (EVENT_TYPES.contains(&ty) && chained)
         || (map.contains_key("uuid") && map.contains_key("parentUuid"))
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn is_sidechain(map: &Map<String, Value>) -> bool {

@@ -94,6 +94,64 @@ pub trait Adapter: Sync + Send {
     }
 }
 
+/// A dialect whose session is one JSON value both ways: one record of a JSON
+/// Lines file (Anthropic, ShareGPT, OpenAI), or the one document of a file
+/// (SWE-agent, ToolBench). Each says only what differs; its [`Adapter`]
+/// follows: detection counts the records that look like the dialect, decoding
+/// takes the unit's single record, encoding writes one value.
+pub trait RecordDialect: Sync + Send {
+    /// [`Adapter::name`].
+    const NAME: &'static str;
+    /// [`Adapter::unit`]: a session per record, unless the dialect's record is
+    /// a whole file ([`Unit::File`]).
+    const UNIT: Unit = Unit::Record;
+    /// Whether one record looks like this dialect.
+    fn looks_like(record: &Value) -> bool;
+    /// [`Adapter::detect`]: more than half of the first records look like
+    /// this dialect; for a whole-file record, the file is one such record.
+    fn fits(first: &[Value]) -> bool {
+        match Self::UNIT {
+            Unit::Record => first.iter().filter(|r| Self::looks_like(r)).count() * 2 > first.len(),
+            Unit::File => matches!(first, [doc] if Self::looks_like(doc)),
+        }
+    }
+    /// Reads one record as a session.
+    fn decode_record(record: Value, source: Source) -> Result<Session, DecodeError>;
+    /// Writes a session as one record.
+    fn encode_record(session: &Session, compaction: Option<&Value>) -> Value;
+    /// [`RecordDialect::encode_record`]'s record as JSON text (no newline).
+    fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+        serde_json::to_vec(&Self::encode_record(session, compaction)).unwrap_or_default()
+    }
+}
+
+impl<D: RecordDialect> Adapter for D {
+    fn name(&self) -> &'static str {
+        D::NAME
+    }
+
+    fn unit(&self) -> Unit {
+        D::UNIT
+    }
+
+    fn detect(&self, first: &[Value]) -> bool {
+        D::fits(first)
+    }
+
+    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
+        let Record { source, value } = single(records)?;
+        D::decode_record(value, source)
+    }
+
+    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
+        vec![D::encode_record(session, compaction)]
+    }
+
+    fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
+        vec![D::encode_line(session, compaction)]
+    }
+}
+
 /// How many records of a file detection looks at.
 pub const DETECT_RECORDS: usize = 16;
 
@@ -179,6 +237,18 @@ pub(crate) fn record_id(map: &serde_json::Map<String, Value>) -> Option<String> 
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     })
+}
+
+/// What a JSON value is, for error messages ("expected an object, found an array").
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Takes the single record of a record-unit decode.

@@ -93,7 +93,7 @@ use super::anthropic::{
     is_slot, slot,
 };
 use super::openai::{decode_message, decode_part, encode_message};
-use super::{Adapter, DecodeError, Record, Unit, record_id, single};
+use super::{DecodeError, RecordDialect, kind_of, record_id};
 use crate::model::{ArgsForm, Layout, Message, Part, Role, Session, Source, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -112,38 +112,26 @@ const CALL_CLOSE: &str = "</tool_call>";
 const RESP_OPEN: &str = "<tool_response>";
 const RESP_CLOSE: &str = "</tool_response>";
 
-impl Adapter for ShareGpt {
-    fn name(&self) -> &'static str {
-        "sharegpt"
-    }
+impl RecordDialect for ShareGpt {
+    const NAME: &'static str = "sharegpt";
 
-    fn unit(&self) -> Unit {
-        Unit::Record
-    }
-
-    fn detect(&self, first: &[Value]) -> bool {
-        let fits = first.iter().filter(|r| looks_like_session(r)).count();
-        fits * 2 > first.len()
-    }
-
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        let Record { source, value } = single(records)?;
-        decode_session(value, source)
-    }
-
-    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
-        vec![encode_session(session, compaction)]
-    }
-}
-
-/// A record with a `conversations` list of `{"from": ...}` entries.
-fn looks_like_session(v: &Value) -> bool {
-    v.get("conversations").and_then(Value::as_array).is_some_and(|c| {
-        c.iter().all(|e| {
-            e.get("from").is_some_and(Value::is_string)
-                && e.get("value").is_none_or(Value::is_string)
+    /// A record with a `conversations` list of `{"from": ...}` entries.
+    fn looks_like(v: &Value) -> bool {
+        v.get("conversations").and_then(Value::as_array).is_some_and(|c| {
+            c.iter().all(|e| {
+                e.get("from").is_some_and(Value::is_string)
+                    && e.get("value").is_none_or(Value::is_string)
+            })
         })
-    })
+    }
+
+    fn decode_record(record: Value, source: Source) -> Result<Session, DecodeError> {
+        decode_session(record, source)
+    }
+
+    fn encode_record(session: &Session, compaction: Option<&Value>) -> Value {
+        encode_session(session, compaction)
+    }
 }
 
 // ---------------------------------------------------------------- JSON styles
@@ -501,17 +489,6 @@ fn parse_object(body: &str) -> Option<(Map<String, Value>, Option<JsonStyle>)> {
 }
 
 // ---------------------------------------------------------------- small helpers
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// The role a `from` label stands for.
 fn role_of(label: &str) -> Role {
@@ -2380,6 +2357,7 @@ fn entry(
 mod tests {
     use super::*;
     use crate::formats::openai::OpenAi;
+    use crate::formats::{Adapter, Record};
     use serde_json::json;
 
     fn decode(v: Value) -> Session {
