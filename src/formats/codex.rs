@@ -80,9 +80,9 @@ pub struct Codex;
 const LINE_TYPES: &[&str] =
     &["session_meta", "response_item", "event_msg", "turn_context", "compacted"];
 
-// The OpenAI adapter's slot marker, so its encoder fills (or removes) these
-// slots when a Codex session is converted with `--to openai`.
-use super::openai::{is_slot, slot};
+// The key-slot marker, so the OpenAI encoder fills (or removes) these slots
+// when a Codex session is converted with `--to openai`.
+use super::slots::{is_slot, slot};
 
 /// Key of a private marker record (a Unicode noncharacter: no real line has it).
 const MARK: &str = "\u{fdd0}compactor:codex";

@@ -13,13 +13,16 @@
 //! the file must then fit it: a wrong guess is an error, never an empty session.
 
 pub mod anthropic;
+mod carried;
 pub mod claude_code;
 pub mod codex;
+pub mod json_style;
 pub(crate) mod kept;
 pub mod openai;
 mod openai_lines;
 pub mod sharegpt;
 pub mod skim;
+pub(crate) mod slots;
 pub mod swe_agent;
 pub mod toolbench;
 

@@ -88,13 +88,14 @@
 //! Reasoning (`reasoning_content`), `name` and every other message field are
 //! written as entry keys (results: keys of the result JSON) under their own names.
 
-use super::anthropic::{
-    ATTACHED, BARE_ARRAY, OPENAI_ARGUMENTS, OPENAI_CONTENT, OPENAI_LAYOUT, OPENAI_SYSTEM, TRAILING,
-    is_slot, slot,
+use super::carried::{
+    ATTACHED, OPENAI_ARGUMENTS, OPENAI_CONTENT, OPENAI_ROLE, Top, carry_session, put_attached,
+    write_top,
 };
+use super::json_style::{JSON_STYLES, JsonStyle, parse_object};
 use super::openai::{decode_message, decode_part, encode_message};
-use super::{DecodeError, RecordDialect, kind_of, record_id};
-use crate::model::{ArgsForm, Layout, Message, Part, Role, Session, Source, ToolCall};
+use super::{DecodeError, RecordDialect, kind_of};
+use crate::model::{ArgsForm, Message, Part, Role, Session, Source, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -105,8 +106,6 @@ pub struct ShareGpt;
 pub const LAYOUT: &str = "sharegpt_layout";
 const CONTENT_PARTS: &str = "content_parts";
 const OPENAI_CALL: &str = "openai_call";
-/// Entry key carrying a developer message's role, written as `system`.
-const OPENAI_ROLE: &str = "openai_role";
 const CALL_OPEN: &str = "<tool_call>";
 const CALL_CLOSE: &str = "</tool_call>";
 const RESP_OPEN: &str = "<tool_response>";
@@ -131,360 +130,6 @@ impl RecordDialect for ShareGpt {
 
     fn encode_record(session: &Session, compaction: Option<&Value>) -> Value {
         encode_session(session, compaction)
-    }
-}
-
-// ---------------------------------------------------------------- JSON styles
-
-/// A way of writing JSON text, so that JSON embedded in strings (tool call
-/// arguments, Hermes tags) can be written back byte for byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JsonStyle {
-    /// `{"a": 1, "b": "é"}`: Python's `json.dumps(..., ensure_ascii=False)`.
-    Spaced,
-    /// `{"a": 1, "b": "\u00e9"}`: Python's `json.dumps` default.
-    SpacedAscii,
-    /// `{"a":1,"b":"é"}`: serde_json, JavaScript.
-    Compact,
-    /// `{"a":1,"b":"\u00e9"}`.
-    CompactAscii,
-    /// `{'a': 1, 'b': 'é'}`: a Python literal (`str(dict)`).
-    Python,
-}
-
-/// The styles that write JSON proper, in the order they are tried.
-pub(crate) const JSON_STYLES: &[JsonStyle] =
-    &[JsonStyle::Spaced, JsonStyle::SpacedAscii, JsonStyle::Compact, JsonStyle::CompactAscii];
-
-impl JsonStyle {
-    pub fn name(self) -> &'static str {
-        match self {
-            JsonStyle::Spaced => "spaced",
-            JsonStyle::SpacedAscii => "spaced_ascii",
-            JsonStyle::Compact => "compact",
-            JsonStyle::CompactAscii => "compact_ascii",
-            JsonStyle::Python => "python",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<JsonStyle> {
-        [
-            JsonStyle::Spaced,
-            JsonStyle::SpacedAscii,
-            JsonStyle::Compact,
-            JsonStyle::CompactAscii,
-            JsonStyle::Python,
-        ]
-        .into_iter()
-        .find(|st| st.name() == s)
-    }
-
-    /// The first of `styles` that writes `v` as exactly `text`.
-    pub(crate) fn detect(v: &Value, text: &str, styles: &[JsonStyle]) -> Option<JsonStyle> {
-        styles.iter().copied().find(|st| st.render(v) == text)
-    }
-
-    /// `v` written in this style.
-    pub fn render(self, v: &Value) -> String {
-        let mut out = String::new();
-        self.write(v, &mut out);
-        out
-    }
-
-    fn spaced(self) -> bool {
-        matches!(self, JsonStyle::Spaced | JsonStyle::SpacedAscii | JsonStyle::Python)
-    }
-
-    fn write(self, v: &Value, out: &mut String) {
-        let py = self == JsonStyle::Python;
-        match v {
-            Value::Null => out.push_str(if py { "None" } else { "null" }),
-            Value::Bool(b) => out.push_str(match (py, b) {
-                (true, true) => "True",
-                (true, false) => "False",
-                (false, true) => "true",
-                (false, false) => "false",
-            }),
-            Value::Number(n) => {
-                if self.spaced() && n.is_f64() {
-                    out.push_str(&python_float(&n.to_string()));
-                } else {
-                    out.push_str(&n.to_string());
-                }
-            }
-            Value::String(s) => self.write_str(s, out),
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(if self.spaced() { ", " } else { "," });
-                    }
-                    self.write(item, out);
-                }
-                out.push(']');
-            }
-            Value::Object(map) => {
-                out.push('{');
-                for (i, (k, item)) in map.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(if self.spaced() { ", " } else { "," });
-                    }
-                    self.write_str(k, out);
-                    out.push_str(if self.spaced() { ": " } else { ":" });
-                    self.write(item, out);
-                }
-                out.push('}');
-            }
-        }
-    }
-
-    fn write_str(self, s: &str, out: &mut String) {
-        use std::fmt::Write;
-        if self == JsonStyle::Python {
-            let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-            out.push(quote);
-            for c in s.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    c if c == quote => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
-                        let _ = write!(out, "\\x{:02x}", c as u32);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push(quote);
-            return;
-        }
-        let ascii = matches!(self, JsonStyle::SpacedAscii | JsonStyle::CompactAscii);
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c if ascii && (c as u32) >= 0x7f => {
-                    let mut units = [0u16; 2];
-                    for u in c.encode_utf16(&mut units) {
-                        let _ = write!(out, "\\u{u:04x}");
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    }
-}
-
-/// A float as Python's `repr` writes it, from the shortest round-trip digits
-/// serde_json prints (`1e-7` -> `1e-07`, `1e16` -> `1e+16`, `100.0` stays).
-fn python_float(s: &str) -> String {
-    let (sign, body) = match s.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", s),
-    };
-    let (mantissa, exp) = match body.split_once(['e', 'E']) {
-        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
-        None => (body, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mut digits: String = format!("{int}{frac}");
-    // Decimal exponent of the first digit.
-    let mut e = exp + int.len() as i64 - 1;
-    let lead = digits.len() - digits.trim_start_matches('0').len();
-    digits.drain(..lead);
-    e -= lead as i64;
-    let digits = digits.trim_end_matches('0');
-    if digits.is_empty() {
-        return format!("{sign}0.0");
-    }
-    if (-4..16).contains(&e) {
-        if e >= 0 {
-            let point = e as usize + 1;
-            let (i, f) = if digits.len() > point {
-                (digits[..point].to_string(), digits[point..].to_string())
-            } else {
-                (format!("{digits}{}", "0".repeat(point - digits.len())), String::new())
-            };
-            let f = if f.is_empty() { "0".to_string() } else { f };
-            format!("{sign}{i}.{f}")
-        } else {
-            format!("{sign}0.{}{digits}", "0".repeat((-e - 1) as usize))
-        }
-    } else {
-        let (d0, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let esign = if e < 0 { '-' } else { '+' };
-        format!("{sign}{d0}{rest}e{esign}{:02}", e.abs())
-    }
-}
-
-/// Parses a Python literal (dicts, lists, tuples, strings, numbers, `True`,
-/// `False`, `None`) as JSON. `None` if it is not one.
-fn parse_python(text: &str) -> Option<Value> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut p = PyParser { s: &chars, i: 0 };
-    let v = p.value(0)?;
-    p.ws();
-    (p.i == chars.len()).then_some(v)
-}
-
-struct PyParser<'a> {
-    s: &'a [char],
-    i: usize,
-}
-
-impl PyParser<'_> {
-    fn ws(&mut self) {
-        while self.s.get(self.i).is_some_and(|c| c.is_whitespace()) {
-            self.i += 1;
-        }
-    }
-
-    fn eat(&mut self, c: char) -> bool {
-        self.ws();
-        if self.s.get(self.i) == Some(&c) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Option<Value> {
-        if depth > 128 {
-            return None;
-        }
-        self.ws();
-        match *self.s.get(self.i)? {
-            '{' => {
-                self.i += 1;
-                let mut map = Map::new();
-                if self.eat('}') {
-                    return Some(Value::Object(map));
-                }
-                loop {
-                    let Value::String(k) = self.value(depth + 1)? else { return None };
-                    if !self.eat(':') {
-                        return None;
-                    }
-                    let v = self.value(depth + 1)?;
-                    map.insert(k, v);
-                    if self.eat('}') {
-                        return Some(Value::Object(map));
-                    }
-                    if !self.eat(',') {
-                        return None;
-                    }
-                }
-            }
-            c @ ('[' | '(') => {
-                let close = if c == '[' { ']' } else { ')' };
-                self.i += 1;
-                let mut items = Vec::new();
-                if self.eat(close) {
-                    return Some(Value::Array(items));
-                }
-                loop {
-                    items.push(self.value(depth + 1)?);
-                    if self.eat(close) {
-                        return Some(Value::Array(items));
-                    }
-                    if !self.eat(',') {
-                        return None;
-                    }
-                }
-            }
-            q @ ('\'' | '"') => self.string(q),
-            _ => self.atom(),
-        }
-    }
-
-    fn string(&mut self, q: char) -> Option<Value> {
-        self.i += 1;
-        let mut out = String::new();
-        loop {
-            let c = *self.s.get(self.i)?;
-            self.i += 1;
-            match c {
-                c if c == q => return Some(Value::String(out)),
-                '\\' => {
-                    let e = *self.s.get(self.i)?;
-                    self.i += 1;
-                    match e {
-                        'n' => out.push('\n'),
-                        'r' => out.push('\r'),
-                        't' => out.push('\t'),
-                        '0' => out.push('\0'),
-                        'x' => out.push(self.hex(2)?),
-                        'u' => out.push(self.hex(4)?),
-                        'U' => out.push(self.hex(8)?),
-                        '\\' | '\'' | '"' => out.push(e),
-                        other => {
-                            out.push('\\');
-                            out.push(other);
-                        }
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-    }
-
-    fn hex(&mut self, n: usize) -> Option<char> {
-        let digits: String = self.s.get(self.i..self.i + n)?.iter().collect();
-        self.i += n;
-        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
-    }
-
-    fn atom(&mut self) -> Option<Value> {
-        let start = self.i;
-        while self
-            .s
-            .get(self.i)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.' | '_'))
-        {
-            self.i += 1;
-        }
-        let word: String = self.s[start..self.i].iter().collect();
-        match word.as_str() {
-            "True" => Some(Value::Bool(true)),
-            "False" => Some(Value::Bool(false)),
-            "None" => Some(Value::Null),
-            w => serde_json::from_str::<serde_json::Number>(w).ok().map(Value::Number),
-        }
-    }
-}
-
-/// Parses the JSON (or Python literal) object inside a tag, and the style that
-/// writes it back exactly (`None`: no style does).
-fn parse_object(body: &str) -> Option<(Map<String, Value>, Option<JsonStyle>)> {
-    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(body) {
-        let v = Value::Object(map);
-        let style = JsonStyle::detect(&v, body, JSON_STYLES);
-        let Value::Object(map) = v else { return None };
-        return Some((map, style));
-    }
-    match parse_python(body) {
-        Some(v @ Value::Object(_)) => {
-            let style = JsonStyle::detect(&v, body, &[JsonStyle::Python]);
-            let Value::Object(map) = v else { return None };
-            Some((map, style))
-        }
-        _ => None,
     }
 }
 
@@ -800,33 +445,8 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
             "a ShareGPT record with both `conversations` and `messages` is not supported",
         ));
     }
-    let mut extra = Map::new();
-    let mut entries = Vec::new();
-    let mut top_system = None;
-    let mut tools = None;
-    let mut layout = Layout::Object;
-    let mut trailing = Vec::new();
-    for (i, (k, v)) in map.into_iter().enumerate() {
-        match (k.as_str(), v) {
-            ("conversations", Value::Array(items)) => {
-                entries = items;
-                extra.insert("messages".into(), slot());
-            }
-            ("system", Value::String(s)) => top_system = Some((s, i)),
-            ("tools", v) if !v.is_null() => {
-                tools = Some(v);
-                extra.insert(k, slot());
-            }
-            (OPENAI_LAYOUT, Value::String(s)) if s == BARE_ARRAY => layout = Layout::BareArray,
-            (TRAILING, Value::Array(items)) => trailing = items,
-            (OPENAI_SYSTEM, v) => {
-                extra.insert("system".into(), v);
-            }
-            (_, v) => {
-                extra.insert(k, v);
-            }
-        }
-    }
+    let mut top = Top::read(map, "conversations", Value::is_string);
+    let entries = std::mem::take(&mut top.messages);
     let mut entry_maps = Vec::with_capacity(entries.len());
     for (i, e) in entries.into_iter().enumerate() {
         let blame = |msg: String| DecodeError::new(format!("conversation entry {i}: {msg}"));
@@ -847,22 +467,17 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
         entry_maps.push(e);
     }
     let mut messages = Vec::new();
-    if let Some((s, at)) = top_system {
+    if let Some((s, at)) = top.system.take() {
         let mut j = Map::new();
         j.insert("role".into(), Value::String("system".into()));
-        j.insert("content".into(), Value::String(s));
+        j.insert("content".into(), s);
         let mut l = Map::new();
         l.insert("top".into(), Value::from(at));
         j.insert(LAYOUT.into(), Value::Object(l));
         messages.push(decode_message(Value::Object(j)).map_err(DecodeError::new)?);
     }
     messages.extend(decode_entries(&entry_maps).map_err(DecodeError::new)?);
-    let id = record_id(&extra).unwrap_or_else(|| source.to_string());
-    if layout == Layout::BareArray {
-        extra.clear();
-    }
-    let extra = extra.into();
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
+    Ok(top.session(source, messages))
 }
 
 /// A tool call read from its JSON text.
@@ -1922,12 +1537,7 @@ fn render_result(
     if let Some(n) = explicit_name_moved {
         obj.insert("name".into(), n);
     }
-    if !m.attached.is_empty() {
-        obj.insert(
-            ATTACHED.into(),
-            Value::Array(m.attached.iter().map(super::openai::carry).collect()),
-        );
-    }
+    put_attached(&mut obj, m);
     format!("{pre}{}{post}", fmt.render(&Value::Object(obj)))
 }
 
@@ -2149,36 +1759,8 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     });
     let rest = if top.is_some() { &msgs[1..] } else { msgs };
     let system = top.and_then(|m| message_json(m).get("content").cloned());
-    let mut conversations = Some(Value::Array(encode_entries(rest)));
-    let mut tools = session.tools.clone();
-    let mut out = Map::new();
-    for (k, v) in session.extra.iter() {
-        match k.as_str() {
-            "messages" => {
-                if let Some(c) = conversations.take() {
-                    out.insert("conversations".into(), c);
-                }
-            }
-            "tools" if is_slot(v) => {
-                if let Some(t) = tools.take() {
-                    out.insert("tools".into(), t);
-                }
-            }
-            "system" if top.is_some() || v.is_string() => {
-                out.insert(OPENAI_SYSTEM.into(), v.clone());
-            }
-            _ if is_slot(v) => {}
-            _ => {
-                out.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    if let Some(c) = conversations {
-        out.insert("conversations".into(), c);
-    }
-    if let Some(t) = tools {
-        out.insert("tools".into(), t);
-    }
+    let conversations = vec![("conversations", Value::Array(encode_entries(rest)))];
+    let mut out = write_top(session, conversations, |v, _| top.is_some() || v.is_string());
     if let Some(s) = system {
         let at = top
             .and_then(layout_of)
@@ -2187,18 +1769,7 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
             .map(|n| n as usize);
         out = insert_at(out, "system", s, at);
     }
-    if session.layout == Layout::BareArray {
-        out.insert(OPENAI_LAYOUT.into(), Value::String(BARE_ARRAY.into()));
-    }
-    if !session.trailing.is_empty() {
-        out.insert(
-            TRAILING.into(),
-            Value::Array(session.trailing.iter().map(super::openai::carry).collect()),
-        );
-    }
-    if let Some(c) = compaction {
-        out.insert("compaction".into(), c.clone());
-    }
+    carry_session(&mut out, session, compaction);
     Value::Object(out)
 }
 
@@ -2344,12 +1915,7 @@ fn entry(
     for (k, v) in carriers {
         e.insert(k, v);
     }
-    if !m.attached.is_empty() {
-        e.insert(
-            ATTACHED.into(),
-            Value::Array(m.attached.iter().map(super::openai::carry).collect()),
-        );
-    }
+    put_attached(&mut e, m);
     Value::Object(e)
 }
 
@@ -2462,42 +2028,6 @@ mod tests {
         assert_eq!(out, v);
         assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&v).unwrap());
         s
-    }
-
-    #[test]
-    fn styles_write_like_python_and_serde() {
-        let v = json!({"a": [1, 2.5, null, true], "é": "x\"y\n\u{1F600}"});
-        assert_eq!(
-            JsonStyle::Spaced.render(&v),
-            "{\"a\": [1, 2.5, null, true], \"é\": \"x\\\"y\\n\u{1F600}\"}"
-        );
-        assert_eq!(
-            JsonStyle::SpacedAscii.render(&v),
-            "{\"a\": [1, 2.5, null, true], \"\\u00e9\": \"x\\\"y\\n\\ud83d\\ude00\"}"
-        );
-        assert_eq!(JsonStyle::Compact.render(&v), serde_json::to_string(&v).unwrap());
-        assert_eq!(
-            JsonStyle::Python.render(&json!({"k": "it's", "n": null})),
-            "{'k': \"it's\", 'n': None}"
-        );
-        for (serde, python) in [
-            ("1e-7", "1e-07"),
-            ("1e16", "1e+16"),
-            ("100.0", "100.0"),
-            ("0.0001", "0.0001"),
-            ("1.5e300", "1.5e+300"),
-            ("-2.5", "-2.5"),
-            ("1e15", "1000000000000000.0"),
-            ("0.0", "0.0"),
-            ("123.456", "123.456"),
-        ] {
-            assert_eq!(python_float(serde), python, "{serde}");
-        }
-        assert_eq!(
-            parse_python("{'a': [1, 'b\\'c', None, True], \"d\": (2, 3.5)}"),
-            Some(json!({"a": [1, "b'c", null, true], "d": [2, 3.5]}))
-        );
-        assert_eq!(parse_python("{'a': }"), None);
     }
 
     #[test]

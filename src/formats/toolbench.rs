@@ -34,9 +34,9 @@ pub struct ToolBench;
 /// Prefix of the synthetic call ids.
 const CALL_ID_PREFIX: &str = "toolbench-call-";
 
-// The OpenAI adapter's slot marker, so `--to openai` fills these slots (the
-// call's `function` keys, the message's `tool_calls`) in place.
-use super::openai::SLOT;
+// The key-slot marker, so `--to openai` fills these slots (the call's
+// `function` keys, the message's `tool_calls`) in place.
+use super::slots::SLOT;
 
 /// Key of the private layout held at `messages` in [`Session::extra`].
 const MARK: &str = "\u{fdd0}compactor:toolbench";

@@ -1,0 +1,39 @@
+//! Key slots: how a dialect writes a record back with its keys in the order
+//! they were read.
+//!
+//! Decoding takes typed fields (the messages, the tool schemas, a call's `id`,
+//! ...) out of a JSON object into the canonical session and leaves [`slot`] at
+//! their key in the `extra` map it keeps; encoding walks that map in order and
+//! fills each slot where it stands, so a record read and written back has its
+//! keys in the same order, and new keys (`compaction`) go last. An unfilled
+//! slot is never written. Every dialect that keeps key order uses the one
+//! marker, so a slot left by one is filled by another (`--to openai`).
+
+use serde_json::Value;
+
+/// Marks the key slot of a field that was taken out into a typed field. It is a
+/// Unicode noncharacter, so no real input holds this exact string; encoding
+/// either fills the slot or removes it.
+pub(crate) const SLOT: &str = "\u{fdd0}compactor:slot";
+
+/// A slot marker, to leave at a key whose value was taken out.
+pub(crate) fn slot() -> Value {
+    Value::String(SLOT.to_string())
+}
+
+/// Whether `v` is a slot marker (a key whose value the writer fills).
+pub(crate) fn is_slot(v: &Value) -> bool {
+    v.as_str() == Some(SLOT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_recognised_and_no_ordinary_string_is() {
+        assert!(is_slot(&slot()));
+        assert!(!is_slot(&Value::String("compactor:slot".into())));
+        assert!(!is_slot(&Value::Null));
+    }
+}
