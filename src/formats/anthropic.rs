@@ -80,6 +80,7 @@ use super::carried::{
 };
 use super::json_style::{JSON_STYLES, JsonStyle};
 use super::openai::{decode_message, encode_message};
+use super::slots::insert_after;
 use super::{DecodeError, RecordDialect, kind_of};
 use crate::model::{ArgsForm, Message, Role, Session, Source};
 use serde_json::{Map, Value};
@@ -814,19 +815,7 @@ fn put_content(j: Map<String, Value>, content: Value) -> Map<String, Value> {
         j.insert("content".into(), content);
         return j;
     }
-    let mut out = Map::new();
-    let mut content = Some(content);
-    for (k, v) in j {
-        let is_role = k == "role";
-        out.insert(k, v);
-        if is_role && let Some(c) = content.take() {
-            out.insert("content".into(), c);
-        }
-    }
-    if let Some(c) = content {
-        out.insert("content".into(), c);
-    }
-    out
+    insert_after(j, "role", "content", content)
 }
 
 /// One OpenAI tool call object as a `tool_use` block.

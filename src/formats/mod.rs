@@ -1,9 +1,19 @@
 //! Dialects: raw JSON records <-> the canonical [`Session`].
 //!
-//! Each dialect is one file implementing [`Adapter`]: it recognises its own
+//! Each dialect is one module implementing [`Adapter`]: it recognises its own
 //! records, decodes them without losing a field, and encodes a (possibly
 //! compacted) session back into the same shape. Containers (lines, documents,
 //! Parquet rows, compression) are `io`'s business; adapters see JSON values.
+//! A dialect whose session is one JSON value implements [`RecordDialect`]
+//! instead and says only what differs; a large one is a folder (`decode`,
+//! `encode`, its own helpers, `tests`) whose children use their parent.
+//!
+//! Dialects never import one another, except the OpenAI reader they all build
+//! on (`openai::decode_message` and friends): what several share is a leaf
+//! module here, `slots` (the key-slot marker that keeps key order),
+//! `carried` (the fields a record dialect carries for what it cannot express,
+//! and the top level every record dialect reads and writes the same way) and
+//! [`json_style`] (writing embedded JSON back byte for byte).
 //!
 //! Two kinds of dialect ([`Unit`]): one session per record (OpenAI, Anthropic,
 //! ShareGPT: a JSONL line or a `.json` element each), and one session per file

@@ -9,7 +9,7 @@
 //! slot is never written. Every dialect that keeps key order uses the one
 //! marker, so a slot left by one is filled by another (`--to openai`).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Marks the key slot of a field that was taken out into a typed field. It is a
 /// Unicode noncharacter, so no real input holds this exact string; encoding
@@ -26,9 +26,54 @@ pub(crate) fn is_slot(v: &Value) -> bool {
     v.as_str() == Some(SLOT)
 }
 
+/// `map` with `key` inserted right after the key `after` (last when there is
+/// no such key): where a dialect writes a field its source shape keeps apart
+/// (OpenAI's `tool_calls` after the content, Anthropic's `content` after the role).
+pub(crate) fn insert_after(
+    map: Map<String, Value>,
+    after: &str,
+    key: &str,
+    value: Value,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut value = Some(value);
+    for (k, v) in map {
+        let here = k == after;
+        out.insert(k, v);
+        if here && let Some(x) = value.take() {
+            out.insert(key.into(), x);
+        }
+    }
+    if let Some(x) = value {
+        out.insert(key.into(), x);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn keys(map: &Map<String, Value>) -> Vec<&str> {
+        map.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_key_goes_right_after_its_neighbour_or_last() {
+        let Value::Object(map) = json!({"role": "user", "name": "x"}) else { unreachable!() };
+        assert_eq!(
+            keys(&insert_after(map.clone(), "role", "content", json!("hi"))),
+            ["role", "content", "name"]
+        );
+        assert_eq!(
+            keys(&insert_after(map.clone(), "missing", "content", json!("hi"))),
+            ["role", "name", "content"]
+        );
+        let again = insert_after(map, "role", "name", json!("y"));
+        assert_eq!(keys(&again), ["role", "name"]);
+        assert_eq!(again["name"], json!("y"));
+    }
 
     #[test]
     fn a_slot_is_recognised_and_no_ordinary_string_is() {

@@ -79,6 +79,10 @@
 //! `tool_result` block (after a `tool_use_id` that directly follows `type` when the
 //! content is a block list): the orders Claude Code itself writes.
 //! Values are always equal.
+//!
+//! [`Role::User`]: crate::model::Role::User
+//! [`Role::Tool`]: crate::model::Role::Tool
+//! [`ToolCall`]: crate::model::ToolCall
 
 mod align;
 mod decode;

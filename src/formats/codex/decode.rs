@@ -415,16 +415,8 @@ impl Decoder {
                 }
             }
         }
-        let message = Message {
-            role: role.clone(),
-            content: Content { parts: Default::default(), form: ContentForm::Parts },
-            tool_calls: Default::default(),
-            tool_call_id: None,
-            reasoning: None,
-            meta: MessageMeta { timestamp: at, usage: None },
-            extra: extra.into(),
-            attached: Default::default(),
-        };
+        let content = Content { parts: Default::default(), form: ContentForm::Parts };
+        let message = line_message(role.clone(), content, extra, at);
         let mut b = Building::new(message);
         if role == Role::Assistant {
             self.absorb(&mut b, true);
@@ -457,16 +449,9 @@ impl Decoder {
         if let Some(ts) = &ts {
             extra.insert("timestamp".into(), Value::String(ts.clone()));
         }
-        let message = Message {
-            role: Role::Assistant,
-            content: Content { parts: Default::default(), form: ContentForm::Null },
-            tool_calls: Arc::new(vec![call]),
-            tool_call_id: None,
-            reasoning: None,
-            meta: MessageMeta { timestamp: at, usage: None },
-            extra: extra.into(),
-            attached: Default::default(),
-        };
+        let content = Content { parts: Default::default(), form: ContentForm::Null };
+        let mut message = line_message(Role::Assistant, content, extra, at);
+        message.tool_calls = Arc::new(vec![call]);
         let mut b = Building::new(message);
         b.layout = true;
         self.absorb(&mut b, true);
@@ -525,16 +510,9 @@ impl Decoder {
                 }
             }
         }
-        let message = Message {
-            role: Role::Tool,
-            content,
-            tool_calls: Default::default(),
-            tool_call_id: Some(call_id),
-            reasoning: None,
-            meta: MessageMeta { timestamp: at, usage: None },
-            extra: extra.into(),
-            attached: self.take_keeps().into(),
-        };
+        let mut message = line_message(Role::Tool, content, extra, at);
+        message.tool_call_id = Some(call_id);
+        message.attached = self.take_keeps().into();
         self.push(Building::new(message));
     }
 
@@ -617,4 +595,24 @@ pub(super) fn decode_call(payload: Map<String, Value>) -> ToolCall {
         }
     }
     call
+}
+
+/// A message read from a line: its role and content, the line's envelope
+/// fields and time; no calls, no reasoning, nothing attached yet.
+pub(super) fn line_message(
+    role: Role,
+    content: Content,
+    extra: Map<String, Value>,
+    at: Option<String>,
+) -> Message {
+    Message {
+        role,
+        content,
+        tool_calls: Default::default(),
+        tool_call_id: None,
+        reasoning: None,
+        meta: MessageMeta { timestamp: at, usage: None },
+        extra: extra.into(),
+        attached: Default::default(),
+    }
 }

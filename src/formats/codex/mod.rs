@@ -62,6 +62,9 @@
 //! summary, with an empty `extra`) become `response_item` message lines with the
 //! timestamp of the line before them. An envelope with keys besides
 //! `timestamp`, `type` and `payload`, or without a timestamp, passes through.
+//!
+//! [`Part::Reasoning`]: crate::model::Part::Reasoning
+//! [`Message::attached`]: crate::model::Message::attached
 
 mod decode;
 mod encode;

@@ -14,6 +14,7 @@ use super::{
 use crate::formats::carried::{ATTACHED, OPENAI_ARGUMENTS, OPENAI_CONTENT, OPENAI_ROLE, Top};
 use crate::formats::json_style::{JSON_STYLES, JsonStyle, parse_object};
 use crate::formats::openai::decode_message;
+use crate::formats::slots::insert_after;
 use crate::formats::{DecodeError, kind_of};
 use crate::model::{Message, Role, Session, Source};
 use serde_json::{Map, Value};
@@ -657,19 +658,7 @@ pub(super) fn build_entry(
             if call_layouts.iter().any(|l| !l.is_null()) {
                 set_layout(&mut json, "calls", Value::Array(call_layouts));
             }
-            // `tool_calls` right after the content.
-            let mut j = Map::new();
-            let mut items = Some(Value::Array(items));
-            for (k, v) in json {
-                let is_content = k == "content";
-                j.insert(k, v);
-                if is_content && let Some(i) = items.take() {
-                    j.insert("tool_calls".into(), i);
-                }
-            }
-            if let Some(i) = items {
-                j.insert("tool_calls".into(), i);
-            }
+            let j = insert_after(json, "content", "tool_calls", Value::Array(items));
             let mut m = decode_message(Value::Object(j))?;
             take_attached(&mut m);
             let kind = if function_call { EntryKind::FunctionCall } else { EntryKind::Calls };
