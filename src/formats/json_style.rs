@@ -1,7 +1,7 @@
 //! JSON styles: the ways JSON text is written (spacing, ASCII escaping, a
 //! Python literal), so that JSON embedded in strings (tool call arguments,
 //! Hermes tags) is written back byte for byte. A dialect that reads such text
-//! records the style that writes it back ([`JsonStyle::detect`]) and writes it
+//! records the style that writes it back (`JsonStyle::detect`) and writes it
 //! again with that style ([`JsonStyle::render`]).
 
 mod python;
