@@ -36,8 +36,8 @@ pub(crate) mod slots;
 pub mod swe_agent;
 pub mod toolbench;
 
-use crate::model::{Session, Source};
-use serde_json::Value;
+use crate::model::{Content, Message, MessageMeta, Role, Session, Source};
+use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
 
@@ -261,6 +261,26 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// A message a file dialect read from one event: its role, content, times
+/// and envelope; no calls, no reasoning, nothing attached yet.
+pub(crate) fn event_message(
+    role: Role,
+    content: Content,
+    meta: MessageMeta,
+    extra: Map<String, Value>,
+) -> Message {
+    Message {
+        role,
+        content,
+        tool_calls: Default::default(),
+        tool_call_id: None,
+        reasoning: None,
+        meta,
+        extra: extra.into(),
+        attached: Default::default(),
     }
 }
 

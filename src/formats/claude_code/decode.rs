@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::formats::openai::decode_part;
-use crate::formats::{DecodeError, Record, kind_of};
+use crate::formats::{DecodeError, Record, event_message, kind_of};
 use crate::model::{
     ArgsForm, Content, ContentForm, Message, MessageMeta, Part, Role, Session, Source, ToolCall,
     Usage,
@@ -227,16 +227,9 @@ impl Decoder {
 
     fn message(&mut self, role: Role, content: Content, extra: Map<String, Value>) -> Message {
         let meta = MessageMeta { timestamp: timestamp_of(&extra), usage: usage_of(&extra) };
-        Message {
-            role,
-            content,
-            tool_calls: Default::default(),
-            tool_call_id: None,
-            reasoning: None,
-            meta,
-            extra: extra.into(),
-            attached: std::mem::take(&mut self.pending).into(),
-        }
+        let mut m = event_message(role, content, meta, extra);
+        m.attached = std::mem::take(&mut self.pending).into();
+        m
     }
 
     fn assistant(&mut self, ev: Event) {

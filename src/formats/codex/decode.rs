@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::formats::openai::decode_part;
-use crate::formats::{DecodeError, Record};
+use crate::formats::{DecodeError, Record, event_message};
 use crate::model::{
     ArgsForm, Content, ContentForm, EarlierCompaction, Message, MessageMeta, Part, Role, Session,
     ToolCall, Usage,
@@ -598,21 +598,12 @@ pub(super) fn decode_call(payload: Map<String, Value>) -> ToolCall {
 }
 
 /// A message read from a line: its role and content, the line's envelope
-/// fields and time; no calls, no reasoning, nothing attached yet.
+/// fields and time.
 pub(super) fn line_message(
     role: Role,
     content: Content,
     extra: Map<String, Value>,
     at: Option<String>,
 ) -> Message {
-    Message {
-        role,
-        content,
-        tool_calls: Default::default(),
-        tool_call_id: None,
-        reasoning: None,
-        meta: MessageMeta { timestamp: at, usage: None },
-        extra: extra.into(),
-        attached: Default::default(),
-    }
+    event_message(role, content, MessageMeta { timestamp: at, usage: None }, extra)
 }
