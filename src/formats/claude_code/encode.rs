@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 /// Puts `content` back into a `message` object where Claude Code writes it.
-pub(super) fn insert_content(msg: &mut Map<String, Value>, content: Option<Value>) {
+fn insert_content(msg: &mut Map<String, Value>, content: Option<Value>) {
     let Some(content) = content else { return };
     let position = |k: &str| msg.keys().position(|x| x == k);
     let at = position("context_management")
@@ -21,7 +21,7 @@ pub(super) fn insert_content(msg: &mut Map<String, Value>, content: Option<Value
 }
 
 /// A `tool_result` block for a tool message.
-pub(super) fn tool_result_block(t: &Message) -> Value {
+fn tool_result_block(t: &Message) -> Value {
     let mut b = match t.extra.get(BLOCK_KEY) {
         Some(Value::Object(b)) => b.clone(),
         _ => {
@@ -53,7 +53,7 @@ pub(super) fn tool_result_block(t: &Message) -> Value {
 }
 
 /// Reasoning kept beside a message (other dialects) as a leading thinking block.
-pub(super) fn reasoning_block(m: &Message) -> Option<Value> {
+fn reasoning_block(m: &Message) -> Option<Value> {
     let r = m.reasoning.as_ref()?;
     let mut b = Map::new();
     b.insert("type".into(), Value::String("thinking".into()));
@@ -62,7 +62,7 @@ pub(super) fn reasoning_block(m: &Message) -> Option<Value> {
 }
 
 /// Every block of an assistant message without a layout: parts, then calls.
-pub(super) fn assistant_blocks(m: &Message) -> Vec<Value> {
+fn assistant_blocks(m: &Message) -> Vec<Value> {
     reasoning_block(m)
         .into_iter()
         .chain(m.content.parts.iter().map(encode_part))
@@ -71,7 +71,7 @@ pub(super) fn assistant_blocks(m: &Message) -> Vec<Value> {
 }
 
 /// The content of a single-event assistant message, in the form it was read.
-pub(super) fn assistant_content(m: &Message) -> Option<Value> {
+fn assistant_content(m: &Message) -> Option<Value> {
     if m.tool_calls.is_empty() && m.reasoning.is_none() {
         encode_content(&m.content)
     } else {
@@ -80,25 +80,21 @@ pub(super) fn assistant_content(m: &Message) -> Option<Value> {
 }
 
 /// A user event made of tool results (and the other blocks of the same event).
-pub(super) struct ResultEvent<'a> {
+struct ResultEvent<'a> {
     tools: Vec<&'a Message>,
     user: Option<&'a Message>,
 }
 
 /// Returns true if and only if `m` was read as the first message of an event
 /// that repeats the previous event's `uuid` ([`NEW_EVENT_KEY`]).
-pub(super) fn starts_event(m: &Message) -> bool {
+fn starts_event(m: &Message) -> bool {
     m.extra.get(NEW_EVENT_KEY) == Some(&Value::Bool(true))
 }
 
 /// Groups the tool messages `msgs[start..end]` into the events they came from,
 /// absorbing a following user message of the same event. Returns the events and
 /// the index after them.
-pub(super) fn result_events(
-    msgs: &[Message],
-    start: usize,
-    end: usize,
-) -> (Vec<ResultEvent<'_>>, usize) {
+fn result_events(msgs: &[Message], start: usize, end: usize) -> (Vec<ResultEvent<'_>>, usize) {
     let mut events: Vec<ResultEvent<'_>> = Vec::new();
     for m in &msgs[start..end] {
         match events.last_mut() {
@@ -119,7 +115,7 @@ pub(super) fn result_events(
 }
 
 /// Formats 128 bits as a UUID string (version 8, RFC 9562 variant).
-pub(super) fn format_uuid(x: u128) -> String {
+fn format_uuid(x: u128) -> String {
     let x = (x & !(0xF << 76)) | (0x8 << 76);
     let x = (x & !(0x3 << 62)) | (0x2 << 62);
     let h = format!("{x:032x}");
@@ -128,12 +124,7 @@ pub(super) fn format_uuid(x: u128) -> String {
 
 /// The uuid of a new event: a hash of [`UUID_NAMESPACE`], its parent, its type and
 /// its text, re-salted in the (unlikely) case it is already taken.
-pub(super) fn derive_uuid(
-    parent: Option<&str>,
-    kind: &str,
-    text: &str,
-    taken: &HashSet<String>,
-) -> String {
+fn derive_uuid(parent: Option<&str>, kind: &str, text: &str, taken: &HashSet<String>) -> String {
     let mut salt: u32 = 0;
     loop {
         let input = format!("{UUID_NAMESPACE}\n{}\n{kind}\n{salt}\n{text}", parent.unwrap_or(""));
@@ -146,7 +137,7 @@ pub(super) fn derive_uuid(
 }
 
 /// Builds the output events in order, re-linking parents where needed.
-pub(super) struct Writer {
+struct Writer {
     out: Vec<Value>,
     /// Re-link every main-chain parent that is not an earlier written event.
     relink: bool,
@@ -366,7 +357,7 @@ impl Writer {
 }
 
 /// The envelope new events copy per-session fields from before any message is written.
-pub(super) fn first_neighbour(session: &Session) -> Map<String, Value> {
+fn first_neighbour(session: &Session) -> Map<String, Value> {
     let has = |v: &Map<String, Value>| v.contains_key("sessionId");
     let found = session.messages.iter().map(|m| &*m.extra).find(|e| has(e)).or_else(|| {
         session

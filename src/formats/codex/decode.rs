@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// What a chat item is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+enum Kind {
     Message,
     Call,
     Output,
@@ -25,7 +25,7 @@ pub(super) enum Kind {
 }
 
 /// One step of the flattened line stream.
-pub(super) enum Step {
+enum Step {
     /// A record written back verbatim, or a private marker.
     Keep(Value),
     /// A chat item. `ts` is the line's timestamp, `None` inside a replacement
@@ -44,13 +44,14 @@ pub(super) enum Step {
 }
 
 /// A line that waits to be placed: kept as is, or reasoning looking for its message.
-pub(super) enum Pending {
+enum Pending {
     Keep(Value),
     Reasoning { raw: Map<String, Value>, ts: Option<String>, fallback: Value },
 }
 
-/// A message being built, with its layout entries (their shape is described at [`encode_message`]).
-pub(super) struct Building {
+/// A message being built, with its layout entries (their shape is described at
+/// [`encode_message`](super::encode::encode_message)).
+struct Building {
     message: Message,
     entries: Vec<Value>,
     /// Whether the encoder needs the entries (several lines, or per-call timestamps).
@@ -58,7 +59,7 @@ pub(super) struct Building {
 }
 
 #[derive(Default)]
-pub(super) struct Decoder {
+struct Decoder {
     done: Vec<Building>,
     pending: Vec<Pending>,
     /// The last message is a call group that the next call joins.
@@ -142,13 +143,13 @@ pub(super) fn decode_records(records: Vec<Record>) -> Result<Session, DecodeErro
     })
 }
 
-pub(super) fn is_compacted(v: &Value) -> bool {
+fn is_compacted(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("compacted")
         && v.get("payload").is_some_and(Value::is_object)
 }
 
 /// The request size a `token_count` line reports (its last call's total), if any.
-pub(super) fn token_total(v: &Value) -> Option<u64> {
+fn token_total(v: &Value) -> Option<u64> {
     let p = v.get("payload")?;
     if v.get("type")?.as_str()? != "event_msg" || p.get("type")?.as_str()? != "token_count" {
         return None;
@@ -175,7 +176,7 @@ pub(super) fn session_meta(v: &Value) -> Option<(Map<String, Value>, String)> {
 }
 
 /// The steps of the last `compacted` line: its replacement history becomes live items.
-pub(super) fn expand_compacted(value: Value, steps: &mut Vec<Step>) {
+fn expand_compacted(value: Value, steps: &mut Vec<Step>) {
     let Value::Object(mut line) = value else { return };
     let ts = line.get("timestamp").and_then(Value::as_str).map(str::to_string);
     let Some(payload) = line.get_mut("payload").and_then(Value::as_object_mut) else {
@@ -220,7 +221,7 @@ pub(super) fn expand_compacted(value: Value, steps: &mut Vec<Step>) {
 }
 
 /// One ordinary line: a chat item when it is a well-formed `response_item`, else kept.
-pub(super) fn line_step(value: Value) -> Step {
+fn line_step(value: Value) -> Step {
     let understood = value.as_object().is_some_and(|m| {
         m.len() == 3
             && m.get("type").and_then(Value::as_str) == Some("response_item")
@@ -240,7 +241,7 @@ pub(super) fn line_step(value: Value) -> Step {
 
 /// What kind of chat item a payload is, or `None` when it is not one we can
 /// take apart and put back exactly (it then passes through).
-pub(super) fn classify(p: &Map<String, Value>) -> Option<Kind> {
+fn classify(p: &Map<String, Value>) -> Option<Kind> {
     let s = |k: &str| p.get(k).is_some_and(Value::is_string);
     let has = |k: &str| p.contains_key(k);
     match p.get("type")?.as_str()? {
@@ -558,7 +559,7 @@ impl Decoder {
 
 /// A call item as a tool call: `call_id` → the `id` slot, the name and
 /// arguments → the `function` slot, an item `id` → `item_id`, the rest kept.
-pub(super) fn decode_call(payload: Map<String, Value>) -> ToolCall {
+fn decode_call(payload: Map<String, Value>) -> ToolCall {
     let kind = payload.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
     let mut call = ToolCall { args_form: ArgsForm::String, ..ToolCall::default() };
     call.name = match payload.get("name").and_then(Value::as_str) {
@@ -599,7 +600,7 @@ pub(super) fn decode_call(payload: Map<String, Value>) -> ToolCall {
 
 /// A message read from a line: its role and content, the line's envelope
 /// fields and time.
-pub(super) fn line_message(
+fn line_message(
     role: Role,
     content: Content,
     extra: Map<String, Value>,

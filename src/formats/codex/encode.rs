@@ -8,7 +8,7 @@ use crate::model::{ContentForm, Message, Part, Role, Session, ToolCall};
 use serde_json::{Map, Value};
 
 /// Writes lines in order, collecting a replacement history while one is open.
-pub(super) struct Writer {
+struct Writer {
     out: Vec<Value>,
     /// Timestamp of the last line written: new lines take their neighbour's.
     last_ts: Option<String>,
@@ -102,12 +102,12 @@ pub(super) fn encode_session(session: &Session) -> Vec<Value> {
 /// Returns true if and only if `m` was made by the pipeline (the summary), not
 /// decoded: every decoded message keeps at least its timestamp or its payload
 /// template in `extra`, or has calls.
-pub(super) fn is_new(m: &Message) -> bool {
+fn is_new(m: &Message) -> bool {
     m.extra.is_empty() && m.tool_calls.is_empty()
 }
 
 /// Returns true if and only if `v` is a marker that describes its message's own lines.
-pub(super) fn is_own_marker(v: &Value) -> bool {
+fn is_own_marker(v: &Value) -> bool {
     marker_of(v).is_some_and(|k| {
         ["layout", "session_meta", "compacted_message"].iter().any(|x| k.contains_key(*x))
     })
@@ -120,7 +120,7 @@ pub(super) fn is_own_marker(v: &Value) -> bool {
 /// `extra.timestamp`), `{"call": id, "timestamp"}` and `{"record": line}` (a
 /// non-chat line between them). Parts and calls the layout does not name (or
 /// that the pipeline removed) are written at the end, or skipped.
-pub(super) fn encode_message(w: &mut Writer, m: &Message) {
+fn encode_message(w: &mut Writer, m: &Message) {
     // A decoded message's own marker is the last element of `attached`:
     // records moved here from folded or dropped messages always come before it.
     let own = match m.attached.last() {
@@ -227,7 +227,7 @@ pub(super) fn encode_message(w: &mut Writer, m: &Message) {
 
 /// A content part as Codex writes it: plain `text` parts (added by the
 /// pipeline) become `input_text` / `output_text`, which is all Codex writes.
-pub(super) fn codex_part(p: &Part, role: &Role) -> Value {
+fn codex_part(p: &Part, role: &Role) -> Value {
     match p {
         Part::Text(raw) if raw.get("type").and_then(Value::as_str) == Some("text") => {
             let mut raw = raw.clone();
@@ -240,7 +240,7 @@ pub(super) fn codex_part(p: &Part, role: &Role) -> Value {
 }
 
 /// The `message` payload of a message: its template filled, or a fresh one.
-pub(super) fn content_payload(m: &Message) -> Value {
+fn content_payload(m: &Message) -> Value {
     let parts: Vec<Value> = m
         .content
         .parts
@@ -279,7 +279,7 @@ pub(super) fn content_payload(m: &Message) -> Value {
 }
 
 /// The `*_output` payload of a tool result.
-pub(super) fn output_payload(m: &Message) -> Value {
+fn output_payload(m: &Message) -> Value {
     let raw = m.extra.get("content").is_some_and(|v| marker_of(v).is_some());
     let output = match (&m.content.form, m.content.parts.as_slice()) {
         (_, [Part::Other(v)]) if raw => v.clone(),
@@ -317,7 +317,7 @@ pub(super) fn output_payload(m: &Message) -> Value {
 }
 
 /// The call item of a tool call, filled back into its template.
-pub(super) fn call_payload(call: &ToolCall) -> Value {
+fn call_payload(call: &ToolCall) -> Value {
     let kind = call.extra.get("type").and_then(Value::as_str).unwrap_or("function_call");
     let mut payload = Map::new();
     let put_function = |payload: &mut Map<String, Value>| match kind {

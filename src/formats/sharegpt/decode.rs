@@ -74,7 +74,7 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
 
 /// A tool call read from its JSON text.
 #[derive(Clone, Debug)]
-pub(super) struct ParsedCall {
+struct ParsedCall {
     name: String,
     explicit_id: Option<String>,
     /// The OpenAI `function` object (`name`, `arguments`, other keys in order).
@@ -87,7 +87,7 @@ pub(super) struct ParsedCall {
 
 /// A tool result read from a `<tool_response>` (or an observation).
 #[derive(Clone, Debug)]
-pub(super) struct ParsedResult {
+struct ParsedResult {
     /// The OpenAI message object, without an inferred `tool_call_id`.
     json: Map<String, Value>,
     explicit_id: Option<String>,
@@ -98,7 +98,7 @@ pub(super) struct ParsedResult {
 }
 
 /// One entry, read.
-pub(super) enum Parsed {
+enum Parsed {
     Plain(Map<String, Value>),
     Calls { json: Map<String, Value>, calls: Vec<ParsedCall> },
     Results(Vec<ParsedResult>),
@@ -106,7 +106,7 @@ pub(super) enum Parsed {
 
 /// Reads the entries, falling back to plain text for any entry whose tool
 /// calls or results would not be written back exactly.
-pub(super) fn decode_entries(entries: &[Map<String, Value>]) -> Result<Vec<Message>, String> {
+fn decode_entries(entries: &[Map<String, Value>]) -> Result<Vec<Message>, String> {
     let mut plain = vec![false; entries.len()];
     loop {
         let parsed: Vec<Parsed> = entries
@@ -152,7 +152,7 @@ pub(super) fn decode_entries(entries: &[Map<String, Value>]) -> Result<Vec<Messa
 /// Forgets the explicit call ids of decoded messages when writing would put
 /// exactly the same ids in the same places on its own (so that a session
 /// converted to ShareGPT and back carries no marker for them).
-pub(super) fn drop_redundant_ids(msgs: &mut [Message]) {
+fn drop_redundant_ids(msgs: &mut [Message]) {
     let mut stripped = msgs.to_vec();
     let mut any = false;
     for m in &mut stripped {
@@ -193,7 +193,7 @@ pub(super) fn drop_redundant_ids(msgs: &mut [Message]) {
 }
 
 /// What [`build_entry`] made, for the exactness check.
-pub(super) enum EntryKind {
+enum EntryKind {
     Plain,
     Calls,
     FunctionCall,
@@ -201,7 +201,7 @@ pub(super) enum EntryKind {
     Observation,
 }
 
-pub(super) fn id_turn(p: &Parsed) -> IdTurn {
+fn id_turn(p: &Parsed) -> IdTurn {
     match p {
         Parsed::Plain(_) => IdTurn::Other,
         Parsed::Calls { calls, .. } => {
@@ -217,10 +217,7 @@ pub(super) fn id_turn(p: &Parsed) -> IdTurn {
 
 /// Rewrites an entry's keys as an OpenAI message (`from` -> `role`, `value` ->
 /// `content`), reading the content carriers. Returns the map and the label.
-pub(super) fn entry_json(
-    e: &Map<String, Value>,
-    content_text: &str,
-) -> (Map<String, Value>, String) {
+fn entry_json(e: &Map<String, Value>, content_text: &str) -> (Map<String, Value>, String) {
     let label = e.get("from").and_then(Value::as_str).unwrap_or_default().to_string();
     let role = role_of(&label);
     let parts = match e.get(CONTENT_PARTS) {
@@ -280,7 +277,7 @@ pub(super) fn entry_json(
 }
 
 /// Reads one entry (not yet knowing ids).
-pub(super) fn parse_entry(e: &Map<String, Value>, plain: bool) -> Result<Parsed, String> {
+fn parse_entry(e: &Map<String, Value>, plain: bool) -> Result<Parsed, String> {
     let label = e.get("from").and_then(Value::as_str).unwrap_or_default();
     let value = e.get("value").and_then(Value::as_str).unwrap_or_default();
     if plain || !e.contains_key("value") {
@@ -322,7 +319,7 @@ pub(super) fn parse_entry(e: &Map<String, Value>, plain: bool) -> Result<Parsed,
 }
 
 /// Adds the label to the layout marker when it is not the role's default.
-pub(super) fn note_label(j: &mut Map<String, Value>, label: &str) {
+fn note_label(j: &mut Map<String, Value>, label: &str) {
     let role = role_of(label);
     if default_label(&role) != label {
         let l = j.entry(LAYOUT).or_insert_with(|| Value::Object(Map::new()));
@@ -334,13 +331,7 @@ pub(super) fn note_label(j: &mut Map<String, Value>, label: &str) {
 
 /// Reads a call's JSON text (`pre` / `post`: the whitespace around it inside
 /// the tags; `dpre` / `dpost`: the defaults for this kind of turn).
-pub(super) fn parse_call(
-    body: &str,
-    pre: &str,
-    post: &str,
-    dpre: &str,
-    dpost: &str,
-) -> Option<ParsedCall> {
+fn parse_call(body: &str, pre: &str, post: &str, dpre: &str, dpost: &str) -> Option<ParsedCall> {
     let (obj, style) = parse_object(body)?;
     let name = obj.get("name")?.as_str()?.to_string();
     let mut layout = Map::new();
@@ -415,7 +406,7 @@ pub(super) fn parse_call(
 }
 
 /// An assistant entry: tool calls in `<tool_call>` tags, text around them.
-pub(super) fn parse_calls_entry(e: &Map<String, Value>, value: &str) -> Result<Parsed, String> {
+fn parse_calls_entry(e: &Map<String, Value>, value: &str) -> Result<Parsed, String> {
     let segs = split_tags(value, CALL_OPEN, CALL_CLOSE);
     // Texts between the calls (unparsable tags stay text), and the calls.
     let mut texts = vec![String::new()];
@@ -489,7 +480,7 @@ pub(super) fn parse_calls_entry(e: &Map<String, Value>, value: &str) -> Result<P
 }
 
 /// A tool entry read as one result whose text is the whole value.
-pub(super) fn bare_result(e: &Map<String, Value>, value: &str) -> Parsed {
+fn bare_result(e: &Map<String, Value>, value: &str) -> Parsed {
     let (mut j, label) = entry_json(e, value);
     note_label(&mut j, &label);
     set_layout(&mut j, "bare", Value::Bool(true));
@@ -498,7 +489,7 @@ pub(super) fn bare_result(e: &Map<String, Value>, value: &str) -> Parsed {
 }
 
 /// A tool entry: one result per `<tool_response>` (or the whole value).
-pub(super) fn parse_results_entry(e: &Map<String, Value>, value: &str) -> Parsed {
+fn parse_results_entry(e: &Map<String, Value>, value: &str) -> Parsed {
     let segs = split_tags(value, RESP_OPEN, RESP_CLOSE);
     let (base, _) = entry_json(e, "");
     if segs.len() == 1 {
@@ -548,7 +539,7 @@ pub(super) fn parse_results_entry(e: &Map<String, Value>, value: &str) -> Parsed
 }
 
 /// Reads the inside of one `<tool_response>` tag.
-pub(super) fn parse_result(inner: &str) -> ParsedResult {
+fn parse_result(inner: &str) -> ParsedResult {
     let (pre, body, post) = split_ws(inner);
     let mut j = Map::new();
     j.insert("role".into(), Value::String("tool".into()));
@@ -616,11 +607,7 @@ pub(super) fn parse_result(inner: &str) -> ParsedResult {
 }
 
 /// Makes the canonical messages of one entry, with ids.
-pub(super) fn build_entry(
-    p: Parsed,
-    t: usize,
-    ids: &Assigned,
-) -> Result<(Vec<Message>, EntryKind), String> {
+fn build_entry(p: Parsed, t: usize, ids: &Assigned) -> Result<(Vec<Message>, EntryKind), String> {
     match p {
         Parsed::Plain(j) => {
             let mut m = decode_message(Value::Object(j))?;
@@ -712,7 +699,7 @@ pub(super) fn build_entry(
 }
 
 /// Moves the `compactor_attached` carrier into `attached`.
-pub(super) fn take_attached(m: &mut Message) {
+fn take_attached(m: &mut Message) {
     if let Some(Value::Array(items)) = m.extra.get(ATTACHED) {
         m.attached = items.clone().into();
         m.extra_mut().shift_remove(ATTACHED);
@@ -720,7 +707,7 @@ pub(super) fn take_attached(m: &mut Message) {
 }
 
 /// Writes one decoded entry's `value` again (for the exactness check).
-pub(super) fn render_entry(
+fn render_entry(
     msgs: &[Message],
     kind: &EntryKind,
     turns: &[IdTurn],

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// The OpenAI JSON of a message as an object.
-pub(super) fn message_json(m: &Message) -> Map<String, Value> {
+fn message_json(m: &Message) -> Map<String, Value> {
     match encode_message(m) {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -26,7 +26,7 @@ pub(super) fn message_json(m: &Message) -> Map<String, Value> {
 }
 
 /// Text of a content value for a `value`, and the carriers it needs.
-pub(super) struct TextOf {
+struct TextOf {
     text: String,
     /// `content_parts`, for list content.
     parts: Option<Vec<Value>>,
@@ -34,7 +34,7 @@ pub(super) struct TextOf {
     form: &'static str,
 }
 
-pub(super) fn text_of(content: Option<&Value>) -> TextOf {
+fn text_of(content: Option<&Value>) -> TextOf {
     match content {
         Some(Value::String(s)) => TextOf { text: s.clone(), parts: None, form: "string" },
         Some(Value::Array(items)) => {
@@ -98,11 +98,7 @@ pub(super) fn render_calls(
 
 /// Puts the call blocks into the text: at the recorded offsets when they still
 /// fit, else after the text, one per line.
-pub(super) fn place_calls(
-    text: &str,
-    blocks: &[String],
-    layout: Option<&Map<String, Value>>,
-) -> String {
+fn place_calls(text: &str, blocks: &[String], layout: Option<&Map<String, Value>>) -> String {
     let at: Option<Vec<usize>> = layout
         .and_then(|l| l.get("at"))
         .and_then(Value::as_array)
@@ -129,7 +125,7 @@ pub(super) fn place_calls(
 }
 
 /// The JSON text of one call inside its tags (with the whitespace around it).
-pub(super) fn render_call(
+fn render_call(
     call: &ToolCall,
     cj: &Map<String, Value>,
     layout: Option<&Map<String, Value>>,
@@ -210,7 +206,7 @@ pub(super) fn render_call(
 
 /// A call object as compared with a recorded raw text: empty arguments (`""`
 /// or `{}`, what a call written without `arguments` reads back as) left out.
-pub(super) fn strip_for_compare(o: &Map<String, Value>) -> Map<String, Value> {
+fn strip_for_compare(o: &Map<String, Value>) -> Map<String, Value> {
     let mut o = o.clone();
     let empty = match o.get("arguments") {
         Some(Value::String(s)) => s.is_empty(),
@@ -271,7 +267,7 @@ pub(super) fn render_results(
 
 /// The inside of one `<tool_response>` tag. Keys a raw result cannot hold go
 /// to the entry (`entry_extra`) for the first result of a turn.
-pub(super) fn render_result(
+fn render_result(
     m: &Message,
     write_id: bool,
     derived_name: Option<String>,
@@ -385,7 +381,7 @@ pub(super) enum Plan {
     Observation(usize),
 }
 
-pub(super) fn is_observation(m: &Message) -> bool {
+fn is_observation(m: &Message) -> bool {
     layout_str(layout_of(m), "from") == Some("observation")
 }
 
@@ -621,7 +617,7 @@ pub(super) fn answered_names(msgs: &[Message]) -> HashMap<usize, &str> {
 }
 
 /// Writes the messages as `conversations` entries.
-pub(super) fn encode_entries(msgs: &[Message]) -> Vec<Value> {
+fn encode_entries(msgs: &[Message]) -> Vec<Value> {
     let plans = plan(msgs);
     let answered = answered_names(msgs);
     let (call_w, res_w) = plan_ids(msgs, &plans, &answered);
