@@ -74,10 +74,15 @@
 //! `tool_use_id`); fields a role cannot hold (`tool_calls` on a user message,
 //! `reasoning_content`, `name`, ...) are written under their OpenAI names.
 
+use super::carried::{
+    ATTACHED, OPENAI_ARGUMENTS, OPENAI_CONTENT, OPENAI_ROLE, Top, carry_session, put_attached,
+    write_top,
+};
+use super::json_style::{JSON_STYLES, JsonStyle};
 use super::openai::{decode_message, encode_message};
-use super::sharegpt::{JSON_STYLES, JsonStyle};
-use super::{Adapter, DecodeError, Record, Unit, record_id, single};
-use crate::model::{ArgsForm, Layout, Message, Role, Session, Source};
+use super::slots::insert_after;
+use super::{DecodeError, RecordDialect, kind_of};
+use crate::model::{ArgsForm, Message, Role, Session, Source};
 use serde_json::{Map, Value};
 
 /// The Anthropic Messages dialect.
@@ -85,34 +90,22 @@ pub struct Anthropic;
 
 /// The canonical marker key (see the module docs).
 pub const LAYOUT: &str = "anthropic_layout";
-const OPENAI_ROLE: &str = "openai_role";
 /// The layout field of a message whose role was written as it is.
 const OWN_ROLE: &str = "own_role";
-pub(crate) const OPENAI_CONTENT: &str = "openai_content";
 const OPENAI_IMAGE: &str = "openai_image";
-pub(crate) const OPENAI_ARGUMENTS: &str = "openai_arguments";
 const OPENAI_TYPE: &str = "openai_type";
 const OPENAI_FUNCTION: &str = "openai_function";
-pub(crate) const OPENAI_LAYOUT: &str = "openai_layout";
-pub(crate) const OPENAI_SYSTEM: &str = "openai_system";
-pub(crate) use super::openai::{ATTACHED, TRAILING};
-pub(crate) const BARE_ARRAY: &str = "bare_array";
 
-// The OpenAI reader's key-slot marker (see `openai.rs`). Sessions decoded by
-// any dialect may hold it in `extra` where a typed field was taken out; an
-// unfilled one must never be written.
-pub(crate) use super::openai::{is_slot, slot};
+impl RecordDialect for Anthropic {
+    const NAME: &'static str = "anthropic";
 
-impl Adapter for Anthropic {
-    fn name(&self) -> &'static str {
-        "anthropic"
+    fn looks_like(record: &Value) -> bool {
+        classify(record).is_some()
     }
 
-    fn unit(&self) -> Unit {
-        Unit::Record
-    }
-
-    fn detect(&self, first: &[Value]) -> bool {
+    /// At least one record has an Anthropic sign, most are Anthropic-shaped,
+    /// and none is an OpenAI request.
+    fn fits(first: &[Value]) -> bool {
         let mut yes = 0;
         let mut fits = 0;
         for r in first {
@@ -129,13 +122,12 @@ impl Adapter for Anthropic {
         yes > 0 && fits * 2 > first.len()
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        let Record { source, value } = single(records)?;
-        decode_session(value, source)
+    fn decode_record(record: Value, source: Source) -> Result<Session, DecodeError> {
+        decode_session(record, source)
     }
 
-    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
-        vec![encode_session(session, compaction)]
+    fn encode_record(session: &Session, compaction: Option<&Value>) -> Value {
+        encode_session(session, compaction)
     }
 }
 
@@ -185,17 +177,6 @@ fn looks_openai(v: &Value) -> bool {
 
 // ---------------------------------------------------------------- decoding
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Reads one Anthropic session record.
 pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeError> {
     let Value::Object(map) = record else {
@@ -218,35 +199,9 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
             ));
         }
     }
-    let mut extra = Map::new();
-    let mut system = None;
-    let mut raw_messages = Vec::new();
-    let mut tools = None;
-    let mut layout = Layout::Object;
-    let mut trailing = Vec::new();
-    for (k, v) in map {
-        match (k.as_str(), v) {
-            ("messages", Value::Array(items)) => {
-                raw_messages = items;
-                extra.insert(k, slot());
-            }
-            ("system", v @ (Value::String(_) | Value::Array(_))) => system = Some(v),
-            ("tools", v) if !v.is_null() => {
-                tools = Some(v);
-                extra.insert(k, slot());
-            }
-            (OPENAI_LAYOUT, Value::String(s)) if s == BARE_ARRAY => layout = Layout::BareArray,
-            (TRAILING, Value::Array(items)) => trailing = items,
-            (OPENAI_SYSTEM, v) => {
-                extra.insert("system".into(), v);
-            }
-            (_, v) => {
-                extra.insert(k, v);
-            }
-        }
-    }
+    let mut top = Top::read(map, "messages", |v| v.is_string() || v.is_array());
     let mut messages = Vec::new();
-    if let Some(content) = system {
+    if let Some((content, _)) = top.system.take() {
         let mut m = Map::new();
         m.insert("role".into(), Value::String("system".into()));
         m.insert("content".into(), unconvert_content(content));
@@ -255,15 +210,10 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
                 .map_err(|e| DecodeError::new(format!("`system`: {e}")))?,
         );
     }
-    for (i, m) in raw_messages.into_iter().enumerate() {
+    for (i, m) in std::mem::take(&mut top.messages).into_iter().enumerate() {
         decode_one(m, &mut messages).map_err(|e| DecodeError::new(format!("message {i}: {e}")))?;
     }
-    let id = record_id(&extra).unwrap_or_else(|| source.to_string());
-    if layout == Layout::BareArray {
-        extra.clear();
-    }
-    let extra = extra.into();
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
+    Ok(top.session(source, messages))
 }
 
 /// Takes the `compactor_attached` records out of a message or block.
@@ -719,56 +669,15 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
         },
         None => (None, &[][..]),
     };
-    let messages = Value::Array(encode_messages(rest));
-    let mut out = Map::new();
-    let mut messages = Some(messages);
-    let mut system = system;
-    let mut tools = session.tools.clone();
-    for (k, v) in session.extra.iter() {
-        match k.as_str() {
-            "messages" => {
-                if let Some(s) = system.take() {
-                    out.insert("system".into(), s);
-                }
-                if let Some(m) = messages.take() {
-                    out.insert("messages".into(), m);
-                }
-            }
-            "tools" if is_slot(v) => {
-                if let Some(t) = tools.take() {
-                    out.insert("tools".into(), t);
-                }
-            }
-            "system" if system.is_some() || v.is_string() || v.is_array() => {
-                out.insert(OPENAI_SYSTEM.into(), v.clone());
-            }
-            _ if is_slot(v) => {}
-            _ => {
-                out.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    if let Some(s) = system {
-        out.insert("system".into(), s);
-    }
-    if let Some(m) = messages {
-        out.insert("messages".into(), m);
-    }
-    if let Some(t) = tools {
-        out.insert("tools".into(), t);
-    }
-    if session.layout == Layout::BareArray {
-        out.insert(OPENAI_LAYOUT.into(), Value::String(BARE_ARRAY.into()));
-    }
-    if !session.trailing.is_empty() {
-        out.insert(
-            TRAILING.into(),
-            Value::Array(session.trailing.iter().map(super::openai::carry).collect()),
-        );
-    }
-    if let Some(c) = compaction {
-        out.insert("compaction".into(), c.clone());
-    }
+    let has_prompt = system.is_some();
+    let mut messages: Vec<(&str, Value)> = system.map(|s| ("system", s)).into_iter().collect();
+    messages.push(("messages", Value::Array(encode_messages(rest))));
+    // The prompt is placed with the messages: a `system` field after them is
+    // written as it is.
+    let not_prompt =
+        |v: &Value, pending: bool| (pending && has_prompt) || v.is_string() || v.is_array();
+    let mut out = write_top(session, messages, not_prompt);
+    carry_session(&mut out, session, compaction);
     Value::Object(out)
 }
 
@@ -814,16 +723,6 @@ fn encode_messages(msgs: &[Message]) -> Vec<Value> {
         }
     }
     out
-}
-
-/// Adds the attached records of `m` under the carrier key.
-fn put_attached(map: &mut Map<String, Value>, m: &Message) {
-    if !m.attached.is_empty() {
-        map.insert(
-            ATTACHED.into(),
-            Value::Array(m.attached.iter().map(super::openai::carry).collect()),
-        );
-    }
 }
 
 /// A message whose content maps one to one.
@@ -916,19 +815,7 @@ fn put_content(j: Map<String, Value>, content: Value) -> Map<String, Value> {
         j.insert("content".into(), content);
         return j;
     }
-    let mut out = Map::new();
-    let mut content = Some(content);
-    for (k, v) in j {
-        let is_role = k == "role";
-        out.insert(k, v);
-        if is_role && let Some(c) = content.take() {
-            out.insert("content".into(), c);
-        }
-    }
-    if let Some(c) = content {
-        out.insert("content".into(), c);
-    }
-    out
+    insert_after(j, "role", "content", content)
 }
 
 /// One OpenAI tool call object as a `tool_use` block.
@@ -1057,7 +944,9 @@ fn encode_group(tools: &[Message], user: Option<&Message>, marker: &Map<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::carried::OPENAI_LAYOUT;
     use crate::formats::openai::OpenAi;
+    use crate::formats::{Adapter, Record};
     use crate::model::Part;
     use serde_json::json;
 

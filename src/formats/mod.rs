@@ -1,9 +1,19 @@
 //! Dialects: raw JSON records <-> the canonical [`Session`].
 //!
-//! Each dialect is one file implementing [`Adapter`]: it recognises its own
+//! Each dialect is one module implementing [`Adapter`]: it recognises its own
 //! records, decodes them without losing a field, and encodes a (possibly
 //! compacted) session back into the same shape. Containers (lines, documents,
 //! Parquet rows, compression) are `io`'s business; adapters see JSON values.
+//! A dialect whose session is one JSON value implements [`RecordDialect`]
+//! instead and says only what differs; a large one is a folder (`decode`,
+//! `encode`, its own helpers, `tests`) whose children use their parent.
+//!
+//! Dialects never import one another, except the OpenAI reader they all build
+//! on (`openai::decode_message` and friends): what several share is a leaf
+//! module here, `slots` (the key-slot marker that keeps key order),
+//! `carried` (the fields a record dialect carries for what it cannot express,
+//! and the top level every record dialect reads and writes the same way) and
+//! [`json_style`] (writing embedded JSON back byte for byte).
 //!
 //! Two kinds of dialect ([`Unit`]): one session per record (OpenAI, Anthropic,
 //! ShareGPT: a JSONL line or a `.json` element each), and one session per file
@@ -13,15 +23,18 @@
 //! the file must then fit it: a wrong guess is an error, never an empty session.
 
 pub mod anthropic;
+mod carried;
 pub mod claude_code;
 pub mod codex;
+pub mod json_style;
 pub mod openai;
 pub mod sharegpt;
+pub(crate) mod slots;
 pub mod swe_agent;
 pub mod toolbench;
 
-use crate::model::{Session, Source};
-use serde_json::Value;
+use crate::model::{Content, Message, MessageMeta, Role, Session, Source};
+use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
 
@@ -88,6 +101,64 @@ pub trait Adapter: Sync + Send {
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
         let values = self.encode(session, compaction);
         values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
+    }
+}
+
+/// A dialect whose session is one JSON value both ways: one record of a JSON
+/// Lines file (Anthropic, ShareGPT, OpenAI), or the one document of a file
+/// (SWE-agent, ToolBench). Each says only what differs; its [`Adapter`]
+/// follows: detection counts the records that look like the dialect, decoding
+/// takes the unit's single record, encoding writes one value.
+pub trait RecordDialect: Sync + Send {
+    /// [`Adapter::name`].
+    const NAME: &'static str;
+    /// [`Adapter::unit`]: a session per record, unless the dialect's record is
+    /// a whole file ([`Unit::File`]).
+    const UNIT: Unit = Unit::Record;
+    /// Whether one record looks like this dialect.
+    fn looks_like(record: &Value) -> bool;
+    /// [`Adapter::detect`]: more than half of the first records look like
+    /// this dialect; for a whole-file record, the file is one such record.
+    fn fits(first: &[Value]) -> bool {
+        match Self::UNIT {
+            Unit::Record => first.iter().filter(|r| Self::looks_like(r)).count() * 2 > first.len(),
+            Unit::File => matches!(first, [doc] if Self::looks_like(doc)),
+        }
+    }
+    /// Reads one record as a session.
+    fn decode_record(record: Value, source: Source) -> Result<Session, DecodeError>;
+    /// Writes a session as one record.
+    fn encode_record(session: &Session, compaction: Option<&Value>) -> Value;
+    /// [`RecordDialect::encode_record`]'s record as JSON text (no newline).
+    fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+        serde_json::to_vec(&Self::encode_record(session, compaction)).unwrap_or_default()
+    }
+}
+
+impl<D: RecordDialect> Adapter for D {
+    fn name(&self) -> &'static str {
+        D::NAME
+    }
+
+    fn unit(&self) -> Unit {
+        D::UNIT
+    }
+
+    fn detect(&self, first: &[Value]) -> bool {
+        D::fits(first)
+    }
+
+    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
+        let Record { source, value } = single(records)?;
+        D::decode_record(value, source)
+    }
+
+    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
+        vec![D::encode_record(session, compaction)]
+    }
+
+    fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
+        vec![D::encode_line(session, compaction)]
     }
 }
 
@@ -176,6 +247,38 @@ pub(crate) fn record_id(map: &serde_json::Map<String, Value>) -> Option<String> 
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     })
+}
+
+/// What a JSON value is, for error messages ("expected an object, found an array").
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A message a file dialect read from one event: its role, content, times
+/// and envelope; no calls, no reasoning, nothing attached yet.
+pub(crate) fn event_message(
+    role: Role,
+    content: Content,
+    meta: MessageMeta,
+    extra: Map<String, Value>,
+) -> Message {
+    Message {
+        role,
+        content,
+        tool_calls: Default::default(),
+        tool_call_id: None,
+        reasoning: None,
+        meta,
+        extra: extra.into(),
+        attached: Default::default(),
+    }
 }
 
 /// Takes the single record of a record-unit decode.

@@ -33,8 +33,8 @@
 //! report only: the written file stays a trajectory SWE-agent's tools open.
 
 use super::openai::{decode_message, decode_session, encode_message, encode_session};
-use super::{Adapter, DecodeError, Record, Unit, single};
-use crate::model::{Message, Role, Session};
+use super::{DecodeError, RecordDialect, Unit};
+use crate::model::{Message, Role, Session, Source};
 use serde_json::{Map, Value};
 
 /// The SWE-agent trajectory dialect.
@@ -53,24 +53,15 @@ const TRAJ_KEYS: &[&str] = &["trajectory", "info", "environment", "replay_config
 const ENTRY_KEYS: &[&str] =
     &["agent", "message_type", "is_demo", "tool_call_ids", "thought", "action"];
 
-impl Adapter for SweAgent {
-    fn name(&self) -> &'static str {
-        "swe-agent"
+impl RecordDialect for SweAgent {
+    const NAME: &'static str = "swe-agent";
+    const UNIT: Unit = Unit::File;
+
+    fn looks_like(doc: &Value) -> bool {
+        is_trajectory(doc) || is_mini(doc)
     }
 
-    fn unit(&self) -> Unit {
-        Unit::File
-    }
-
-    fn detect(&self, first: &[Value]) -> bool {
-        match first {
-            [doc] => is_trajectory(doc) || is_mini(doc),
-            _ => false,
-        }
-    }
-
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        let Record { source, value } = single(records)?;
+    fn decode_record(value: Value, source: Source) -> Result<Session, DecodeError> {
         if is_mini(&value) {
             return decode_session(value, source);
         }
@@ -108,10 +99,10 @@ impl Adapter for SweAgent {
         Ok(Session { id: source.to_string(), source, messages, extra, ..Session::default() })
     }
 
-    fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
+    fn encode_record(session: &Session, _compaction: Option<&Value>) -> Value {
         if session.extra.get("messages").and_then(Value::as_str) != Some(HISTORY) {
             // mini-swe-agent: an OpenAI record, written without the compaction object.
-            return vec![encode_session(session, None)];
+            return encode_session(session, None);
         }
         let history: Vec<Value> = session.messages.iter().map(encode_entry).collect();
         let mut history = Some(Value::Array(history));
@@ -125,7 +116,7 @@ impl Adapter for SweAgent {
                 doc.insert(k.clone(), v.clone());
             }
         }
-        vec![Value::Object(doc)]
+        Value::Object(doc)
     }
 }
 
@@ -201,7 +192,7 @@ fn encode_entry(m: &Message) -> Value {
 mod tests {
     use super::*;
     use crate::formats::openai::OpenAi;
-    use crate::model::Source;
+    use crate::formats::{Adapter, Record};
     use serde_json::json;
 
     fn rec(v: Value) -> Vec<Record> {

@@ -24,8 +24,8 @@
 //! ToolBench answer.
 
 use super::openai::{decode_message, encode_message};
-use super::{Adapter, DecodeError, Record, Unit, single};
-use crate::model::{ArgsForm, Message, Role, Session, ToolCall};
+use super::{DecodeError, RecordDialect, Unit};
+use crate::model::{ArgsForm, Message, Role, Session, Source, ToolCall};
 use serde_json::{Map, Value};
 
 /// The ToolBench DFSDT answer dialect.
@@ -34,24 +34,18 @@ pub struct ToolBench;
 /// Prefix of the synthetic call ids.
 const CALL_ID_PREFIX: &str = "toolbench-call-";
 
-// The OpenAI adapter's slot marker, so `--to openai` fills these slots (the
-// call's `function` keys, the message's `tool_calls`) in place.
-use super::openai::SLOT;
+// The key-slot marker, so `--to openai` fills these slots (the call's
+// `function` keys, the message's `tool_calls`) in place.
+use super::slots::SLOT;
 
 /// Key of the private layout held at `messages` in [`Session::extra`].
 const MARK: &str = "\u{fdd0}compactor:toolbench";
 
-impl Adapter for ToolBench {
-    fn name(&self) -> &'static str {
-        "toolbench"
-    }
+impl RecordDialect for ToolBench {
+    const NAME: &'static str = "toolbench";
+    const UNIT: Unit = Unit::File;
 
-    fn unit(&self) -> Unit {
-        Unit::File
-    }
-
-    fn detect(&self, first: &[Value]) -> bool {
-        let [doc] = first else { return false };
+    fn looks_like(doc: &Value) -> bool {
         let Some(doc) = doc.as_object() else { return false };
         let Some(answer) = doc.get("answer_generation").and_then(Value::as_object) else {
             return false;
@@ -63,8 +57,7 @@ impl Adapter for ToolBench {
                     .any(|k| answer.contains_key(*k)))
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        let Record { source, value } = single(records)?;
+    fn decode_record(value: Value, source: Source) -> Result<Session, DecodeError> {
         let Value::Object(mut doc) = value else {
             return Err(DecodeError::new("not a ToolBench answer: expected a JSON object"));
         };
@@ -105,7 +98,7 @@ impl Adapter for ToolBench {
         })
     }
 
-    fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
+    fn encode_record(session: &Session, _compaction: Option<&Value>) -> Value {
         let mut doc = (*session.extra).clone();
         let layout = doc.shift_remove("messages");
         let layout = layout.as_ref().and_then(|v| v.get(MARK));
@@ -120,7 +113,7 @@ impl Adapter for ToolBench {
                 doc.insert("answer_generation".into(), Value::Object(Map::new()));
                 match doc.get_mut("answer_generation") {
                     Some(Value::Object(a)) => a,
-                    _ => return vec![Value::Object(doc)],
+                    _ => return Value::Object(doc),
                 }
             }
         };
@@ -137,7 +130,7 @@ impl Adapter for ToolBench {
                 }
             }
         }
-        vec![Value::Object(doc)]
+        Value::Object(doc)
     }
 }
 
@@ -225,7 +218,7 @@ fn encode_legacy(m: &Message) -> Value {
 mod tests {
     use super::*;
     use crate::formats::openai::OpenAi;
-    use crate::model::Source;
+    use crate::formats::{Adapter, Record};
     use serde_json::json;
 
     fn rec(v: Value) -> Vec<Record> {

@@ -390,9 +390,9 @@ fn clean_call(c: &mut ToolCall, repairs: &mut Repairs) {
     }
     c.args_form = ArgsForm::String;
     let mut extra = Map::new();
-    extra.insert("id".into(), crate::formats::openai::slot());
+    extra.insert("id".into(), crate::formats::slots::slot());
     extra.insert("type".into(), Value::String("function".into()));
-    extra.insert("function".into(), crate::formats::openai::slot());
+    extra.insert("function".into(), crate::formats::slots::slot());
     c.extra = extra;
     c.function_extra = Map::new();
 }

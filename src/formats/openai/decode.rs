@@ -2,7 +2,7 @@
 //! of their maps with a slot left at their key (see the parent's key order).
 
 use super::{ATTACHED, REASONING_FIELDS, TRAILING, decode_part, slot};
-use crate::formats::{DecodeError, record_id};
+use crate::formats::{DecodeError, kind_of, record_id};
 use crate::model::{
     ArgsForm, Content, ContentForm, Layout, Message, MessageMeta, Reasoning, Role, Session, Source,
     ToolCall, Usage,
@@ -81,17 +81,6 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
 
 fn looks_like_message(v: &Value) -> bool {
     v.as_object().is_some_and(|m| m.get("role").is_some_and(Value::is_string))
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Reads one OpenAI message object.

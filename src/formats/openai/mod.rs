@@ -58,7 +58,7 @@ pub(crate) use encode::{encode_content, encode_part};
 pub use encode::{encode_message, encode_session};
 pub use skim::{Skimmed, skim_line};
 
-use super::{Adapter, DecodeError, Record, Unit, single};
+use super::{DecodeError, RecordDialect};
 use crate::model::{ArgsForm, Content, ContentForm, ImageInfo, Part, Session, Source, ToolCall};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -69,75 +69,26 @@ pub struct OpenAi;
 /// Message fields the reasoning text may be read from, in order of preference.
 pub(crate) const REASONING_FIELDS: &[&str] = &["reasoning_content", "reasoning"];
 
-/// Marks the key slot of a field that was taken out into a typed field. It is a
-/// Unicode noncharacter, so no real input holds this exact string; encoding
-/// either fills the slot or removes it.
-pub(crate) const SLOT: &str = "\u{fdd0}compactor:slot";
+pub(crate) use super::carried::{ATTACHED, PRIVATE_KEY, TRAILING, carry};
+pub(crate) use super::slots::{is_slot, slot};
 
-pub(crate) fn slot() -> Value {
-    Value::String(SLOT.to_string())
-}
+impl RecordDialect for OpenAi {
+    const NAME: &'static str = "openai";
 
-pub(crate) fn is_slot(v: &Value) -> bool {
-    v.as_str() == Some(SLOT)
-}
-
-/// Message key carrying [`Message::attached`] records when a dialect with
-/// non-chat records is converted to a record dialect (conversions are total).
-pub(crate) const ATTACHED: &str = "compactor_attached";
-/// Session key carrying [`Session::trailing`] records, likewise.
-pub(crate) const TRAILING: &str = "compactor_trailing";
-
-/// The prefix of a dialect's private layout keys (see [`carry`]).
-pub(crate) const PRIVATE_KEY: &str = "\u{fdd0}compactor:";
-
-/// A non-chat record as carried into another dialect: a dialect's private
-/// layout marker (a key starting with a noncharacter) gets a plain key, and an
-/// unfilled slot inside it becomes `null`, so the output holds no private text.
-pub(crate) fn carry(record: &Value) -> Value {
-    match record {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let key = match k.strip_prefix(PRIVATE_KEY) {
-                        Some(rest) => format!("compactor_{rest}"),
-                        None => k.clone(),
-                    };
-                    (key, carry(v))
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(carry).collect()),
-        v if is_slot(v) => Value::Null,
-        v => v.clone(),
-    }
-}
-
-impl Adapter for OpenAi {
-    fn name(&self) -> &'static str {
-        "openai"
+    fn looks_like(record: &Value) -> bool {
+        looks_like_session(record)
     }
 
-    fn unit(&self) -> Unit {
-        Unit::Record
+    fn decode_record(record: Value, source: Source) -> Result<Session, DecodeError> {
+        decode::decode_session(record, source)
     }
 
-    fn detect(&self, first: &[Value]) -> bool {
-        let fits = first.iter().filter(|r| looks_like_session(r)).count();
-        fits * 2 > first.len()
+    fn encode_record(session: &Session, compaction: Option<&Value>) -> Value {
+        encode::encode_session(session, compaction)
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        let Record { source, value } = single(records)?;
-        decode::decode_session(value, source)
-    }
-
-    fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
-        vec![encode::encode_session(session, compaction)]
-    }
-
-    fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
-        vec![lines::session_line(session, compaction)]
+    fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+        lines::session_line(session, compaction)
     }
 }
 
@@ -353,6 +304,7 @@ fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::encode::encode_tool_call;
+    use crate::formats::{Adapter, Record};
     use super::*;
     use crate::model::{Source, ToolCall};
     use serde_json::json;

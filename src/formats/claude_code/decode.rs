@@ -1,0 +1,419 @@
+//! Reading a Claude Code log: the live main chain after the last
+//! `compact_boundary` made into messages (the streamed events of one
+//! assistant message joined, tool results split out of their user event),
+//! everything else attached in place, and the layout each message needs to be
+//! written back event for event.
+
+use super::*;
+use crate::formats::openai::decode_part;
+use crate::formats::{DecodeError, Record, event_message, kind_of};
+use crate::model::{
+    ArgsForm, Content, ContentForm, Message, MessageMeta, Part, Role, Session, Source, ToolCall,
+    Usage,
+};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// An event's `message.content`, taken out of it.
+enum RawContent {
+    Absent,
+    Null,
+    Text(String),
+    Blocks(Vec<Value>),
+}
+
+/// A chat event: its envelope (with `message` minus `content`) and its content.
+pub(super) struct Event {
+    envelope: Map<String, Value>,
+    content: RawContent,
+}
+
+fn take_event(mut map: Map<String, Value>, source: &Source) -> Result<Event, DecodeError> {
+    let mut message = match map.get_mut("message") {
+        Some(Value::Object(m)) => std::mem::take(m),
+        Some(other) => {
+            return Err(DecodeError::at(
+                source,
+                format!("`message` is {}, expected an object", kind_of(other)),
+            ));
+        }
+        None => return Err(DecodeError::at(source, "a user/assistant event without `message`")),
+    };
+    let content = match message.shift_remove("content") {
+        None => RawContent::Absent,
+        Some(Value::Null) => RawContent::Null,
+        Some(Value::String(s)) => RawContent::Text(s),
+        Some(Value::Array(blocks)) => RawContent::Blocks(blocks),
+        Some(other) => {
+            return Err(DecodeError::at(
+                source,
+                format!("`message.content` is {}, expected a string or an array", kind_of(&other)),
+            ));
+        }
+    };
+    map.insert("message".into(), Value::Object(message));
+    Ok(Event { envelope: map, content })
+}
+
+fn content_of(raw: RawContent) -> Content {
+    match raw {
+        RawContent::Absent => Content { parts: Default::default(), form: ContentForm::Absent },
+        RawContent::Null => Content { parts: Default::default(), form: ContentForm::Null },
+        RawContent::Text(s) => Content::from_text(s),
+        RawContent::Blocks(blocks) => Content {
+            parts: Arc::new(blocks.into_iter().map(decode_part).collect()),
+            form: ContentForm::Parts,
+        },
+    }
+}
+
+fn timestamp_of(envelope: &Map<String, Value>) -> Option<String> {
+    envelope.get("timestamp").and_then(Value::as_str).map(str::to_string)
+}
+
+fn usage_of(envelope: &Map<String, Value>) -> Option<Usage> {
+    let u = envelope.get("message")?.get("usage")?.as_object()?;
+    let get = |k: &str| u.get(k).and_then(Value::as_u64);
+    let usage = Usage {
+        input_tokens: get("input_tokens"),
+        cache_read_tokens: get("cache_read_input_tokens"),
+        cache_write_tokens: get("cache_creation_input_tokens"),
+        output_tokens: get("output_tokens"),
+    };
+    (usage != Usage::default()).then_some(usage)
+}
+
+/// Reads a `tool_use` block as a call, or `None` when it is not a well-formed one.
+fn tool_call_of(block: &Value) -> Option<ToolCall> {
+    let map = block.as_object()?;
+    if map.get("type").and_then(Value::as_str) != Some("tool_use") {
+        return None;
+    }
+    let id = map.get("id")?.as_str()?.to_string();
+    let name = map.get("name")?.as_str()?.to_string();
+    let input = map.get("input")?;
+    let mut extra = Map::new();
+    // OpenAI needs `type: function` on a call; the Claude Code block type is
+    // always `tool_use` and is written back as such.
+    extra.insert("type".into(), Value::String("function".into()));
+    for (k, v) in map {
+        if !matches!(k.as_str(), "type" | "id" | "name" | "input") {
+            extra.insert(k.clone(), v.clone());
+        }
+    }
+    Some(ToolCall {
+        id,
+        name,
+        arguments: input.to_string(),
+        // Written back as an `input` value whatever the form; `String` makes a
+        // conversion to OpenAI carry the JSON text its API expects.
+        args_form: ArgsForm::String,
+        extra,
+        function_extra: Map::new(),
+    })
+}
+
+/// Splits assistant blocks into parts, calls and their layout descriptors.
+fn split_blocks(blocks: Vec<Value>) -> (Vec<Part>, Vec<ToolCall>, Vec<Desc>) {
+    let mut parts = Vec::new();
+    let mut calls = Vec::new();
+    let mut descs = Vec::new();
+    for block in blocks {
+        match tool_call_of(&block) {
+            Some(call) => {
+                descs.push(Desc::Call(call.id.clone()));
+                calls.push(call);
+            }
+            None => {
+                let part = decode_part(block);
+                descs.push(Desc::Part(part_kind(&part).to_string()));
+                parts.push(part);
+            }
+        }
+    }
+    (parts, calls, descs)
+}
+
+/// Returns true if and only if every part comes before every call (the order the
+/// encoder writes when it has no layout).
+fn default_order(descs: &[Desc]) -> bool {
+    let first_call = descs.iter().position(|d| matches!(d, Desc::Call(_)));
+    first_call.is_none_or(|i| descs[i..].iter().all(|d| matches!(d, Desc::Call(_))))
+}
+
+/// Splits a `tool_result` block into (tool_use_id, block minus content, content),
+/// or gives the block back when it is not a well-formed one.
+fn tool_result_of(block: Value) -> Result<(String, Map<String, Value>, Content), Value> {
+    let Value::Object(mut map) = block else { return Err(block) };
+    let id = match (map.get("type").and_then(Value::as_str), map.get("tool_use_id")) {
+        (Some("tool_result"), Some(Value::String(id))) => id.clone(),
+        _ => return Err(Value::Object(map)),
+    };
+    let content = match map.get("content") {
+        None => RawContent::Absent,
+        Some(Value::Null | Value::String(_) | Value::Array(_)) => {
+            match map.shift_remove("content") {
+                Some(Value::String(s)) => RawContent::Text(s),
+                Some(Value::Array(a)) => RawContent::Blocks(a),
+                _ => RawContent::Null,
+            }
+        }
+        // A content we cannot model: the block stays a part of a user message.
+        Some(_) => return Err(Value::Object(map)),
+    };
+    Ok((id, map, content_of(content)))
+}
+
+/// One event of an assistant message, as remembered for encoding.
+struct EventLayout {
+    blocks: Vec<Desc>,
+    results_before: usize,
+    records_before: usize,
+    /// The event's envelope; `None` for the first (it is the message's `extra`).
+    envelope: Option<Map<String, Value>>,
+}
+
+/// The assistant message still open for more streamed events of its `message.id`.
+struct OpenTurn {
+    index: usize,
+    id: Option<String>,
+    /// Tool-result events seen since its first event.
+    results: usize,
+    layout: Vec<EventLayout>,
+}
+
+#[derive(Default)]
+struct Decoder {
+    messages: Vec<Message>,
+    pending: Vec<Value>,
+    open: Option<OpenTurn>,
+}
+
+impl Decoder {
+    /// Writes the layout of the open assistant message into its `extra` when it
+    /// cannot be re-derived (several events, or calls before parts).
+    fn close(&mut self) {
+        let Some(open) = self.open.take() else { return };
+        let needed =
+            open.layout.len() > 1 || open.layout.first().is_some_and(|l| !default_order(&l.blocks));
+        if !needed {
+            return;
+        }
+        let entries: Vec<Value> = open
+            .layout
+            .into_iter()
+            .enumerate()
+            .map(|(k, l)| {
+                let mut e = Map::new();
+                e.insert(
+                    "blocks".into(),
+                    Value::Array(l.blocks.iter().map(Desc::to_value).collect()),
+                );
+                if k > 0 {
+                    e.insert("resultsBefore".into(), Value::from(l.results_before));
+                    e.insert("recordsBefore".into(), Value::from(l.records_before));
+                    e.insert("event".into(), Value::Object(l.envelope.unwrap_or_default()));
+                }
+                Value::Object(e)
+            })
+            .collect();
+        if let Some(m) = self.messages.get_mut(open.index) {
+            m.extra_mut().insert(EVENTS_KEY.into(), Value::Array(entries));
+        }
+    }
+
+    fn message(&mut self, role: Role, content: Content, extra: Map<String, Value>) -> Message {
+        let meta = MessageMeta { timestamp: timestamp_of(&extra), usage: usage_of(&extra) };
+        let mut m = event_message(role, content, meta, extra);
+        m.attached = std::mem::take(&mut self.pending).into();
+        m
+    }
+
+    fn assistant(&mut self, ev: Event) {
+        let Event { envelope, content } = ev;
+        let RawContent::Blocks(blocks) = content else {
+            self.close();
+            let m = self.message(Role::Assistant, content_of(content), envelope);
+            self.messages.push(m);
+            return;
+        };
+        let id = envelope
+            .get("message")
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let (parts, calls, blocks) = split_blocks(blocks);
+        // A later streamed block of the open message: only its own tool results
+        // (and passthrough records) may have come in between.
+        if let Some(open) = self.open.as_mut()
+            && id.is_some()
+            && open.id == id
+            && self
+                .messages
+                .get(open.index + 1..)
+                .is_some_and(|r| r.iter().all(Message::is_tool_result))
+            // A repeated call id is a repeated event, not a later block: merged,
+            // encoding could not tell which event each copy came from.
+            && self.messages.get(open.index).is_some_and(|m| {
+                calls.iter().all(|c| m.tool_calls.iter().all(|o| o.id != c.id))
+            })
+            && let Some(m) = self.messages.get_mut(open.index)
+        {
+            if !parts.is_empty() {
+                m.content.form = ContentForm::Parts;
+            }
+            m.content.parts_mut().extend(parts);
+            m.tool_calls_mut().extend(calls);
+            if let Some(u) = usage_of(&envelope) {
+                m.meta.usage = Some(u);
+            }
+            open.layout.push(EventLayout {
+                blocks,
+                results_before: open.results,
+                records_before: self.pending.len(),
+                envelope: Some(envelope),
+            });
+            m.attached_mut().append(&mut self.pending);
+            return;
+        }
+        self.close();
+        let mut m = self.message(
+            Role::Assistant,
+            Content { parts: parts.into(), form: ContentForm::Parts },
+            envelope,
+        );
+        m.tool_calls = calls.into();
+        if m.content.parts.is_empty() && !m.tool_calls.is_empty() {
+            // Only calls: `content: null` in the OpenAI shape. Blocks are written
+            // back as an array whenever a message has calls.
+            m.content.form = ContentForm::Null;
+        }
+        let index = self.messages.len();
+        self.messages.push(m);
+        self.open = Some(OpenTurn {
+            index,
+            id,
+            results: 0,
+            layout: vec![EventLayout {
+                blocks,
+                results_before: 0,
+                records_before: 0,
+                envelope: None,
+            }],
+        });
+    }
+
+    /// Pushes the first message of an event, marked when it would pass for part
+    /// of the event of the tool messages before it (same `uuid`: a repeated
+    /// line; fuzz findings `claude_code_repeated_uuid_user_event` and
+    /// `claude_code_repeated_result_event`).
+    fn push_first(&mut self, mut m: Message) {
+        if let Some(prev) = self.messages.last()
+            && prev.role == Role::Tool
+            && same_event(prev, &m)
+        {
+            m.extra_mut().insert(NEW_EVENT_KEY.into(), Value::Bool(true));
+        }
+        self.messages.push(m);
+    }
+
+    fn user(&mut self, ev: Event) {
+        let Event { envelope, content } = ev;
+        let RawContent::Blocks(blocks) = content else {
+            self.close();
+            let m = self.message(Role::User, content_of(content), envelope);
+            self.push_first(m);
+            return;
+        };
+        let mut results = Vec::new();
+        let mut others = Vec::new();
+        for block in blocks {
+            match tool_result_of(block) {
+                Ok(r) => results.push(r),
+                Err(other) => others.push(other),
+            }
+        }
+        if results.is_empty() {
+            self.close();
+            let m = self.message(Role::User, content_of(RawContent::Blocks(others)), envelope);
+            self.push_first(m);
+            return;
+        }
+        for (k, (id, block, content)) in results.into_iter().enumerate() {
+            let mut extra = envelope.clone();
+            extra.insert(BLOCK_KEY.into(), Value::Object(block));
+            let mut m = self.message(Role::Tool, content, extra);
+            m.tool_call_id = Some(id);
+            if k == 0 {
+                self.push_first(m);
+            } else {
+                self.messages.push(m);
+            }
+        }
+        if others.is_empty() {
+            if let Some(open) = self.open.as_mut() {
+                open.results += 1;
+            }
+        } else {
+            self.close();
+            let m = self.message(Role::User, content_of(RawContent::Blocks(others)), envelope);
+            self.messages.push(m);
+        }
+    }
+}
+
+/// Reads every record of one Claude Code log as a session.
+pub fn decode_events(records: Vec<Record>) -> Result<Session, DecodeError> {
+    let Some(first) = records.first() else {
+        return Err(DecodeError::new("a Claude Code log without records"));
+    };
+    let source = Source { path: first.source.path.clone(), line: None, index: None };
+    let live_from = records
+        .iter()
+        .rposition(|r| r.value.as_object().is_some_and(is_boundary))
+        .map_or(0, |i| i + 1);
+    let mut d = Decoder::default();
+    let mut id = None;
+    let mut earlier = Vec::new();
+    for (i, Record { source: at, value }) in records.into_iter().enumerate() {
+        let map = match value {
+            Value::Object(map) => map,
+            other => {
+                return Err(DecodeError::at(
+                    &at,
+                    format!("expected a JSON object (an event), found {}", kind_of(&other)),
+                ));
+            }
+        };
+        for key in [EVENTS_KEY, BLOCK_KEY, NEW_EVENT_KEY] {
+            if map.contains_key(key) {
+                return Err(DecodeError::at(&at, format!("`{key}` is reserved for compactor")));
+            }
+        }
+        if id.is_none() {
+            id = map
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
+        }
+        if is_boundary(&map) {
+            earlier.push(boundary_record(&map));
+        }
+        let chat = i >= live_from && !is_sidechain(&map);
+        match type_of(&map) {
+            Some("assistant") if chat => d.assistant(take_event(map, &at)?),
+            Some("user") if chat => d.user(take_event(map, &at)?),
+            _ => d.pending.push(Value::Object(map)),
+        }
+    }
+    d.close();
+    Ok(Session {
+        id: id.unwrap_or_else(|| source.to_string()),
+        source,
+        messages: d.messages,
+        trailing: d.pending,
+        earlier_compactions: earlier,
+        ..Session::default()
+    })
+}
