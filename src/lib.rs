@@ -39,6 +39,7 @@ pub mod report;
 pub mod request;
 pub mod shard;
 pub mod stats;
+pub mod summarizer;
 pub mod synth;
 pub mod tokens;
 pub mod window;

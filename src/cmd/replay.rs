@@ -17,7 +17,8 @@ use std::io::Write;
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input)?;
     let inputs = &reading.inputs;
-    let policies = config::policies(args.mode, &args.budget, false, None)?;
+    let summarizer = config::summarizer(&args.summarizer)?;
+    let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;
     let mut defaulted = config::DefaultedCount::default();
     let meter = config::meter(&args.budget);
     let prices = prices(args)?;

@@ -29,6 +29,7 @@ pub mod micro_compact;
 pub mod sanitize;
 pub mod strip_media;
 pub mod summary;
+pub mod summary_writer;
 pub mod tool_families;
 pub mod truncate;
 pub mod verify;
@@ -43,7 +44,8 @@ use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use summary_writer::{BodyRequest, Fallback, SummarizerUse, SummaryWriter};
 use tool_families::ToolFamilies;
 
 /// How a session is compacted.
@@ -138,6 +140,9 @@ pub struct Policy {
     /// it compacts the live history again at every trigger; so does `compact`
     /// without `--report`, whose records go nowhere the figures are shown.
     pub measure_retention: bool,
+    /// `--summarizer` / `--summarizer-cmd`: writes the summary body; the
+    /// deterministic one when `None` or when it fails ([`summary_writer`]).
+    pub summarizer: Option<Arc<dyn SummaryWriter>>,
 }
 
 impl Policy {
@@ -153,6 +158,7 @@ impl Policy {
             anchor_budget: AnchorBudget::Auto,
             families: ToolFamilies::default(),
             measure_retention: true,
+            summarizer: None,
         }
     }
 
@@ -271,6 +277,8 @@ pub struct Compaction {
     pub secrets_masked: u64,
     /// Compacted, and the request is still over the trigger threshold (SPEC 5).
     pub over_trigger: bool,
+    /// What the summarizer did, when one is configured and a summary was built.
+    pub summarizer: Option<SummarizerUse>,
 }
 
 /// A compacted session and its record.
@@ -522,6 +530,7 @@ fn unchanged_record(messages: usize, mode: Mode, tokens: u64, reason: Reason) ->
         user_messages_kept_whole: 0,
         secrets_masked: 0,
         over_trigger: false,
+        summarizer: None,
     }
 }
 
@@ -744,7 +753,7 @@ fn summarize<'a>(
     }
 
     let lean = mode != Mode::Legacy;
-    let (out_msgs, summary_out, placement, kept_from) = {
+    let (out_msgs, summary_out, placement, kept_from, summarizer_use) = {
         let middle = &msgs[head_end..cut];
         let middle_tokens: u64 = tokens[head_end..cut].iter().sum();
         let region_chars: usize = middle.iter().map(|m| m.content.text_chars()).sum();
@@ -764,7 +773,10 @@ fn summarize<'a>(
             max_tokens: summary::summary_max_tokens(policy.window),
             pruned: &rewritten,
         };
-        let built = summary::build_summary(&input, meter);
+        let (built, used) = match &policy.summarizer {
+            None => (summary::build_summary(&input, meter), None),
+            Some(writer) => written_summary(writer.as_ref(), &input, meter),
+        };
         let rest = owned(pruned.split_off(cut));
         pruned.truncate(head_end);
         let (mut out, placement) = assemble::assemble(owned(pruned), &built.text, rest);
@@ -782,7 +794,7 @@ fn summarize<'a>(
                 index
             }
         };
-        (out, Some(built), Some(placement), kept_from)
+        (out, Some(built), Some(placement), kept_from, used)
     };
     let mut out_msgs = out_msgs;
     assemble::add_system_note(&mut out_msgs);
@@ -820,7 +832,42 @@ fn summarize<'a>(
         record.secrets_masked = s.secrets_masked;
     }
     record.anchors = anchor_figures(input, &out, policy, summary_out.as_ref());
+    record.summarizer = summarizer_use;
     Outcome { session: Cow::Owned(out), compaction: record }
+}
+
+/// The summary with `writer`'s body, or the deterministic one and why.
+fn written_summary(
+    writer: &dyn SummaryWriter,
+    input: &summary::SummaryInput<'_>,
+    meter: &Meter,
+) -> (summary::Summary, Option<SummarizerUse>) {
+    let request = BodyRequest { middle: input.middle, budget_tokens: input.budget_tokens };
+    let (body, mut used) = match writer.write(&request, meter) {
+        Ok(body) => {
+            let text = summary_writer::clean_body(&body.text);
+            let used = SummarizerUse { cached: body.cached, spent: body.spent, ..Default::default() };
+            (text, used)
+        }
+        Err(f) => {
+            let used = SummarizerUse { fallback: Some(f.reason), spent: f.spent, ..Default::default() };
+            return (summary::build_summary(input, meter), Some(used));
+        }
+    };
+    let fallback = if body.is_empty() {
+        Some(Fallback::Empty)
+    } else if !meter.fits(&body, input.budget_tokens) {
+        Some(Fallback::OverBudget)
+    } else {
+        None
+    };
+    if let Some(reason) = fallback {
+        used.fallback = Some(reason);
+        used.cached = false;
+        return (summary::build_summary(input, meter), Some(used));
+    }
+    used.used = true;
+    (summary::build_summary_with(input, meter, Some(&body)), Some(used))
 }
 
 /// Returns true if and only if `text` has more than `n` chars, counting them

@@ -23,9 +23,12 @@ const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input)?;
     let meter = config::meter(&args.budget);
+    let summarizer = config::summarizer(&args.summarizer)?;
     let policies: Vec<config::Policies> = MODES
         .iter()
-        .map(|m| config::policies(*m, &args.budget, args.force, args.target_tokens))
+        .map(|m| {
+            config::policies(*m, &args.budget, args.force, args.target_tokens, summarizer.as_ref())
+        })
         .collect::<anyhow::Result<_>>()?;
     let auto = policies.iter().any(config::Policies::is_auto);
     let mut defaulted = config::DefaultedCount::default();
