@@ -29,6 +29,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
         args.calls.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
+    let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     crate::cmd::run_items(
@@ -87,6 +88,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     prices.as_ref(),
                 );
                 row.chosen = chosen;
+                if let Some(s) = &row.summarizer {
+                    summarized.merge(s);
+                }
                 match report.as_mut() {
                     Some(w) => w.write(&serde_json::to_value(&row)?)?,
                     None => print_row(&mut stdout, &row)?,
@@ -137,6 +141,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     if let Some(notice) = defaulted.notice() {
         eprintln!("{notice}");
+    }
+    if let Some(line) = crate::cmd::summarizer_line(&summarized) {
+        eprintln!("{line}");
     }
     if let Some(w) = report {
         w.finish()?;

@@ -89,6 +89,8 @@ impl Entry {
             tokens_before: self.tokens_before,
             tokens_after: self.tokens_after,
             repairs: Default::default(),
+            // Nor is the summarizer's: a skipped input asked it nothing this run.
+            summarizer: Default::default(),
         }
     }
 }

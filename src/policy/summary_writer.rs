@@ -25,6 +25,8 @@
 
 use crate::model::Message;
 use crate::tokens::Meter;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// What a writer is asked to summarize.
@@ -137,6 +139,58 @@ pub struct SummarizerUse {
     /// Why the deterministic body was used (`None` when `used`).
     pub fallback: Option<Fallback>,
     pub spent: Spent,
+}
+
+/// Summarizer totals over sessions or compactions: what the summary line,
+/// `summary.json` and replay rows count.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummarizerCounts {
+    /// Summaries whose body the model wrote ...
+    pub used: u64,
+    /// ... of them answered from the cache.
+    pub cached: u64,
+    /// Summaries that fell back to the deterministic body ...
+    pub fallback: u64,
+    /// ... by reason ([`Fallback::name`]).
+    pub reasons: BTreeMap<String, u64>,
+    /// Requests the model answered (cache hits excluded).
+    pub calls: u64,
+    /// The summarizer's own tokens (cached answers included: what they cost to make).
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl SummarizerCounts {
+    /// Counts one compaction's use.
+    pub fn add(&mut self, u: &SummarizerUse) {
+        self.used += u64::from(u.used);
+        self.cached += u64::from(u.used && u.cached);
+        if let Some(reason) = u.fallback {
+            self.fallback += 1;
+            *self.reasons.entry(reason.name()).or_default() += 1;
+        }
+        self.calls += u.spent.calls;
+        self.prompt_tokens += u.spent.prompt_tokens;
+        self.completion_tokens += u.spent.completion_tokens;
+    }
+
+    /// Adds other totals.
+    pub fn merge(&mut self, other: &SummarizerCounts) {
+        self.used += other.used;
+        self.cached += other.cached;
+        self.fallback += other.fallback;
+        for (k, n) in &other.reasons {
+            *self.reasons.entry(k.clone()).or_default() += n;
+        }
+        self.calls += other.calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+
+    /// Returns true if and only if a summary was asked of the summarizer.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0 && self.fallback == 0
+    }
 }
 
 /// The model's body, cleaned: outer blank lines and code fences removed, a

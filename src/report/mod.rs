@@ -53,6 +53,8 @@ pub struct RunSummary {
     pub tokens_after: u64,
     /// What making converted sessions valid requests repaired ([`crate::request`]).
     pub repairs: crate::request::Repairs,
+    /// What the summarizer model did (`--summarizer*`).
+    pub summarizer: crate::policy::summary_writer::SummarizerCounts,
 }
 
 impl RunSummary {
@@ -63,6 +65,9 @@ impl RunSummary {
         self.over_trigger += usize::from(c.over_trigger);
         self.tokens_before += c.tokens_before;
         self.tokens_after += c.tokens_after;
+        if let Some(u) = &c.summarizer {
+            self.summarizer.add(u);
+        }
     }
 
     /// Adds another run's (or input's) totals.
@@ -78,6 +83,7 @@ impl RunSummary {
         self.tokens_before += other.tokens_before;
         self.tokens_after += other.tokens_after;
         self.repairs.merge(&other.repairs);
+        self.summarizer.merge(&other.summarizer);
     }
 
     /// Counts one rejected record.
