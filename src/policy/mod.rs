@@ -846,11 +846,13 @@ fn written_summary(
     let (body, mut used) = match writer.write(&request, meter) {
         Ok(body) => {
             let text = summary_writer::clean_body(&body.text);
-            let used = SummarizerUse { cached: body.cached, spent: body.spent, ..Default::default() };
+            let used =
+                SummarizerUse { cached: body.cached, spent: body.spent, ..Default::default() };
             (text, used)
         }
         Err(f) => {
-            let used = SummarizerUse { fallback: Some(f.reason), spent: f.spent, ..Default::default() };
+            let used =
+                SummarizerUse { fallback: Some(f.reason), spent: f.spent, ..Default::default() };
             return (summary::build_summary(input, meter), Some(used));
         }
     };

@@ -374,11 +374,7 @@ impl ReplayRow {
             cost_original: cost.map(|c| round(c.0)),
             cost_live: cost.map(|c| round(c.1)),
             summarizer: r.summarizer.clone(),
-            summarizer_cost: r
-                .summarizer
-                .as_ref()
-                .and(prices)
-                .map(|p| round(r.summarizer_cost(p))),
+            summarizer_cost: r.summarizer.as_ref().and(prices).map(|p| round(r.summarizer_cost(p))),
         }
     }
 }

@@ -160,17 +160,28 @@ mod tests {
         let ok = r###"{"choices":[{"message":{"role":"assistant","content":"## Goal\nx"}}],
                      "usage":{"prompt_tokens":12,"completion_tokens":3}}"###;
         let a = parse_answer(ok).unwrap();
-        assert_eq!((a.text.as_str(), a.prompt_tokens, a.completion_tokens), ("## Goal\nx", Some(12), Some(3)));
-        let parts = r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"text":"b"}]}}]}"#;
+        assert_eq!(
+            (a.text.as_str(), a.prompt_tokens, a.completion_tokens),
+            ("## Goal\nx", Some(12), Some(3))
+        );
+        let parts =
+            r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"text":"b"}]}}]}"#;
         assert_eq!(parse_answer(parts).unwrap().text, "ab");
         assert_eq!(parse_answer("not json").unwrap_err(), Fallback::BadJson);
         assert_eq!(parse_answer(r#"{"choices":[]}"#).unwrap_err(), Fallback::BadJson);
-        assert_eq!(parse_answer(r#"{"choices":[{"message":{"content":5}}]}"#).unwrap_err(), Fallback::BadJson);
+        assert_eq!(
+            parse_answer(r#"{"choices":[{"message":{"content":5}}]}"#).unwrap_err(),
+            Fallback::BadJson
+        );
     }
 
     #[test]
     fn the_key_never_shows_in_debug() {
-        let c = Client::new("http://127.0.0.1:1/v1/", Some(Key::new("sk-secret".into())), Duration::from_secs(1));
+        let c = Client::new(
+            "http://127.0.0.1:1/v1/",
+            Some(Key::new("sk-secret".into())),
+            Duration::from_secs(1),
+        );
         let shown = format!("{c:?}");
         assert!(!shown.contains("sk-secret"), "{shown}");
         assert!(shown.contains("http://127.0.0.1:1/v1/chat/completions"), "{shown}");

@@ -201,9 +201,8 @@ impl SummaryWriter for Summarizer {
         for turns in chunks {
             let user = prompt::user_message(summary.as_deref(), turns, budget);
             let body = prompt::request_body(&self.model, &user, budget, self.temperature);
-            let (entry, hit) = self
-                .answer(&body, &user, meter)
-                .map_err(|reason| Failure { reason, spent })?;
+            let (entry, hit) =
+                self.answer(&body, &user, meter).map_err(|reason| Failure { reason, spent })?;
             spent.calls += u64::from(!hit);
             spent.prompt_tokens += entry.prompt_tokens;
             spent.completion_tokens += entry.completion_tokens;

@@ -17,7 +17,9 @@ pub fn summarizer(args: &SummarizerArgs) -> anyhow::Result<Option<Arc<dyn Summar
     let backend = match (&args.summarizer, &args.summarizer_cmd) {
         (None, None) => {
             if args.summary_cache.is_some() || args.summarizer_model.is_some() {
-                bail!("--summary-cache and --summarizer-model need --summarizer URL or --summarizer-cmd CMD");
+                bail!(
+                    "--summary-cache and --summarizer-model need --summarizer URL or --summarizer-cmd CMD"
+                );
             }
             return Ok(None);
         }

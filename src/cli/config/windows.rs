@@ -9,8 +9,8 @@ use super::{model_table, policy};
 use crate::cli::args::BudgetArgs;
 use compactor::Mode;
 pub use compactor::pipeline::Policies;
-use compactor::window::{Chosen, FROM_DEFAULT};
 use compactor::policy::summary_writer::SummaryWriter;
+use compactor::window::{Chosen, FROM_DEFAULT};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -189,7 +189,6 @@ pub fn print_summary(s: &RunSummary) {
     }
 }
 
-
 /// `1 session`, `2 sessions`, `1,204 sessions`.
 fn plural(n: u64, one: &str, many: &str) -> String {
     if n == 1 { format!("1 {one}") } else { format!("{} {many}", thousands(n)) }
