@@ -464,3 +464,40 @@ fn summarizer_prompt_golden() {
         .unwrap_or_else(|_| panic!("{} is missing: run with UPDATE_GOLDEN=1", want.display()));
     eqnice!(expected, got);
 }
+
+#[test]
+fn summarizer_chunks_a_middle_over_its_window_and_each_chunk_updates_the_last() {
+    let dir = TestDir::new();
+    let log = dir.join("requests.jsonl");
+    let cmd = format!(
+        "cat >> '{0}'; echo >> '{0}'; printf '## Goal\\nchunk %s\\n' $(wc -l < '{0}')",
+        log.display()
+    );
+    let input = first_sessions(&dir, 1);
+    let args = ["--summarizer-cmd", cmd.as_str(), "--summarizer-window", "5200"];
+    let (out, report, _) = compact(&dir, "chunks", &input, &args);
+    let requests: Vec<Value> = json_lines(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(requests.len(), 3, "the middle took three chunks at this window");
+    assert_eq!(report[0]["summarizer"]["calls"], 3);
+    let users: Vec<&str> =
+        requests.iter().map(|r| r["messages"][1]["content"].as_str().unwrap()).collect();
+    assert!(users[0].starts_with("Previous summary, to update (never nest it):\nNone.\n"));
+    for (k, user) in users.iter().enumerate().skip(1) {
+        let previous =
+            format!("Previous summary, to update (never nest it):\n## Goal\nchunk {k}\n\n");
+        assert!(user.starts_with(&previous), "chunk {k}: {user}");
+    }
+    // Every turn is sent once, in order: the block headers run [0], [1], ... across the chunks.
+    let headers: Vec<usize> = users
+        .iter()
+        .flat_map(|u| u.lines())
+        .filter_map(|l| l.strip_prefix('[')?.split_once(']')?.0.parse().ok())
+        .collect();
+    assert_eq!(headers, (0..headers.len()).collect::<Vec<_>>());
+    assert!(summaries(&out)[0].contains("## Goal\nchunk 3\n\n## Anchor Index"));
+    // A window too small for any chunk falls back.
+    let (out, report, _) =
+        compact(&dir, "small", &input, &["--summarizer-cmd", "cat", "--summarizer-window", "3000"]);
+    assert_eq!(reasons(&report), ["too_large"]);
+    eqnice!(deterministic(&dir, &input), out);
+}

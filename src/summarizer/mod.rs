@@ -220,3 +220,66 @@ impl SummaryWriter for Summarizer {
 pub fn timeout(secs: u64) -> Duration {
     Duration::from_secs(secs.max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn summarizer(window: u64) -> Summarizer {
+        Summarizer {
+            backend: Backend::Command(command::Runner::new("cat".into(), timeout(1))),
+            model: "m".into(),
+            window,
+            temperature: 0.0,
+            cache: None,
+            cache_only: false,
+            slots: Slots::new(1),
+        }
+    }
+
+    #[test]
+    fn turns_are_chunked_to_fit_the_window_in_order() {
+        let meter = Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS);
+        let blocks: Vec<String> =
+            (0..40).map(|i| format!("[{i}] user\n{}", "word ".repeat(200))).collect();
+        let one = summarizer(1_000_000).chunks(&blocks, None, 500, &meter).unwrap();
+        assert_eq!(one, vec![&blocks[..]]);
+        let window = 8_000;
+        let many = summarizer(window).chunks(&blocks, None, 500, &meter).unwrap();
+        assert!(many.len() > 1);
+        assert_eq!(many.concat(), blocks, "every turn once, in order");
+        let fixed =
+            meter.text(prompt::SYSTEM_PROMPT) + meter.text(&prompt::user_message(None, &[], 500));
+        for c in &many {
+            let turns: u64 = c.iter().map(|b| meter.text(b) + 1).sum();
+            assert!(fixed + 500 + 500 + WINDOW_MARGIN_TOKENS + turns <= window, "{turns}");
+        }
+        // One turn bigger than a chunk can hold: no plan.
+        let big = vec!["word ".repeat(20_000)];
+        assert_eq!(summarizer(window).chunks(&big, None, 500, &meter), None);
+        assert_eq!(summarizer(100).chunks(&blocks, None, 500, &meter), None, "no room at all");
+    }
+
+    #[test]
+    fn slots_bound_the_holders() {
+        let slots = Arc::new(Slots::new(2));
+        let (now, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let workers: Vec<_> = (0..6)
+            .map(|_| {
+                let (slots, now, peak) = (slots.clone(), now.clone(), peak.clone());
+                std::thread::spawn(move || {
+                    let _slot = slots.acquire();
+                    let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(n, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(20));
+                    now.fetch_sub(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
+    }
+}
