@@ -501,3 +501,47 @@ fn summarizer_chunks_a_middle_over_its_window_and_each_chunk_updates_the_last() 
     assert_eq!(reasons(&report), ["too_large"]);
     eqnice!(deterministic(&dir, &input), out);
 }
+
+#[test]
+fn summarizer_counts_reach_summary_json_and_a_merged_report_is_the_same() {
+    let dir = TestDir::new();
+    let input = fixture(SESSIONS);
+    let cmd = "cat >/dev/null; printf '## Goal\\nx\\n'";
+    let report = |out: &str, extra: &[&str]| {
+        let res = run_ok(
+            compactor()
+                .args(["report", "--window", "2000", "--summarizer-cmd", cmd, "-o"])
+                .arg(dir.join(out))
+                .arg(&input)
+                .args(extra),
+        );
+        String::from_utf8(res.stderr).unwrap()
+    };
+    let stderr = report("whole", &[]);
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("whole/summary.json")).unwrap())
+            .unwrap();
+    assert!(summary["options"]["summarizer"].as_str().unwrap().starts_with("default (command: "));
+    for mode in ["lean", "legacy", "tiered"] {
+        let m = &summary["modes"][mode];
+        assert_eq!(m["summarizer"]["used"], m["compacted"], "{mode}: {m}");
+        assert_eq!(m["summarizer"]["fallback"], 0);
+        let replay = &m["replay"];
+        assert_eq!(replay["summarizer"]["used"], replay["compactions"], "{mode}: {replay}");
+    }
+    assert!(summary["modes"]["none"].get("summarizer").is_none());
+    assert!(stderr.contains("compactor: summarizer: "), "{stderr}");
+    report("s0", &["--shard", "0/2"]);
+    report("s1", &["--shard", "1/2"]);
+    run_ok(
+        compactor()
+            .args(["report", "--merge", "-o"])
+            .arg(dir.join("merged"))
+            .arg(dir.join("s0"))
+            .arg(dir.join("s1")),
+    );
+    for f in ["summary.json", "sessions.jsonl", "sessions.csv"] {
+        let read = |d: &str| std::fs::read_to_string(dir.join(d).join(f)).unwrap();
+        eqnice!(read("whole"), read("merged"));
+    }
+}
