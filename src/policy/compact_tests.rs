@@ -848,3 +848,22 @@ fn a_failed_or_unfit_body_gives_the_deterministic_summary_and_says_why() {
     }
     assert_eq!(plain.compaction.summarizer, None, "no summarizer, no record");
 }
+
+#[test]
+fn a_summarizer_asked_for_a_compaction_then_refused_for_no_gain_is_still_counted() {
+    let m = meter();
+    // A session of short turns: a forced compaction of it would grow the request.
+    let mut s = Session::default();
+    s.messages.push(crate::model::Message::text(Role::System, "sys"));
+    for k in 0..14 {
+        let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
+        s.messages.push(crate::model::Message::text(role, "ok"));
+    }
+    let mut p = forced(Mode::Lean, 200_000);
+    let plain = compact(&s, &p, &m);
+    assert_eq!(plain.compaction.reason, Reason::NoGain);
+    p.summarizer = Some(Arc::new(Fixed(Ok("## Goal\nx".into()))));
+    let out = compact(&s, &p, &m);
+    assert_eq!(out.compaction.reason, Reason::NoGain);
+    assert!(out.compaction.summarizer.is_some_and(|u| u.used), "the request it cost is counted");
+}

@@ -469,6 +469,8 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
     // Never make a request bigger (a forced compaction of a short session can).
     if outcome.compaction.compacted && outcome.compaction.tokens_after >= before {
         record.reason = Reason::NoGain;
+        // The summarizer was asked all the same: what it did and spent is counted.
+        record.summarizer = outcome.compaction.summarizer;
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     let mut outcome = outcome;
