@@ -166,6 +166,12 @@ impl Summarizer {
             + budget
             + WINDOW_MARGIN_TOKENS;
         let room = self.window.checked_sub(fixed).filter(|r| *r > 0)?;
+        // A token is at least one byte (under every counter): turns whose
+        // bytes fit need no count.
+        let bytes: u64 = blocks.iter().map(|b| b.len() as u64 + 1).sum();
+        if bytes <= room {
+            return Some(vec![blocks]);
+        }
         let mut out = Vec::new();
         let (mut start, mut used) = (0usize, 0u64);
         for (i, b) in blocks.iter().enumerate() {
