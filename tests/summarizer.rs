@@ -545,3 +545,41 @@ fn summarizer_counts_reach_summary_json_and_a_merged_report_is_the_same() {
         eqnice!(read("whole"), read("merged"));
     }
 }
+
+#[test]
+fn summarizer_prompt_golden_updates_a_previous_summary_without_nesting_it() {
+    let dir = TestDir::new();
+    // Session 0 compacted once (deterministic summary), then more turns.
+    let once = deterministic(&dir, &first_sessions(&dir, 1));
+    let mut session: Value = serde_json::from_str(once.trim()).unwrap();
+    let messages = session["messages"].as_array_mut().unwrap();
+    for k in 0..6 {
+        messages.push(serde_json::json!({"role": "user", "content": format!("Later ask {k}: rerun the suite.")}));
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": format!("Reran it, pass {k}.")}),
+        );
+    }
+    session.as_object_mut().unwrap().remove("compaction");
+    let input = dir.write("again.jsonl", serde_json::to_string(&session).unwrap() + "\n");
+    let seen = dir.join("request.json");
+    let cmd = format!("cat > '{}'; printf '## Goal\\nx\\n'", seen.display());
+    let (out, _, _) = compact(&dir, "again", &input, &["--summarizer-cmd", &cmd]);
+    assert_eq!(summaries(&out).len(), 1, "one summary, not two");
+    let got =
+        rendered_request(&serde_json::from_str(&std::fs::read_to_string(seen).unwrap()).unwrap());
+    let user = got.split("--- user ---\n").nth(1).unwrap();
+    let previous = user.split("\n\nTurns to summarize").next().unwrap();
+    assert!(previous.contains("## Completed Actions\n1. "), "{previous}");
+    for frame in
+        ["[CONTEXT COMPACTION", "[END OF COMPACTION", "## Anchor Index", "## User Messages"]
+    {
+        assert!(!user.contains(frame), "{frame} was sent: {user}");
+    }
+    let want = root().join("fixtures/summarizer/prompt_update.golden.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&want, &got).unwrap();
+    }
+    let expected = std::fs::read_to_string(&want)
+        .unwrap_or_else(|_| panic!("{} is missing: run with UPDATE_GOLDEN=1", want.display()));
+    eqnice!(expected, got);
+}
