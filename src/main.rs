@@ -3,7 +3,6 @@
 
 mod cli;
 mod cmd;
-mod messages;
 
 use clap::Parser;
 use cmd::ExitStatus;

@@ -2,6 +2,7 @@
 
 use crate::util::*;
 use serde_json::Value;
+use std::path::PathBuf;
 
 /// Every valid fixture file (one session or more per file).
 const VALID: &[&str] = &[
@@ -715,4 +716,88 @@ fn the_rejects_sources_file_never_overwrites_an_input() {
     );
     assert_eq!(std::fs::read(&input).unwrap(), before);
     assert!(!dir.join("out.jsonl").exists());
+}
+
+/// `replay --prices` without `--model NAME` prices each session as the model
+/// its log names: the same cost as pricing that session alone by name. A
+/// session whose log names no model gets no cost and is counted on stderr.
+#[test]
+fn replay_prices_each_session_at_its_own_models_prices() {
+    let dir = TestDir::new();
+    let opus = fixture("claude_code/task43_parallel.jsonl");
+    let codex = fixture("codex/w1t9_head.jsonl");
+    let nameless = fixture("edge/cjk.jsonl");
+    let costs = |extra: &[&str], inputs: &[&PathBuf], name: &str| {
+        let report = dir.join(name);
+        let out = run_ok(
+            compactor()
+                .args(["replay", "--prices", "--report"])
+                .arg(&report)
+                .args(extra)
+                .args(inputs),
+        );
+        let rows = json_lines(&std::fs::read_to_string(&report).unwrap());
+        let costs: Vec<Option<(f64, f64)>> = rows
+            .iter()
+            .map(|r| Some((r["cost_original"].as_f64()?, r["cost_live"].as_f64()?)))
+            .collect();
+        (costs, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (auto, stderr) = costs(&[], &[&opus, &codex, &nameless], "auto.jsonl");
+    let (by_opus, _) = costs(&["--model", "claude-opus-4-6"], &[&opus], "opus.jsonl");
+    let (by_gpt, _) = costs(&["--model", "gpt-5.4"], &[&codex], "gpt.jsonl");
+    assert_eq!(auto.len(), 3);
+    assert_eq!(auto[0], by_opus[0]);
+    assert_eq!(auto[1], by_gpt[0]);
+    assert!(auto[0].is_some_and(|c| c.0 > 0.0) && auto[1].is_some_and(|c| c.0 > 0.0));
+    assert_eq!(auto[2], None);
+    assert!(
+        stderr.contains("1 session without a price, cost left out ((the log names no model) 1)"),
+        "{stderr}"
+    );
+    // Priced as one named model, the same Claude session costs otherwise.
+    let (as_gpt, _) = costs(&["--model", "gpt-5.4"], &[&opus], "opus-as-gpt.jsonl");
+    assert_ne!(as_gpt[0], by_opus[0]);
+}
+
+/// An output directory the user may not write to is named in the error, for
+/// every command that writes one. The test drops root (when it runs as root)
+/// with `setpriv`, since root writes anywhere.
+#[test]
+fn an_unwritable_output_directory_is_named_in_the_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let input = dir.write("s.jsonl", std::fs::read(fixture("edge/cjk.jsonl")).unwrap());
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let locked = dir.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let root = std::process::Command::new("id").arg("-u").output().unwrap();
+    let as_root = String::from_utf8_lossy(&root.stdout).trim() == "0";
+    let command = || {
+        let mut cmd = if as_root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+            c.arg(env!("CARGO_BIN_EXE_compactor"));
+            c
+        } else {
+            compactor()
+        };
+        cmd.current_dir(dir.path());
+        cmd
+    };
+    let cases: [(&[&str], String); 4] = [
+        (&["compact", "-o", "locked/out.jsonl"], "locked".into()),
+        (&["compact", "-o", "locked/"], "locked".into()),
+        (&["compact", "-o", "locked/sub/out.jsonl"], "locked/sub: cannot create directory".into()),
+        (&["report", "-o", "locked/report"], "locked/report: cannot create directory".into()),
+    ];
+    for (args, expected) in cases {
+        let out = run_code(command().args(args).arg("s.jsonl"), 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&expected), "{args:?}: {stderr}");
+        assert!(stderr.contains("Permission denied"), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
 }

@@ -2,7 +2,7 @@
 //! --by`, and `--model auto` windows, through the binary with a fake HOME.
 
 use crate::util::{TestDir, compactor, fixture, json_lines, run_code, run_ok};
-use compactor::window::ModelTable;
+use compactor::catalog::window::ModelTable;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -269,12 +269,12 @@ fn model_auto_gives_each_session_its_models_window() {
     );
     assert_eq!(
         c["threshold"].as_u64(),
-        Some(compactor::window::threshold_tokens(c["window"].as_u64().unwrap(), None))
+        Some(compactor::catalog::window::threshold_tokens(c["window"].as_u64().unwrap(), None))
     );
     // The OpenAI lines name no model: the default window, counted on stderr.
     assert_eq!(o["model"], Value::Null);
     assert_eq!(o["window_from"], "default");
-    assert_eq!(o["window"].as_u64(), Some(compactor::window::DEFAULT_WINDOW_TOKENS));
+    assert_eq!(o["window"].as_u64(), Some(compactor::catalog::window::DEFAULT_WINDOW_TOKENS));
     let defaulted = rows.iter().filter(|r| r["window_from"] == "default").count();
     assert!(
         err.contains(&format!("--model auto: {defaulted} session")) && err.contains("200,000"),

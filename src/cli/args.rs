@@ -233,8 +233,8 @@ pub struct CompactArgs {
 
     /// Process only the sessions of shard K of N: those whose id hashes
     /// (xxh3-64 of the id) to K mod N. N workers with K = 0..N-1 cover the input once
-    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
-    pub shard: Option<compactor::shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::pipeline::shard::Shard))]
+    pub shard: Option<compactor::pipeline::shard::Shard>,
 
     /// Write one JSON line per session (the compaction figures) to FILE (`-`: standard output)
     #[arg(long, value_name = "FILE")]
@@ -384,7 +384,7 @@ pub struct StatsArgs {
     pub by: Option<GroupBy>,
 }
 
-/// `stats --by`: what the sessions are grouped by (`compactor::facts`).
+/// `stats --by`: what the sessions are grouped by (`compactor::discover::facts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     Day,
@@ -416,6 +416,8 @@ impl GroupBy {
 ///   compactor replay sessions/ --model claude-sonnet-4 --report replay.jsonl
 ///
 ///   compactor replay s.jsonl --window 128000 --calls calls.jsonl --write-final final/
+///
+///   compactor replay ~/.claude/projects --prices
 ///
 ///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
 #[derive(Debug, Args)]
@@ -449,7 +451,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "same")]
     pub to: String,
 
-    /// Price the calls ($/Mtok, built-in table by --model; `--prices=FILE` extends it)
+    /// Price the calls ($/Mtok, built-in table; each session at its log's model, or all at --model NAME; `--prices=FILE` extends it)
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub prices: Option<String>,
 
@@ -499,8 +501,8 @@ pub struct ReportArgs {
     pub merge: bool,
 
     /// Only the sessions of shard K of N (xxh3-64 of the session id, mod N)
-    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::shard::Shard))]
-    pub shard: Option<compactor::shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(compactor::pipeline::shard::Shard))]
+    pub shard: Option<compactor::pipeline::shard::Shard>,
 
     /// Directory for the report files
     #[arg(short, long, value_name = "DIR")]

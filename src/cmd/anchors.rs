@@ -3,7 +3,7 @@
 use crate::cli::args::AnchorsArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use compactor::Mode;
 use compactor::model::Session;
 use compactor::pipeline::{Item, decode_job};
@@ -56,7 +56,7 @@ fn anchors_line(session: &Session, args: &AnchorsArgs, policy: &Policy, meter: &
     let set = if args.region == "middle" {
         let tokens = meter.messages(msgs);
         let head = boundaries::head_end(msgs, policy.protect_first_n);
-        let budget = compactor::window::lean_tail_budget(policy.window);
+        let budget = compactor::catalog::window::lean_tail_budget(policy.window);
         let tail = boundaries::tail_start(msgs, &tokens, head, budget).max(head);
         let calls = index_calls(msgs);
         let mut set = AnchorSet::new();

@@ -4,7 +4,7 @@
 use crate::cli::args::CheckArgs;
 use crate::cmd::ExitStatus;
 use anyhow::Context;
-use compactor::io::output::write_atomic;
+use compactor::io::atomic::write_atomic;
 use compactor::report::aggregate::{CorpusSummary, ModeSummary};
 use compactor::report::fingerprint::differences;
 use serde_json::Value;

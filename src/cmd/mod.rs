@@ -5,6 +5,7 @@
 mod anchors;
 mod check;
 mod compact;
+pub(crate) mod messages;
 mod models;
 mod replay;
 mod report;

@@ -3,7 +3,7 @@
 use crate::cli::args::ModelsArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use compactor::window::{lean_tail_budget, legacy_tail_budget, threshold_tokens};
+use compactor::catalog::window::{lean_tail_budget, legacy_tail_budget, threshold_tokens};
 use std::io::Write;
 
 pub fn run(args: &ModelsArgs) -> anyhow::Result<ExitStatus> {

@@ -4,14 +4,15 @@
 use crate::cli::args::ReplayArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
-use anyhow::{Context, bail};
+use crate::cmd::messages::err_message;
+use anyhow::Context;
+use compactor::catalog::prices::{PriceBook, PriceTable};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
-use compactor::prices::PriceTable;
-use compactor::replay::{Prices, Trigger, replay};
-use compactor::report::wire::{CallRow, ReplayRow};
+use compactor::replay::{Trigger, replay};
+use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
@@ -30,6 +31,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();
+    let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     crate::cmd::run_items(
@@ -45,7 +47,14 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                         let r = replay(&s, policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
                         let last = write_final.then(|| r.final_session(&s));
-                        (s, r, last, policy.window, chosen)
+                        let priced = prices.as_ref().map(|book| {
+                            let model = match book {
+                                PriceBook::Fixed(_) => None,
+                                PriceBook::PerModel(_) => compactor::discover::facts::model(&s),
+                            };
+                            (book.for_model(model.as_deref()), model)
+                        });
+                        (s, r, last, policy.window, chosen, priced)
                     })
                     .collect();
                 (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
@@ -74,18 +83,30 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 _ => {}
             }
             let Some((format, sessions)) = done else { return Ok(()) };
-            for (session, r, last, window, chosen) in sessions {
+            for (session, r, last, window, chosen, priced) in sessions {
                 defaulted.add(chosen.as_ref());
+                let price = match priced {
+                    Some((None, model)) => {
+                        let name = model.unwrap_or_else(|| NO_MODEL.to_string());
+                        *unpriced.entry(name).or_default() += 1;
+                        None
+                    }
+                    Some((price, _)) => price,
+                    None => None,
+                };
+                let labels = ReplayLabels {
+                    format: format.name(),
+                    mode: args.mode.name(),
+                    trigger: if args.gateway { "gateway" } else { "threshold" },
+                    counter: meter.kind().name(),
+                };
                 let mut row = ReplayRow::new(
                     &session.source,
                     &session.id,
-                    format.name(),
-                    args.mode.name(),
-                    if args.gateway { "gateway" } else { "threshold" },
-                    meter.kind().name(),
+                    labels,
                     window,
                     &r,
-                    prices.as_ref(),
+                    price.as_ref(),
                 );
                 row.chosen = chosen;
                 if let Some(s) = &row.summarizer {
@@ -142,6 +163,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     if let Some(notice) = defaulted.notice() {
         eprintln!("{notice}");
     }
+    if let Some(notice) = unpriced_notice(&unpriced) {
+        eprintln!("{notice}");
+    }
     if let Some(line) = crate::cmd::summarizer_line(&summarized) {
         eprintln!("{line}");
     }
@@ -155,8 +179,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
 }
 
-/// The prices to use: `--prices [FILE]` with `--model`, or none.
-fn prices(args: &ReplayArgs) -> anyhow::Result<Option<Prices>> {
+/// How a session whose log names no model is listed in the unpriced notice.
+const NO_MODEL: &str = "(the log names no model)";
+
+/// The prices to use: with `--prices [FILE]`, one model's for every session
+/// under `--model NAME`, else each session's own model's; none without it.
+fn prices(args: &ReplayArgs) -> anyhow::Result<Option<PriceBook>> {
     let Some(arg) = &args.prices else { return Ok(None) };
     let mut table = PriceTable::default();
     if !arg.is_empty() {
@@ -165,15 +193,26 @@ fn prices(args: &ReplayArgs) -> anyhow::Result<Option<Prices>> {
             .extend_from_json(&text)
             .map_err(|e| anyhow::anyhow!("{arg}: invalid prices file: {e}"))?;
     }
-    let Some(model) = args.budget.model.as_deref().filter(|m| *m != config::AUTO) else {
-        bail!(
-            "--prices needs --model to choose the prices\nhint: compactor replay ... --model claude-sonnet-4 --prices"
-        );
-    };
-    table
-        .lookup(model)
-        .map(Some)
-        .with_context(|| format!("no prices for model `{model}`\nhint: add it with --prices FILE"))
+    match args.budget.model.as_deref().filter(|m| *m != config::AUTO) {
+        Some(model) => table.lookup(model).map(|p| Some(PriceBook::Fixed(p))).with_context(|| {
+            format!("no prices for model `{model}`\nhint: add it with --prices FILE")
+        }),
+        None => Ok(Some(PriceBook::PerModel(table))),
+    }
+}
+
+/// The stderr notice for sessions left without a cost, by model.
+fn unpriced_notice(unpriced: &BTreeMap<String, usize>) -> Option<String> {
+    let total: usize = unpriced.values().sum();
+    if total == 0 {
+        return None;
+    }
+    let by_model: Vec<String> = unpriced.iter().map(|(m, n)| format!("{m} {n}")).collect();
+    Some(format!(
+        "compactor: --prices: {total} session{} without a price, cost left out ({})\nhint: add the model with --prices FILE, or price every session as one with --model NAME",
+        if total == 1 { "" } else { "s" },
+        by_model.join("; ")
+    ))
 }
 
 fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
@@ -186,7 +225,7 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
             " [window {} from {}]",
             compactor::policy::tool_families::thousands(r.window),
             match (&c.model, c.window_from.as_str()) {
-                (Some(m), compactor::window::FROM_MODEL) => m.clone(),
+                (Some(m), compactor::catalog::window::FROM_MODEL) => m.clone(),
                 (Some(m), _) => format!("the default: {m} is not in the table"),
                 (None, _) => "the default: the log names no model".to_string(),
             }

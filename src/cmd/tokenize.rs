@@ -5,7 +5,7 @@
 use crate::cli::args::TokenizeArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use compactor::pipeline::{Item, decode_job};
 
 pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {

@@ -105,7 +105,7 @@ fn marker_of(v: &Value) -> Option<&Map<String, Value>> {
 }
 
 /// The `payload` of a `session_meta` line, whether the line passed through as
-/// a record or became the system message's marker (`crate::facts` reads the
+/// a record or became the system message's marker (`crate::discover::facts` reads the
 /// session's `cwd` from it).
 pub fn session_meta_payload(v: &Value) -> Option<&Map<String, Value>> {
     let line = match marker_of(v).and_then(|k| k.get("session_meta")) {

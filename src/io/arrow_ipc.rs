@@ -15,7 +15,7 @@
 //! [`BatchDecoder`]: super::parquet::BatchDecoder
 //! [`BatchEncoder`]: super::parquet::BatchEncoder
 
-use super::output::AtomicFile;
+use super::atomic::AtomicFile;
 use super::{Input, ReadError};
 use crate::model::Source;
 use anyhow::Context;

@@ -15,7 +15,6 @@
 //! was lost is simply written again. The manifest starts with a dot so that a
 //! later run reading `DIR` as input does not take it for a transcript.
 
-use crate::report::RunSummary;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -72,27 +71,6 @@ pub struct Entry {
     pub rejected: usize,
     pub tokens_before: u64,
     pub tokens_after: u64,
-}
-
-impl Entry {
-    /// This input's totals, to add to a run's summary when it is skipped.
-    pub fn totals(&self) -> RunSummary {
-        RunSummary {
-            inputs: 0,
-            sessions: self.sessions,
-            compacted: self.compacted,
-            over_trigger: self.over_trigger,
-            rejected: self.rejected,
-            // Kinds are not kept per input: a resumed run's skipped rejects
-            // count in the total only.
-            rejected_by_kind: Default::default(),
-            tokens_before: self.tokens_before,
-            tokens_after: self.tokens_after,
-            repairs: Default::default(),
-            // Nor is the summarizer's: a skipped input asked it nothing this run.
-            summarizer: Default::default(),
-        }
-    }
 }
 
 /// A stable hash (xxh3-128, hex) of a description of every option that
@@ -156,7 +134,7 @@ impl Manifest {
             serde_json::to_writer(&mut text, e)?;
             text.push(b'\n');
         }
-        super::output::write_atomic(&path, &text)?;
+        super::atomic::write_atomic(&path, &text)?;
         let file = OpenOptions::new()
             .append(true)
             .open(&path)
@@ -164,12 +142,19 @@ impl Manifest {
         Ok(Manifest { path, file })
     }
 
-    /// Records a finished output; durable when this returns.
-    pub fn append(&mut self, entry: &Entry) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(entry)?;
-        line.push(b'\n');
+    /// Records finished outputs (after their renames are durable), with one
+    /// write and one sync; durable when this returns.
+    pub fn append(&mut self, entries: &[Entry]) -> anyhow::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for e in entries {
+            serde_json::to_writer(&mut lines, e)?;
+            lines.push(b'\n');
+        }
         self.file
-            .write_all(&line)
+            .write_all(&lines)
             .and_then(|()| self.file.sync_data())
             .with_context(|| format!("{}: cannot append", self.path.display()))
     }
@@ -201,7 +186,7 @@ mod tests {
         let a = entry(dir.path(), "a.jsonl", b"{}\n");
         let b = entry(dir.path(), "b.jsonl", b"{}\n{}\n");
         let mut m = Manifest::create(dir.path(), std::slice::from_ref(&a))?;
-        m.append(&b)?;
+        m.append(std::slice::from_ref(&b))?;
         drop(m);
         // A kill in the middle of an append leaves half a line.
         let mut f = OpenOptions::new().append(true).open(dir.path().join(MANIFEST_NAME))?;

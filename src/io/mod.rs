@@ -10,9 +10,11 @@
 //! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
 
 pub mod arrow_ipc;
+pub mod atomic;
 pub mod manifest;
 pub mod output;
 pub mod parquet;
+pub mod sync_batch;
 
 use crate::model::Source;
 use serde_json::Value;

@@ -1,12 +1,9 @@
-//! Atomic outputs: write to a temporary file beside the target, fsync, rename.
-//!
-//! A reader of the final name sees either nothing (or the previous file) or a
-//! complete new file, never a partial one: an interrupted run leaves only a
-//! temporary file, which `tempfile` deletes when it is dropped.
+//! Session outputs: where results go ([`Target`]), how sessions are laid out
+//! ([`Layout`]) and the writer of a whole output ([`SessionWriter`]), always
+//! through an [`AtomicFile`] (see [`crate::io::atomic`]).
 
-use anyhow::Context;
+use crate::io::atomic::AtomicFile;
 use serde_json::Value;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -37,95 +34,6 @@ impl Target {
     }
 }
 
-/// A file written under a temporary name and renamed into place by [`AtomicFile::commit`].
-///
-/// A target that already exists and is not a regular file (`/dev/null`, a FIFO,
-/// `/dev/stdout`) is written straight through instead: renaming over it would
-/// replace the device with a plain file, which for `/dev/null` breaks every
-/// other program on the machine.
-pub struct AtomicFile {
-    target: PathBuf,
-    inner: Inner,
-}
-
-enum Inner {
-    Temp(tempfile::NamedTempFile),
-    Special(File),
-}
-
-/// Whether `path` exists and is something other than a regular file or a
-/// directory (a character device, a FIFO, a socket), following symlinks.
-fn is_special(path: &Path) -> bool {
-    std::fs::metadata(path).map(|m| !m.is_file() && !m.is_dir()).unwrap_or(false)
-}
-
-impl AtomicFile {
-    pub fn create(target: &Path) -> anyhow::Result<AtomicFile> {
-        if is_special(target) {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(target)
-                .with_context(|| format!("{}: cannot open for writing", target.display()))?;
-            return Ok(AtomicFile { target: target.to_path_buf(), inner: Inner::Special(file) });
-        }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("{}: cannot create directory", dir.display()))?;
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
-        Ok(AtomicFile { target: target.to_path_buf(), inner: Inner::Temp(temp) })
-    }
-
-    pub fn file(&mut self) -> &mut File {
-        match &mut self.inner {
-            Inner::Temp(t) => t.as_file_mut(),
-            Inner::Special(f) => f,
-        }
-    }
-
-    /// Flushes to disk and moves the file to its final name.
-    pub fn commit(self) -> anyhow::Result<()> {
-        let temp = match self.inner {
-            Inner::Temp(t) => t,
-            Inner::Special(mut f) => {
-                return f
-                    .flush()
-                    .with_context(|| format!("{}: write failed", self.target.display()));
-            }
-        };
-        // Temporary files are created private (0600); a finished output is an
-        // ordinary file, readable like any other the user writes.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
-        }
-        temp.as_file()
-            .sync_all()
-            .with_context(|| format!("{}: fsync failed", self.target.display()))?;
-        temp.persist(&self.target).map_err(|e| {
-            anyhow::anyhow!("{}: cannot rename into place: {}", self.target.display(), e.error)
-        })?;
-        // The rename is durable only once the directory is synced. Best effort:
-        // some file systems refuse to open or sync a directory.
-        let dir = match self.target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    }
-}
-
 /// How sessions are laid out in an output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
@@ -145,15 +53,6 @@ enum Sink {
     Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
     Zstd(zstd::stream::write::Encoder<'static, BufWriter<AtomicFile>>),
     Parquet(Box<super::parquet::ParquetWriter>),
-}
-
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file().write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.file().flush()
-    }
 }
 
 /// Writes encoded sessions to a target file or stdout.
@@ -271,7 +170,17 @@ impl SessionWriter {
     }
 
     /// Finishes the layout, flushes, and (for files) renames into place.
-    pub fn finish(mut self) -> anyhow::Result<()> {
+    pub fn finish(self) -> anyhow::Result<()> {
+        match self.finish_unsynced()? {
+            Some(file) => file.commit(),
+            None => Ok(()),
+        }
+    }
+
+    /// Finishes the layout and flushes, and returns the file still under its
+    /// temporary name, for the caller to commit (alone or in a
+    /// [`super::sync_batch::SyncBatch`]); `None` for standard output.
+    pub fn finish_unsynced(mut self) -> anyhow::Result<Option<AtomicFile>> {
         if let Some(doc) = self.pending_document.take() {
             let w = self.out();
             serde_json::to_writer_pretty(&mut *w, &doc)?;
@@ -281,27 +190,24 @@ impl SessionWriter {
             let tail: &[u8] = if self.written == 0 { b"[]\n" } else { b"\n]\n" };
             self.out().write_all(tail)?;
         }
-        match self.sink {
-            Sink::Stdout(mut w) => w.flush()?,
-            Sink::File(w) => w.into_inner().map_err(|e| e.into_error())?.commit()?,
-            Sink::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
-            Sink::Zstd(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?.commit()?,
-            Sink::Parquet(w) => w.finish()?,
-        }
-        Ok(())
+        let file = match self.sink {
+            Sink::Stdout(mut w) => {
+                w.flush()?;
+                return Ok(None);
+            }
+            Sink::File(w) => w.into_inner().map_err(|e| e.into_error())?,
+            Sink::Gzip(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?,
+            Sink::Zstd(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?,
+            Sink::Parquet(w) => w.finish_unsynced()?,
+        };
+        Ok(Some(file))
     }
-}
-
-/// Writes `bytes` to `path` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut f = AtomicFile::create(path)?;
-    f.file().write_all(bytes).with_context(|| format!("{}: write failed", path.display()))?;
-    f.commit()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::atomic::write_atomic;
     use serde_json::json;
 
     #[test]

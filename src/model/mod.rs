@@ -15,6 +15,7 @@
 //! Contact points: `formats/*` build and encode these types; `policy/*` rewrite
 //! them; `tokens` measures them.
 
+pub(crate) mod key;
 pub mod part;
 
 pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};

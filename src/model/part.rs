@@ -5,7 +5,8 @@
 //! annotations, a part `type` we do not model) survive a round trip without a
 //! field for each of them.
 
-use crate::memo::{Memo, text_key};
+use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
@@ -230,19 +231,15 @@ fn parse_args(text: &str) -> ParsedArgs {
 /// Shorter arguments are parsed every time (cheaper than a lookup).
 const MIN_CACHED_ARGS_BYTES: usize = 64;
 /// Longer ones too: one would fill a shard by itself.
-const MAX_CACHED_ARGS_BYTES: usize = ARGS_SHARD_BYTES / 8;
-const ARGS_SHARDS: usize = 16;
-/// Bytes of argument text a shard's entries stand for before it is cleared
-/// (parsed trees take about as much again; 16 MB of text in all).
-const ARGS_SHARD_BYTES: usize = 1 << 20;
+const MAX_CACHED_ARGS_BYTES: usize = budgets::CALL_ARGS.per_shard / 8;
 
 /// Parsed call arguments by text hash. The summary, the tool-result
 /// descriptions and the tool families read a call's arguments, and `report`
 /// and `replay` compact the same calls again for every mode and at every
 /// trigger, while an edit's or a write's arguments hold whole files. Its budget
-/// is in bytes of argument text (see [`crate::memo`]).
+/// is in bytes of argument text ([`budgets::CALL_ARGS`]).
 static ARGS: LazyLock<Memo<(u128, usize), ParsedArgs>> =
-    LazyLock::new(|| Memo::new(ARGS_SHARDS, ARGS_SHARD_BYTES));
+    LazyLock::new(|| Memo::with_budget(budgets::CALL_ARGS));
 
 #[cfg(test)]
 mod tests {
@@ -310,11 +307,11 @@ mod tests {
     #[test]
     fn a_full_cache_keeps_answering_right() {
         let filler = "f".repeat(MAX_CACHED_ARGS_BYTES - 40);
-        for i in 0..(ARGS_SHARDS * ARGS_SHARD_BYTES / MAX_CACHED_ARGS_BYTES) * 3 {
+        for i in 0..(budgets::CALL_ARGS.total() / MAX_CACHED_ARGS_BYTES) * 3 {
             let text = format!(r#"{{"i":{i},"pad":"{filler}"}}"#);
             let map = call(text).args_object().unwrap();
             assert_eq!(map["i"], i);
         }
-        assert!(ARGS.used() <= ARGS_SHARDS * ARGS_SHARD_BYTES, "{}", ARGS.used());
+        assert!(ARGS.used() <= budgets::CALL_ARGS.total(), "{}", ARGS.used());
     }
 }

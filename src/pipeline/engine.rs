@@ -30,7 +30,7 @@ pub struct Engine<'a> {
     pub lines: bool,
     /// `--shard K/N`: sessions of other shards are decoded (to learn their id)
     /// and dropped before any compaction work.
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::pipeline::shard::Shard>,
     /// `--keep-source-fields`: a converted session is written by the lossless
     /// dialect writers, not as a clean request ([`crate::request`]).
     pub keep_source_fields: bool,
@@ -62,7 +62,7 @@ pub struct Done {
     pub output: Output,
     pub row: SessionRow,
     /// `--model auto`: the window this session got, and how it was chosen.
-    pub window: Option<(u64, crate::window::Chosen)>,
+    pub window: Option<(u64, crate::catalog::window::Chosen)>,
     /// The decoded input session (kept only when asked, e.g. for statistics).
     pub session: Option<Session>,
     /// What making it a valid request repaired (converted sessions only).

@@ -13,11 +13,15 @@
 //!
 //! Every record is handled on its own: a bad one becomes a
 //! [`Processed::Rejected`] (or a [`Rejection`]) beside the good ones.
+//!
+//! [`shard`]: which sessions one of N workers processes (`--shard K/N`), the
+//! engine's filter.
 
 mod decode;
 mod engine;
 mod policies;
 mod read;
+pub mod shard;
 #[cfg(test)]
 mod tests;
 

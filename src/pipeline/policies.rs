@@ -4,10 +4,10 @@
 //! no model the table knows). Every policy is built before any session is
 //! read; workers only pick one, so the choice cannot depend on thread timing.
 
-use crate::facts;
+use crate::catalog::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};
+use crate::discover::facts;
 use crate::model::Session;
 use crate::policy::Policy;
-use crate::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};
 use std::collections::BTreeMap;
 
 /// The policies of one mode: the one policy, or one per window of the table.

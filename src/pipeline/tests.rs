@@ -201,7 +201,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
         .filter(|l| crate::formats::skim::skim_line(l, &hermes, u64::MAX).is_some())
         .count();
     assert!(skimmed * 10 >= lines.len() * 9, "{skimmed} of {} lines skimmed", lines.len());
-    let shard = "1/2".parse::<crate::shard::Shard>().unwrap();
+    let shard = "1/2".parse::<crate::pipeline::shard::Shard>().unwrap();
     let (mut passed, mut compacted, mut dropped) = (0, 0, 0);
     for meter in [&hermes, &exact] {
         for (window, redact, shard) in

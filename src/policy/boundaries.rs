@@ -42,8 +42,8 @@
 //!   budget, the tail is the minimum (8 messages, fewer in a shorter session).
 
 use super::summary::{is_summary, real_user_text};
+use crate::catalog::window::tail_soft_ceiling;
 use crate::model::{Message, Role};
-use crate::window::tail_soft_ceiling;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 

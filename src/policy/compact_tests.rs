@@ -3,10 +3,13 @@
 
 use super::*;
 use crate::formats::openai::{decode_session, encode_session};
-use crate::model::{Role, Source};
+use crate::model::{Message, Role, Source};
 use crate::report::wire::CompactionObject;
 use crate::synth::{SynthConfig, session as synth};
-use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
+use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
+use anchors::Category;
+use std::sync::Arc;
+use summary_writer::{BodyRequest, SummaryWriter};
 
 fn meter() -> Meter {
     Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
@@ -324,16 +327,14 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let tokens = m.messages(&s.messages);
     let fixed = m.tools(s.tools.as_ref()) + m.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
-    let fresh = summarize(
+    let sizes = driver::Sizes { tokens: &tokens, fixed, before };
+    let fresh = driver::summarize(
         &Prepared::new(&s),
         &p,
         &m,
-        &tokens,
-        fixed,
-        before,
+        &sizes,
         Mode::Tiered,
-        Pruning::Run { truncate: true },
-        Tier::Summary,
+        driver::Pruning::Run { truncate: true },
     );
     assert_eq!(tiered.session, fresh.session);
     assert_eq!(tiered.compaction, fresh.compaction);

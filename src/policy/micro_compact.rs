@@ -24,7 +24,8 @@ use super::dedup::DUPLICATE_MARKER;
 use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
 use super::tool_families::{ToolFamilies, is_description};
 use super::{Slot, more_chars_than};
-use crate::memo::{Memo, text_key};
+use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 use crate::model::{Message, Part, ToolCall};
 use serde_json::Value;
 use std::borrow::Borrow;
@@ -145,18 +146,15 @@ pub fn shrink_arguments(arguments: &str) -> Option<String> {
 }
 
 /// Longer arguments are shrunk every time: one would fill a shard by itself.
-const MAX_CACHED_SHRINK_BYTES: usize = SHRUNK_SHARD_BYTES / 8;
-const SHRUNK_SHARDS: usize = 16;
-/// Bytes of shrunk arguments a shard holds before it is cleared (4 MB in all).
-const SHRUNK_SHARD_BYTES: usize = 1 << 18;
+const MAX_CACHED_SHRINK_BYTES: usize = budgets::SHRUNK.per_shard / 8;
 
 /// Shrunk arguments by text hash. `report` compacts every session under
 /// three summarizing modes and `replay` again at every trigger, and each
 /// shrinks the same long arguments of the same calls (a parse and a write of
 /// the whole JSON text): each text is shrunk once. Its budget is in bytes
-/// (see [`crate::memo`]).
+/// ([`budgets::SHRUNK`]).
 static SHRUNK: LazyLock<Memo<(u128, usize), Shrunk>> =
-    LazyLock::new(|| Memo::new(SHRUNK_SHARDS, SHRUNK_SHARD_BYTES));
+    LazyLock::new(|| Memo::with_budget(budgets::SHRUNK));
 
 /// Shrunk arguments, or `None` when nothing changed or they are not JSON.
 type Shrunk = Option<Arc<str>>;

@@ -23,8 +23,10 @@ use crate::model::{Message, Role};
 use serde_json::Value;
 use std::collections::HashSet;
 
-/// Left in an assistant message whose every call was removed (H).
-pub const CALL_REMOVED_TEXT: &str = "(tool call removed)";
+/// Left in an assistant message whose every call was removed (H). Defined in
+/// `request`, below `policy`, which writes the same text when a conversion
+/// drops every call of a message.
+pub const CALL_REMOVED_TEXT: &str = crate::request::normalize::CALL_REMOVED_TEXT;
 
 /// What sanitizing removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -33,7 +33,8 @@ use super::tool_families::{
     Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
-use crate::memo::{Memo, text_key, texts_hash};
+use crate::memo::hash::{text_key, texts_hash};
+use crate::memo::{Memo, budgets};
 use crate::model::{Message, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
@@ -620,17 +621,14 @@ fn notes_afresh(text: &str, said: Said) -> Notes {
 
 /// Shorter texts are read every time (cheaper than a lookup).
 const MIN_REMEMBERED_BYTES: usize = 64;
-const MEMO_SHARDS: usize = 16;
-/// Bytes a shard of [`ACTS`] or [`NOTES`] holds before it is cleared (2 MB
-/// each in all).
-const MEMO_SHARD_BYTES: usize = 1 << 17;
 
-/// Acts by the tool map's texts and a hash of the call and its result.
+/// Acts by the tool map's texts and a hash of the call and its result
+/// ([`budgets::SUMMARY_ACTS`]).
 static ACTS: LazyLock<Memo<(u128, u128), Arc<Act>>> =
-    LazyLock::new(|| Memo::new(MEMO_SHARDS, MEMO_SHARD_BYTES));
-/// Notes by text hash and who said it.
+    LazyLock::new(|| Memo::with_budget(budgets::SUMMARY_ACTS));
+/// Notes by text hash and who said it ([`budgets::SUMMARY_NOTES`]).
 static NOTES: LazyLock<Memo<(u128, usize, Said), Arc<Notes>>> =
-    LazyLock::new(|| Memo::new(MEMO_SHARDS, MEMO_SHARD_BYTES));
+    LazyLock::new(|| Memo::with_budget(budgets::SUMMARY_NOTES));
 
 /// Pushes `item` unless already present.
 fn push_unique(list: &mut Vec<String>, item: String) {

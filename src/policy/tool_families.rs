@@ -19,7 +19,8 @@
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
 use super::{more_chars_than, newlines};
-use crate::memo::{Memo, text_key, texts_hash};
+use crate::memo::hash::{text_key, texts_hash};
+use crate::memo::{Memo, budgets};
 use crate::model::ToolCall;
 use regex::Regex;
 use serde::Deserialize;
@@ -30,18 +31,13 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 const BUILTIN: &str = include_str!("tool_families.json");
 
-const DESCRIBED_SHARDS: usize = 16;
-/// Bytes of descriptions a shard holds before it is cleared (2 MB in all:
-/// what is described again is described within a session or two).
-const DESCRIBED_SHARD_BYTES: usize = 1 << 17;
-
 /// Descriptions by the map's texts, the output's hash and the call's. Stage 2
 /// describes every long result of a session's middle, and `report` compacts
 /// it under three summarizing modes and `replay` again at every trigger: each
 /// result is described once (its characters and lines counted, its exit code
-/// searched). Its budget is in bytes (see [`crate::memo`]).
+/// searched). Its budget is in bytes ([`budgets::DESCRIBED`]).
 static DESCRIBED: LazyLock<Memo<(u128, u128, usize, u128), String>> =
-    LazyLock::new(|| Memo::new(DESCRIBED_SHARDS, DESCRIBED_SHARD_BYTES));
+    LazyLock::new(|| Memo::with_budget(budgets::DESCRIBED));
 
 /// What a tool does, as far as describing it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

@@ -34,10 +34,12 @@
 //! original message is copied only into the input of a compaction it takes
 //! part in, and compactions skip the anchor-retention figure (never read here).
 
+use crate::catalog::prices::Prices;
+use crate::catalog::window;
+use crate::model::key::message_key;
 use crate::model::{Message, Role, Session};
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
-use crate::window;
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -134,28 +136,6 @@ pub struct Replay {
     compacted: Vec<Message>,
     #[serde(skip)]
     appended_from: usize,
-}
-
-/// A message's identity for the shared-prefix test: equal messages, equal keys.
-pub(crate) fn key(m: &Message) -> u128 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(m.role.as_str().as_bytes());
-    for p in m.content.parts.iter() {
-        h.update(&[0xff]);
-        if let Some(t) = p.text_str() {
-            h.update(t.as_bytes());
-        } else if let crate::model::Part::Image { info, .. } = p {
-            h.update(&info.byte_len.to_le_bytes());
-        }
-    }
-    for c in m.tool_calls.iter() {
-        h.update(c.id.as_bytes());
-        h.update(c.arguments.as_bytes());
-    }
-    if let Some(id) = &m.tool_call_id {
-        h.update(id.as_bytes());
-    }
-    h.digest128()
 }
 
 /// A request as the cache sees it: per-message keys and cumulative sizes.
@@ -310,7 +290,7 @@ pub fn replay_prepared(
                 compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
                 let old = std::mem::replace(&mut live_req, Request { base, ..Request::default() });
                 for lm in &compacted {
-                    live_req.push(key(lm), meter.message(lm), lm.role.is_system());
+                    live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
                 }
                 let sent = &old.keys[..prev_live.len.min(old.keys.len())];
                 live_shared = Some(shared_prefix(&live_req.keys, sent));
@@ -362,15 +342,6 @@ pub fn replay_prepared(
     out.compacted = compacted;
     out.appended_from = appended_from;
     out
-}
-
-/// Prices in dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Prices {
-    pub input: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub output: f64,
 }
 
 impl Replay {

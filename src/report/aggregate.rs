@@ -39,7 +39,7 @@ pub struct ReportRow {
     pub window: Option<u64>,
     /// ... and how it was chosen (`model`, `window_from`).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub chosen: Option<crate::window::Chosen>,
+    pub chosen: Option<crate::catalog::window::Chosen>,
 }
 
 /// The fields of a [`ReportRow`] besides its [`SessionRow`], for reading rows back.
@@ -86,7 +86,7 @@ impl ReportRow {
             window: f.window,
             chosen: f
                 .window_from
-                .map(|window_from| crate::window::Chosen { model: f.model, window_from }),
+                .map(|window_from| crate::catalog::window::Chosen { model: f.model, window_from }),
         })
     }
 

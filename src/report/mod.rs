@@ -1,11 +1,13 @@
 //! Reports: per-session rows and run totals, as data. Printers live in the binary.
 //!
 //! The serialized shapes are in [`wire`], separate from the internal types, so
-//! that the output schema is a deliberate contract.
+//! that the output schema is a deliberate contract. [`stats`]: archive
+//! statistics (`compactor stats`), totals of another kind.
 
 pub mod aggregate;
 pub mod fingerprint;
 pub mod render;
+pub mod stats;
 pub mod table;
 pub mod wire;
 
@@ -96,6 +98,26 @@ impl RunSummary {
     pub fn saved_pct(&self) -> f64 {
         saved_pct(self.tokens_before, self.tokens_after)
     }
+
+    /// The totals a resume manifest line recorded for one input, to add to a
+    /// run's summary when the input is skipped.
+    pub fn from_manifest(e: &crate::io::manifest::Entry) -> RunSummary {
+        RunSummary {
+            inputs: 0,
+            sessions: e.sessions,
+            compacted: e.compacted,
+            over_trigger: e.over_trigger,
+            rejected: e.rejected,
+            // Kinds are not kept per input: a resumed run's skipped rejects
+            // count in the total only.
+            rejected_by_kind: Default::default(),
+            tokens_before: e.tokens_before,
+            tokens_after: e.tokens_after,
+            repairs: Default::default(),
+            // Nor is the summarizer's: a skipped input asked it nothing this run.
+            summarizer: Default::default(),
+        }
+    }
 }
 
 /// `100 × (before − after) / before`, rounded to two decimals.
@@ -116,5 +138,29 @@ mod tests {
         assert_eq!(saved_pct(0, 0), 0.0);
         assert_eq!(saved_pct(3, 2), 33.33);
         assert_eq!(saved_pct(100, 120), -20.0);
+    }
+
+    /// A skipped input adds what its manifest line recorded, counted as no
+    /// input (the caller counts skipped inputs) and with no kinds of reject.
+    #[test]
+    fn a_manifest_line_gives_its_recorded_totals() {
+        use crate::io::manifest::{Entry, Fingerprint};
+        let e = Entry {
+            fingerprint: Fingerprint { input: "a.jsonl".into(), size: 10, mtime_ns: 1 },
+            options: "h".into(),
+            output: "a.jsonl".into(),
+            output_size: 9,
+            sessions: 5,
+            compacted: 3,
+            over_trigger: 1,
+            rejected: 2,
+            tokens_before: 1000,
+            tokens_after: 400,
+        };
+        let mut run = RunSummary { inputs: 1, sessions: 1, ..RunSummary::default() };
+        run.merge(&RunSummary::from_manifest(&e));
+        assert_eq!((run.inputs, run.sessions, run.compacted, run.over_trigger), (1, 6, 3, 1));
+        assert_eq!((run.rejected, run.tokens_before, run.tokens_after), (2, 1000, 400));
+        assert!(run.rejected_by_kind.is_empty());
     }
 }

@@ -4,7 +4,7 @@
 //! a column is Int64, Float64, Boolean or Utf8 when every row's value fits,
 //! else Utf8 holding JSON. Written zstd-compressed through an atomic file.
 
-use crate::io::output::AtomicFile;
+use crate::io::atomic::AtomicFile;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;

@@ -301,7 +301,7 @@ pub struct ReplayRow {
     /// `--model auto`: the model the log names and where the window came
     /// from (`model`, `window_from`); absent under `--window` / `--model NAME`.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub chosen: Option<crate::window::Chosen>,
+    pub chosen: Option<crate::catalog::window::Chosen>,
     pub threshold: u64,
     pub calls: usize,
     /// Calls whose provider usage the log recorded.
@@ -331,19 +331,26 @@ pub struct ReplayRow {
     pub summarizer_cost: Option<f64>,
 }
 
+/// How a replay was run, as its rows name it: the input's format, the mode,
+/// the trigger (`threshold` or `gateway`) and the token counter.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayLabels {
+    pub format: &'static str,
+    pub mode: &'static str,
+    pub trigger: &'static str,
+    pub counter: &'static str,
+}
+
 impl ReplayRow {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         source: &Source,
         id: &str,
-        format: &'static str,
-        mode: &'static str,
-        trigger: &'static str,
-        counter: &'static str,
+        labels: ReplayLabels,
         window: u64,
         r: &crate::replay::Replay,
-        prices: Option<&crate::replay::Prices>,
+        prices: Option<&crate::catalog::prices::Prices>,
     ) -> ReplayRow {
+        let ReplayLabels { format, mode, trigger, counter } = labels;
         let cost = prices.map(|p| r.cost(p));
         let round = |x: f64| (x * 1e6).round() / 1e6;
         ReplayRow {

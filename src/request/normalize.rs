@@ -53,8 +53,9 @@ use std::sync::Arc;
 
 /// The text of a user or assistant message that had nothing in it.
 pub const EMPTY_TEXT: &str = "(empty)";
-/// The text of an assistant message whose every call was dropped.
-pub const CALL_REMOVED_TEXT: &str = crate::policy::sanitize::CALL_REMOVED_TEXT;
+/// The text of an assistant message whose every call was dropped (H); stage 8
+/// (`policy::sanitize`) leaves the same text.
+pub const CALL_REMOVED_TEXT: &str = "(tool call removed)";
 /// The message field readable reasoning is written to.
 pub const REASONING_FIELD: &str = "reasoning_content";
 /// The longest tool name the APIs take, in chars.

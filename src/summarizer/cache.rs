@@ -6,7 +6,7 @@
 //! endpoint kind, or the command line) and the request body's bytes, which
 //! hold the model, the prompt and every parameter. The API key is not part of
 //! the request body and never reaches the cache. Files are written atomically
-//! (`io::output::write_atomic`): a run stopped midway leaves whole entries.
+//! (`io::atomic::write_atomic`): a run stopped midway leaves whole entries.
 //!
 //! ## Why
 //! A rerun, a replay or `report` over the same data asks nothing twice and
@@ -15,7 +15,7 @@
 //! ## Invariants
 //! - An unreadable or malformed entry is a miss, never an error.
 
-use crate::io::output::write_atomic;
+use crate::io::atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3;

@@ -1,22 +1,13 @@
 //! Token counts by text hash, bounded (see [`crate::memo`] for the invariants).
 
-use crate::memo::{Memo, text_key};
+use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 
 /// Texts shorter than this are tokenized directly. Hashing and a lookup cost
 /// tens of nanoseconds, tokenizing even 50 bytes a few microseconds, so all but
 /// the tiniest texts are worth remembering: a compaction measures the same
 /// short assistant turns and call arguments before, while and after it prunes.
 pub(crate) const MIN_CACHED_BYTES: usize = 24;
-
-const SHARDS: usize = 32;
-/// Entries per shard before it is cleared. An entry is 48 B (key, count) plus a
-/// control byte, and a map of 8,192 entries has 16,384 buckets (hashbrown keeps
-/// 1/8 free and rounds up to a power of two): ~0.8 MB a shard, ~26 MB in all,
-/// reached within the first GB of a run, so memory does not grow with the
-/// archive. (At 1 << 15 it was ~100 MB, and a 4 GB run still filled shards a
-/// 1 GB run had not: +11% peak RSS.) 262,144 counts are far more than one
-/// session's messages, which is where re-counting happens.
-const SHARD_CAPACITY: usize = 1 << 13;
 
 pub(crate) type Key = (u128, usize);
 
@@ -25,7 +16,7 @@ pub(crate) struct TokenCache(Memo<Key, u64>);
 
 impl TokenCache {
     pub(crate) fn new() -> TokenCache {
-        TokenCache(Memo::new(SHARDS, SHARD_CAPACITY))
+        TokenCache(Memo::with_budget(budgets::TOKENS))
     }
 
     pub(crate) fn get_or_insert(&self, text: &str, count: impl FnOnce() -> u64) -> u64 {

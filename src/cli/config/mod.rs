@@ -18,13 +18,13 @@ pub use windows::{AUTO, DefaultedCount, Policies, policies};
 use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
 use compactor::Mode;
+use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
 use compactor::formats::Format;
 use compactor::io::{Input, ReadOptions, expand_inputs_noting};
 use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
 use compactor::tokens::Meter;
-use compactor::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
 use std::collections::BTreeMap;
 use std::path::Path;
 

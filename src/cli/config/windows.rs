@@ -1,6 +1,6 @@
 //! Each session's window, resolved once: `--window N` or `--model NAME` give
 //! every session the same one; `--model auto` (the default without either)
-//! gives each the window of the model its log names (`compactor::facts`),
+//! gives each the window of the model its log names (`compactor::discover::facts`),
 //! from the model table, or the default window when the log names no model
 //! the table knows. One policy per window is built here, before any session
 //! is read; workers only pick one.
@@ -8,9 +8,9 @@
 use super::{model_table, policy};
 use crate::cli::args::BudgetArgs;
 use compactor::Mode;
+use compactor::catalog::window::{Chosen, FROM_DEFAULT};
 pub use compactor::pipeline::Policies;
 use compactor::policy::summary_writer::SummaryWriter;
-use compactor::window::{Chosen, FROM_DEFAULT};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -66,7 +66,9 @@ impl DefaultedCount {
         let mut text = format!(
             "compactor: --model auto: {} session{plural} named no model of the table; given the default window, {} tokens",
             compactor::policy::tool_families::thousands(self.sessions as u64),
-            compactor::policy::tool_families::thousands(compactor::window::DEFAULT_WINDOW_TOKENS),
+            compactor::policy::tool_families::thousands(
+                compactor::catalog::window::DEFAULT_WINDOW_TOKENS
+            ),
         );
         if !self.unknown.is_empty() {
             let names: Vec<String> =

@@ -3,15 +3,16 @@
 //! the summary line that tells them on standard error.
 
 use crate::cli::config::Compact;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
 use anyhow::bail;
-use compactor::io::output::{AtomicFile, Layout, SessionWriter};
+use compactor::catalog::window::Chosen;
+use compactor::io::atomic::AtomicFile;
+use compactor::io::output::{Layout, SessionWriter};
 use compactor::policy::Compaction;
 use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;
-use compactor::window::Chosen;
 use std::io::Write;
 use std::path::Path;
 

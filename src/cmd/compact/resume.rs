@@ -8,7 +8,7 @@ use compactor::io::Input;
 use compactor::io::manifest::{self, Fingerprint, Manifest};
 use compactor::io::output::Target;
 use compactor::report::RunSummary;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The inputs a run has to do, and the manifest it keeps (directory outputs only).
 pub struct Resume {
@@ -53,30 +53,32 @@ impl Resume {
         Ok(Resume { todo, fingerprints, skipped, options, manifest })
     }
 
-    /// Appends a finished output (after its rename) of the `input`-th input
-    /// to do, with that input's totals, to the manifest.
+    /// Appends finished outputs (after their renames are durable) of the
+    /// inputs to do, each `(input, output, totals)`, to the manifest, synced once.
     pub fn record(
         &mut self,
         dir: &Path,
-        input: usize,
-        output: &Path,
-        totals: &RunSummary,
+        finished: &[(usize, PathBuf, RunSummary)],
     ) -> anyhow::Result<()> {
         let Some(m) = self.manifest.as_mut() else { return Ok(()) };
-        let Some(fingerprint) = self.fingerprints[input].clone() else { return Ok(()) };
-        let output_size = std::fs::metadata(output)?.len();
-        let output = output.strip_prefix(dir).unwrap_or(output).to_string_lossy().into_owned();
-        m.append(&manifest::Entry {
-            fingerprint,
-            options: self.options.clone(),
-            output,
-            output_size,
-            sessions: totals.sessions,
-            compacted: totals.compacted,
-            over_trigger: totals.over_trigger,
-            rejected: totals.rejected,
-            tokens_before: totals.tokens_before,
-            tokens_after: totals.tokens_after,
-        })
+        let mut entries = Vec::with_capacity(finished.len());
+        for (input, output, totals) in finished {
+            let Some(fingerprint) = self.fingerprints[*input].clone() else { continue };
+            let output_size = std::fs::metadata(output)?.len();
+            let output = output.strip_prefix(dir).unwrap_or(output).to_string_lossy().into_owned();
+            entries.push(manifest::Entry {
+                fingerprint,
+                options: self.options.clone(),
+                output,
+                output_size,
+                sessions: totals.sessions,
+                compacted: totals.compacted,
+                over_trigger: totals.over_trigger,
+                rejected: totals.rejected,
+                tokens_before: totals.tokens_before,
+                tokens_after: totals.tokens_after,
+            });
+        }
+        m.append(&entries)
     }
 }

@@ -14,6 +14,7 @@ use crate::cli::config::{Compact, Files};
 use anyhow::{Context, bail};
 use compactor::formats::{Format, Unit};
 use compactor::io::output::{Layout, SessionWriter, Target};
+use compactor::io::sync_batch::SyncBatch;
 use compactor::io::{Container as Layered, Input};
 use compactor::pipeline::{Done, Item, Output, Processed};
 use compactor::report::{RejectKind, RunSummary};
@@ -25,10 +26,35 @@ use std::path::{Path, PathBuf};
 struct Outputs {
     /// Standard output or `-o FILE`: every session, in input order.
     shared: Option<SessionWriter>,
-    /// Under `-o DIR/`: the current input's output file and its name.
-    per_file: Option<(SessionWriter, PathBuf)>,
-    /// Output files finished under `-o DIR/`.
+    /// Under `-o DIR/`: the current input's output file.
+    per_file: Option<SessionWriter>,
+    /// Output files finished under `-o DIR/` and waiting to be made durable
+    /// together, with the input and totals of each for its manifest entry.
+    batch: SyncBatch,
+    awaiting: Vec<(usize, RunSummary)>,
+    /// Output files committed under `-o DIR/`.
     finished_files: usize,
+}
+
+impl Outputs {
+    /// Makes the waiting output files durable, renames them into place and
+    /// records them in the manifest (after their renames).
+    fn commit(&mut self, resume: &mut Resume, target: &Target) -> anyhow::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let names = self.batch.commit()?;
+        self.finished_files += names.len();
+        let finished: Vec<_> = std::mem::take(&mut self.awaiting)
+            .into_iter()
+            .zip(names)
+            .map(|((input, totals), name)| (input, name, totals))
+            .collect();
+        match target {
+            Target::Dir(dir) => resume.record(dir, &finished),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The writer side of a `compact` run over files.
@@ -67,13 +93,27 @@ impl<'a> Sink<'a> {
             tally: vec![RunSummary::default(); inputs.len()],
             progress: progress_bar(inputs, cfg.quiet),
             resume,
-            outputs: Outputs { shared, per_file: None, finished_files: 0 },
+            outputs: Outputs {
+                shared,
+                per_file: None,
+                batch: SyncBatch::default(),
+                awaiting: Vec::new(),
+                finished_files: 0,
+            },
             ledger,
         })
     }
 
     /// Takes one processed item, in input order.
     pub fn accept(&mut self, item: Processed) -> anyhow::Result<()> {
+        self.take(item)?;
+        if self.outputs.batch.is_due() {
+            self.outputs.commit(&mut self.resume, &self.files.target)?;
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, item: Processed) -> anyhow::Result<()> {
         match item {
             Processed::Item(Item::Start { input, container, format }) => {
                 self.start(input, container, format)
@@ -122,19 +162,17 @@ impl<'a> Sink<'a> {
             } else if layout != Layout::Parquet && container == Layered::Parquet {
                 name = with_extension(&name, "jsonl");
             }
-            self.outputs.per_file = Some((SessionWriter::file(&name, layout)?, name));
+            self.outputs.per_file = Some(SessionWriter::file(&name, layout)?);
         }
         Ok(())
     }
 
     /// A file ends: its output file (if its own) is finished and recorded.
     fn end(&mut self, input: usize) -> anyhow::Result<()> {
-        if let Some((w, name)) = self.outputs.per_file.take() {
-            w.finish()?;
-            self.outputs.finished_files += 1;
-            if let Target::Dir(dir) = &self.files.target {
-                self.resume.record(dir, input, &name, &self.tally[input])?;
-            }
+        let finished = self.outputs.per_file.take().map(SessionWriter::finish_unsynced);
+        if let Some(file) = finished.transpose()?.flatten() {
+            self.outputs.awaiting.push((input, self.tally[input].clone()));
+            self.outputs.batch.push(file);
         }
         self.progress.inc(input_size(&self.inputs[input]));
         Ok(())
@@ -160,7 +198,6 @@ impl<'a> Sink<'a> {
             .outputs
             .per_file
             .as_mut()
-            .map(|(w, _)| w)
             .or(self.outputs.shared.as_mut())
             .context("no output writer")?;
         writer.origin(&done.id, &done.source.to_string());
@@ -178,7 +215,8 @@ impl<'a> Sink<'a> {
     /// as a file of no sessions. Returns the run's totals, inputs skipped by
     /// `--resume` included.
     pub fn finish(self) -> anyhow::Result<RunSummary> {
-        let Sink { cfg, files, resume, outputs, ledger, progress, .. } = self;
+        let Sink { cfg, files, mut resume, mut outputs, ledger, progress, .. } = self;
+        outputs.commit(&mut resume, &files.target)?;
         match outputs.shared {
             Some(w)
                 if ledger.summary.sessions == 0
@@ -197,7 +235,7 @@ impl<'a> Sink<'a> {
         let mut summary = ledger.finish()?;
         progress.finish_and_clear();
         for e in &resume.skipped {
-            summary.merge(&e.totals());
+            summary.merge(&RunSummary::from_manifest(e));
         }
         summary.inputs += resume.skipped.len();
         if !resume.skipped.is_empty() && !cfg.quiet {
@@ -214,9 +252,10 @@ impl<'a> Sink<'a> {
     /// temporary files are deleted). Says what was kept.
     pub fn abandon(self) {
         let Sink { files, inputs, outputs, ledger, progress, .. } = self;
-        let Outputs { shared, per_file, finished_files } = outputs;
+        let Outputs { shared, per_file, batch, finished_files, .. } = outputs;
         drop(shared);
         drop(per_file);
+        drop(batch);
         let summary = ledger.abandon();
         progress.finish_and_clear();
         let kept = if matches!(files.target, Target::Dir(_)) {

@@ -6,16 +6,17 @@ use super::{CHARTED_SESSIONS, Charted, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::messages::err_message;
+use crate::cmd::messages::err_message;
+use anyhow::Context;
 use compactor::Mode;
-use compactor::io::output::write_atomic;
+use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::fingerprint::fingerprint;
 use compactor::report::render::Series;
-use compactor::report::wire::{ReplayRow, SessionRow};
+use compactor::report::wire::{ReplayLabels, ReplayRow, SessionRow};
 use serde_json::Value;
 
 const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
@@ -52,7 +53,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 // The model each log names, read before `normalize` drops the envelopes.
                 let models: Vec<Option<String>> = sessions
                     .iter()
-                    .map(|s| if auto { compactor::facts::model(s) } else { None })
+                    .map(|s| if auto { compactor::discover::facts::model(s) } else { None })
                     .collect();
                 // Figures are of the requests the agent sent: the session as
                 // a clean request (`compactor::request`; images where either
@@ -83,17 +84,13 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                             counter,
                         );
                         row.repairs = repairs.by_name();
-                        let mut rr = ReplayRow::new(
-                            &s.source,
-                            &s.id,
-                            format.name(),
-                            p.mode.name(),
-                            "threshold",
+                        let labels = ReplayLabels {
+                            format: format.name(),
+                            mode: p.mode.name(),
+                            trigger: "threshold",
                             counter,
-                            p.window,
-                            &r,
-                            None,
-                        );
+                        };
+                        let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
                         session_rows.push(ReportRow::new(row, problems, &rr));
                         series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
@@ -154,7 +151,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     summary.rejected = rejected;
     let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     let dir = &args.output;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create directory", dir.display()))?;
     if let Some(k) = shard {
         let file = ShardFile {
             shard: k.to_string(),

@@ -73,7 +73,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     }
     let Some(first) = shards.first() else { bail!("--merge needs the shard directories") };
     let parse = |s: &Shard| -> anyhow::Result<(u64, u64)> {
-        let shard: compactor::shard::Shard = s
+        let shard: compactor::pipeline::shard::Shard = s
             .file
             .shard
             .parse()
@@ -171,7 +171,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     charted.sort_by_key(|c| (std::cmp::Reverse(c.0), c.1));
     charted.truncate(CHARTED_SESSIONS);
     let series: Vec<Series> = charted.iter().flat_map(|c| c.2.iter().cloned()).collect();
-    std::fs::create_dir_all(out)?;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("{}: cannot create directory", out.display()))?;
     write_report(out, &rows, &values, &summary, series, args.parquet)?;
     if !args.quiet {
         eprintln!(

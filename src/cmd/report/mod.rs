@@ -11,7 +11,7 @@ mod merge;
 
 use crate::cli::args::ReportArgs;
 use crate::cmd::ExitStatus;
-use compactor::io::output::write_atomic;
+use compactor::io::atomic::write_atomic;
 use compactor::report::aggregate::{CorpusSummary, ReportRow};
 use compactor::report::render::{Series, csv, html, markdown};
 use compactor::report::table::write_rows;

@@ -1,12 +1,12 @@
 //! `stats --by day|project|model`: the sessions grouped by what their logs
-//! say (`compactor::facts`), one table row per group.
+//! say (`compactor::discover::facts`), one table row per group.
 //!
 //! Groups are in key order (byte order: days oldest first), with sessions
 //! whose log does not say last, under [`UNKNOWN`]; a TOTAL row closes the table.
 
 use crate::cli::args::GroupBy;
 use compactor::model::Session;
-use compactor::stats::Stats;
+use compactor::report::stats::Stats;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -17,9 +17,9 @@ pub const UNKNOWN: &str = "(unknown)";
 /// The group of `session`; `None` stands for [`UNKNOWN`].
 pub fn key(by: GroupBy, session: &Session) -> Option<String> {
     match by {
-        GroupBy::Day => compactor::facts::day(session),
-        GroupBy::Project => compactor::facts::project(session),
-        GroupBy::Model => compactor::facts::model(session),
+        GroupBy::Day => compactor::discover::facts::day(session),
+        GroupBy::Project => compactor::discover::facts::project(session),
+        GroupBy::Model => compactor::discover::facts::model(session),
     }
 }
 

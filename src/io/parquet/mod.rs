@@ -85,7 +85,7 @@
 //! level 1. No clocks anywhere: `created_by` is `compactor <version>` and the
 //! only key-value metadata are `compactor:schema` and Arrow's own schema, so the
 //! same rows always give the same bytes. The file appears under its final name
-//! only at [`ParquetWriter::finish`] (an [`AtomicFile`](super::output::AtomicFile)).
+//! only at [`ParquetWriter::finish`] (an [`AtomicFile`](super::atomic::AtomicFile)).
 
 mod arrow_json;
 mod read;

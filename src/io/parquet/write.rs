@@ -6,7 +6,7 @@ use super::{
     BARE_ARRAY, ENCODING_KEY, METADATA_COLUMN, NO_CONTENT, ROW_GROUP_BYTES, ROW_GROUP_ROWS,
     SCHEMA_KEY, SCHEMA_VALUE,
 };
-use crate::io::output::AtomicFile;
+use crate::io::atomic::AtomicFile;
 use anyhow::{Context, anyhow};
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
@@ -138,13 +138,17 @@ impl ParquetWriter {
     }
 
     /// Writes the last row group and the footer, and moves the file into place.
-    pub fn finish(mut self) -> anyhow::Result<()> {
+    pub fn finish(self) -> anyhow::Result<()> {
+        self.finish_unsynced()?.commit()
+    }
+
+    /// Writes the last row group and the footer, and returns the file still
+    /// under its temporary name.
+    pub fn finish_unsynced(mut self) -> anyhow::Result<AtomicFile> {
         self.flush()?;
-        let file = self
-            .writer
+        self.writer
             .into_inner()
-            .with_context(|| format!("{}: cannot finish the Parquet file", self.path.display()))?;
-        file.commit()
+            .with_context(|| format!("{}: cannot finish the Parquet file", self.path.display()))
     }
 }
 

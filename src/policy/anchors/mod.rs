@@ -40,7 +40,8 @@
 
 mod context;
 
-use crate::memo::{Memo, text_key};
+use crate::memo::hash::text_key;
+use crate::memo::{Memo, budgets};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
@@ -496,27 +497,21 @@ impl Scan {
 
 /// Texts shorter than this are scanned every time (cheaper than a lookup).
 const MIN_CACHED_SCAN_BYTES: usize = 64;
-const SCAN_SHARDS: usize = 16;
-/// Bytes of scans a shard holds before it is cleared (16 MB in all).
-const SCAN_SHARD_BYTES: usize = 1 << 20;
 
 /// Scans by text hash (and whether error lines were taken). A compaction
 /// scans its region for the summary and the whole session for the retention
 /// figures, and `replay` / `report` compact the same growing history again and
 /// again: each text is scanned once. Its budget is in bytes of scan results
-/// (see [`crate::memo`]).
+/// ([`budgets::ANCHOR_SCANS`]).
 static SCAN_CACHE: LazyLock<Memo<(u128, usize, bool), Arc<Scan>>> =
-    LazyLock::new(|| Memo::new(SCAN_SHARDS, SCAN_SHARD_BYTES));
+    LazyLock::new(|| Memo::with_budget(budgets::ANCHOR_SCANS));
 
 /// The scans of the pieces of a text ([`AnchorSet::extract_pieces`]), by the
 /// text's hash: a call's arguments are parsed for their strings once, not at
-/// every compaction that reads them. Its budget is in bytes of scan results.
+/// every compaction that reads them. Its budget is in bytes of scan results
+/// ([`budgets::ANCHOR_PIECES`]).
 static PIECES_CACHE: LazyLock<Memo<(u128, usize), Arc<Scan>>> =
-    LazyLock::new(|| Memo::new(SCAN_SHARDS, PIECES_SHARD_BYTES));
-/// Bytes of scans a shard of [`PIECES_CACHE`] holds (4 MB in all: its texts
-/// come back within a session, where the scans of single texts come back
-/// across sessions too).
-const PIECES_SHARD_BYTES: usize = 1 << 18;
+    LazyLock::new(|| Memo::with_budget(budgets::ANCHOR_PIECES));
 
 fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {
     if text.len() < MIN_CACHED_SCAN_BYTES {

@@ -18,6 +18,10 @@
 //!
 //! The environment is given as an [`Env`], so that the rules are testable; the
 //! binary builds it from the process's environment once per run.
+//!
+//! [`facts`]: what a log says of its session (model, project, day).
+
+pub mod facts;
 
 use crate::io::Input;
 use std::path::{Path, PathBuf};

@@ -11,8 +11,8 @@
 //! Mistral) as of 2025; a JSON file of `{"fragment": tokens}` extends or
 //! overrides them.
 
+use super::fragments::FragmentTable;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Window assumed when neither `--window` nor `--model` says otherwise.
 pub const DEFAULT_WINDOW_TOKENS: u64 = 200_000;
@@ -128,7 +128,7 @@ const MODELS: &[(&str, u64)] = &[
 /// window: the report fields `model` and `window_from` (beside `window`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Chosen {
-    /// The model the session's log names (`crate::facts`); `null` when it names none.
+    /// The model the session's log names (`crate::discover::facts`); `null` when it names none.
     pub model: Option<String>,
     /// [`FROM_MODEL`]: the model table's window for `model`; [`FROM_DEFAULT`]:
     /// the log names no model the table knows, so [`DEFAULT_WINDOW_TOKENS`].
@@ -157,36 +157,29 @@ impl ModelTable {
 /// The model table, built in and extended by the user.
 #[derive(Clone, Debug)]
 pub struct ModelTable {
-    entries: BTreeMap<String, u64>,
+    entries: FragmentTable<u64>,
 }
 
 impl Default for ModelTable {
     fn default() -> Self {
-        ModelTable { entries: MODELS.iter().map(|&(k, v)| (k.to_string(), v)).collect() }
+        ModelTable { entries: FragmentTable::new(MODELS.iter().copied()) }
     }
 }
 
 impl ModelTable {
     /// Adds or replaces entries (fragments are matched lower-cased).
     pub fn extend(&mut self, entries: impl IntoIterator<Item = (String, u64)>) {
-        for (k, v) in entries {
-            self.entries.insert(k.to_lowercase(), v);
-        }
+        self.entries.extend(entries);
     }
 
     /// The window of `model`: the entry with the longest fragment it contains.
     pub fn lookup(&self, model: &str) -> Option<u64> {
-        let name = model.to_lowercase();
-        self.entries
-            .iter()
-            .filter(|(k, _)| name.contains(k.as_str()))
-            .max_by_key(|(k, _)| k.len())
-            .map(|(_, &v)| v)
+        self.entries.lookup(model).copied()
     }
 
     /// Every entry, sorted by fragment.
     pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.entries.iter().map(|(k, &v)| (k.as_str(), v))
+        self.entries.entries().map(|(k, &v)| (k, v))
     }
 }
 

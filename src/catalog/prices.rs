@@ -8,8 +8,18 @@
 //! longest fragment contained in the model name, as for windows. Where a
 //! provider has no cache-write surcharge, cache writes cost the input price.
 
-use crate::replay::Prices;
+use super::fragments::FragmentTable;
+use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Prices {
+    pub input: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
 
 const TABLE: &[(&str, Prices)] = &[
     ("claude-3-5-haiku", Prices { input: 0.8, cache_read: 0.08, cache_write: 1.0, output: 4.0 }),
@@ -36,12 +46,12 @@ const TABLE: &[(&str, Prices)] = &[
 /// The price table, built in and extended by the user.
 #[derive(Clone, Debug)]
 pub struct PriceTable {
-    entries: BTreeMap<String, Prices>,
+    entries: FragmentTable<Prices>,
 }
 
 impl Default for PriceTable {
     fn default() -> Self {
-        PriceTable { entries: TABLE.iter().map(|(k, p)| (k.to_string(), *p)).collect() }
+        PriceTable { entries: FragmentTable::new(TABLE.iter().copied()) }
     }
 }
 
@@ -63,19 +73,35 @@ impl PriceTable {
                 cache_write: e.cache_write.unwrap_or(e.input),
                 output: e.output,
             };
-            self.entries.insert(k.to_lowercase(), p);
+            self.entries.extend([(k, p)]);
         }
         Ok(())
     }
 
     /// The prices of `model`: the entry with the longest fragment it contains.
     pub fn lookup(&self, model: &str) -> Option<Prices> {
-        let name = model.to_lowercase();
-        self.entries
-            .iter()
-            .filter(|(k, _)| name.contains(k.as_str()))
-            .max_by_key(|(k, _)| k.len())
-            .map(|(_, p)| *p)
+        self.entries.lookup(model).copied()
+    }
+}
+
+/// Which prices each session is billed at.
+#[derive(Clone, Debug)]
+pub enum PriceBook {
+    /// `--model NAME`: every session at that model's prices.
+    Fixed(Prices),
+    /// `--model auto` (or `--window N` alone): each session at the prices of
+    /// the model its log names, and at none when the log names no model or
+    /// the table does not know it (the session's cost is then left out).
+    PerModel(PriceTable),
+}
+
+impl PriceBook {
+    /// The prices of a session whose log names `model`.
+    pub fn for_model(&self, model: Option<&str>) -> Option<Prices> {
+        match self {
+            PriceBook::Fixed(p) => Some(*p),
+            PriceBook::PerModel(table) => table.lookup(model?),
+        }
     }
 }
 
@@ -93,5 +119,17 @@ mod tests {
         let p = t.lookup("acme/my-model").unwrap();
         assert_eq!((p.cache_read, p.cache_write), (1.0, 1.0));
         assert!(t.extend_from_json("[]").is_err());
+    }
+
+    #[test]
+    fn a_book_prices_each_model_or_all_at_one() {
+        let book = PriceBook::PerModel(PriceTable::default());
+        assert_eq!(book.for_model(Some("claude-opus-4-6")).unwrap().input, 5.0);
+        assert_eq!(book.for_model(Some("gpt-5.3-codex")).unwrap().input, 1.25);
+        assert!(book.for_model(Some("llama-3")).is_none());
+        assert!(book.for_model(None).is_none());
+        let one = PriceBook::Fixed(PriceTable::default().lookup("gpt-4o").unwrap());
+        assert_eq!(one.for_model(None).unwrap().output, 10.0);
+        assert_eq!(one.for_model(Some("claude-opus-4-6")).unwrap().output, 10.0);
     }
 }

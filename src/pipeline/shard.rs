@@ -77,17 +77,26 @@ mod tests {
         }
     }
 
+    /// XXH3-64, seed 0, of the id's UTF-8 bytes, mod N: these shards must
+    /// never change (shards of a run started with one release must be merged
+    /// by another). The literals come from another implementation of the
+    /// published function (Python's `xxhash` 3.x, `xxh3_64_intdigest`), not
+    /// from this code.
     #[test]
     fn the_hash_is_fixed() {
-        // XXH3-64, seed 0: these values must never change (shards of a run
-        // started with one release must be merged by another).
-        assert_eq!(xxhash_rust::xxh3::xxh3_64(b""), 0x2d06800538d394c2);
-        let ids = ["a", "session-1", "corpus.parquet[3]"];
-        let shards: Vec<u64> = ids.iter().map(|id| Shard::of(id, 4)).collect();
-        assert_eq!(
-            shards,
-            ids.iter().map(|id| xxhash_rust::xxh3::xxh3_64(id.as_bytes()) % 4).collect::<Vec<_>>()
-        );
+        for (id, hash, of_4, of_7) in [
+            ("", 0x2d06_8005_38d3_94c2, 2, 4),
+            ("a", 0xe6c6_32b6_1e96_4e1f, 3, 1),
+            ("session-1", 0xc07e_a649_48c9_a305, 1, 3),
+            ("corpus.parquet[3]", 0x8bdb_14ab_95e7_3cda, 2, 6),
+            ("openai.jsonl:7", 0x894e_1831_30b1_2055, 1, 1),
+        ] {
+            // Every hash here is below u64::MAX, so mod u64::MAX is the hash itself.
+            assert_eq!(Shard::of(id, u64::MAX), hash, "{id:?}");
+            assert_eq!((Shard::of(id, 4), Shard::of(id, 7)), (of_4, of_7), "{id:?}");
+        }
+        // One shard (or a count of 0, read as 1) holds every id.
+        assert_eq!((Shard::of("a", 1), Shard::of("a", 0)), (0, 0));
     }
 
     #[test]

@@ -1,0 +1,87 @@
+//! Every memo of the process and its budget, in one place.
+//!
+//! The memos are process-wide statics beside the code that fills them (their
+//! values are that code's types, which live above this leaf); what each may
+//! hold is decided here, so that the memory they can take is read in one file.
+//! A shard is cleared when an insert would pass its budget (see
+//! [`crate::memo`]); the unit of a budget is its memo's.
+//!
+//! | memo | where | key | unit | in all |
+//! |---|---|---|---|---|
+//! | token counts | `tokens/cache.rs` (one per `Meter`) | text | entries | 262,144 |
+//! | parsed call arguments | `model/part.rs` `ARGS` | text | bytes of text | 16 MB |
+//! | anchor scans | `policy/anchors` `SCAN_CACHE` | text, errors taken | bytes of scans | 16 MB |
+//! | anchor scans of pieces | `policy/anchors` `PIECES_CACHE` | text | bytes of scans | 4 MB |
+//! | result descriptions | `policy/tool_families.rs` `DESCRIBED` | map, output, call | bytes | 2 MB |
+//! | shrunk arguments | `policy/micro_compact.rs` `SHRUNK` | text | bytes | 4 MB |
+//! | summary acts | `policy/summary.rs` `ACTS` | map, call and result | bytes | 2 MB |
+//! | summary notes | `policy/summary.rs` `NOTES` | text, speaker | bytes | 2 MB |
+
+/// How much a memo may hold: `shards` shards of `per_shard` each, in the
+/// memo's unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Budget {
+    pub(crate) shards: usize,
+    pub(crate) per_shard: usize,
+}
+
+#[cfg(test)]
+impl Budget {
+    /// The whole memo's bound, in its unit.
+    pub(crate) const fn total(self) -> usize {
+        self.shards * self.per_shard
+    }
+}
+
+/// Token counts, in entries. An entry is 48 B (key, count) plus a control
+/// byte, and a map of 8,192 entries has 16,384 buckets (hashbrown keeps 1/8
+/// free and rounds up to a power of two): ~0.8 MB a shard, ~26 MB in all,
+/// reached within the first GB of a run, so memory does not grow with the
+/// archive. (At 1 << 15 it was ~100 MB, and a 4 GB run still filled shards a
+/// 1 GB run had not: +11% peak RSS.) 262,144 counts are far more than one
+/// session's messages, which is where re-counting happens.
+pub(crate) const TOKENS: Budget = Budget { shards: 32, per_shard: 1 << 13 };
+
+/// Parsed call arguments, in bytes of argument text (parsed trees take about
+/// as much again; 16 MB of text in all).
+pub(crate) const CALL_ARGS: Budget = Budget { shards: 16, per_shard: 1 << 20 };
+
+/// Anchor scans, in bytes of scan results (16 MB in all).
+pub(crate) const ANCHOR_SCANS: Budget = Budget { shards: 16, per_shard: 1 << 20 };
+
+/// Anchor scans of a text's pieces, in bytes of scan results (4 MB in all:
+/// its texts come back within a session, where the scans of single texts
+/// come back across sessions too).
+pub(crate) const ANCHOR_PIECES: Budget = Budget { shards: 16, per_shard: 1 << 18 };
+
+/// Descriptions of tool results, in bytes (2 MB in all: what is described
+/// again is described within a session or two).
+pub(crate) const DESCRIBED: Budget = Budget { shards: 16, per_shard: 1 << 17 };
+
+/// Shrunk call arguments, in bytes (4 MB in all).
+pub(crate) const SHRUNK: Budget = Budget { shards: 16, per_shard: 1 << 18 };
+
+/// The summary's acts, in bytes (2 MB in all).
+pub(crate) const SUMMARY_ACTS: Budget = Budget { shards: 16, per_shard: 1 << 17 };
+
+/// The summary's notes, in bytes (2 MB in all).
+pub(crate) const SUMMARY_NOTES: Budget = Budget { shards: 16, per_shard: 1 << 17 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table of the module doc is these numbers.
+    #[test]
+    fn the_totals_are_the_documented_ones() {
+        const MB: usize = 1 << 20;
+        assert_eq!(TOKENS.total(), 262_144);
+        assert_eq!(CALL_ARGS.total(), 16 * MB);
+        assert_eq!(ANCHOR_SCANS.total(), 16 * MB);
+        assert_eq!(ANCHOR_PIECES.total(), 4 * MB);
+        assert_eq!(DESCRIBED.total(), 2 * MB);
+        assert_eq!(SHRUNK.total(), 4 * MB);
+        assert_eq!(SUMMARY_ACTS.total(), 2 * MB);
+        assert_eq!(SUMMARY_NOTES.total(), 2 * MB);
+    }
+}

@@ -1,0 +1,111 @@
+//! The four pruning stages (SPEC 6, stages 1-4), behind one signature and
+//! one table that lean, legacy and tiered share.
+//!
+//! A stage rewrites messages in place, only where it changes something
+//! ([`Slot::write`]), inside the range its [`Scope`] gives it, and adds what it
+//! did to the [`Effects`]. Lean and legacy run the table in order before a
+//! summary ([`prune`]); tiered runs it one stage at a time and stops at the
+//! target. Adding a stage is one file and one line of [`STAGES`].
+
+use super::{Effects, Policy, Tier, dedup, micro_compact, strip_media, truncate};
+use crate::model::Message;
+use crate::tokens::Meter;
+use std::borrow::{Borrow, Cow};
+use std::ops::Range;
+
+/// A message a pruning stage may rewrite. `summarize` and tiered mode run the
+/// stages over `Cow`s borrowed from the input, so pruning clones only the
+/// messages it changes, not the session (the folded middle is never cloned); a
+/// slice of owned messages works the same (tests). A stage calls `write`
+/// only where it changes something.
+pub trait Slot: Borrow<Message> {
+    fn write(&mut self) -> &mut Message;
+}
+
+impl Slot for Message {
+    fn write(&mut self) -> &mut Message {
+        self
+    }
+}
+
+impl Slot for Cow<'_, Message> {
+    fn write(&mut self) -> &mut Message {
+        self.to_mut()
+    }
+}
+
+/// The input's messages as slots for the stages, none cloned yet.
+pub(crate) fn borrowed(msgs: &[Message]) -> Vec<Cow<'_, Message>> {
+    msgs.iter().map(Cow::Borrowed).collect()
+}
+
+/// Sizes of pruned messages: the input's (`tokens`) where a stage left the
+/// message alone, counted again where it wrote one.
+pub(crate) fn recounted(tokens: &[u64], pruned: &[Cow<'_, Message>], meter: &Meter) -> Vec<u64> {
+    let again = |(t, m): (&u64, &Cow<'_, Message>)| match m {
+        Cow::Borrowed(_) => *t,
+        Cow::Owned(m) => meter.message(m),
+    };
+    tokens.iter().zip(pruned).map(again).collect()
+}
+
+/// The slots as owned messages (cloning those no stage wrote).
+pub(crate) fn owned(slots: Vec<Cow<'_, Message>>) -> Vec<Message> {
+    slots.into_iter().map(Cow::into_owned).collect()
+}
+
+/// Where the stages may write: `reach` for dedup, micro-compaction and media
+/// (the head included, SPEC 5), `body` for truncation (which would cut the
+/// head's text).
+pub struct Scope {
+    pub reach: Range<usize>,
+    pub body: Range<usize>,
+}
+
+/// One pruning stage: the tier it is, and what it does.
+pub struct Stage {
+    pub tier: Tier,
+    pub run: fn(&mut [Cow<'_, Message>], &Scope, &Policy, &mut Effects),
+}
+
+/// The stages, cheapest first (SPEC 6).
+pub const STAGES: [Stage; 4] = [
+    Stage { tier: Tier::Dedup, run: run_dedup },
+    Stage { tier: Tier::MicroCompact, run: run_micro_compact },
+    Stage { tier: Tier::Truncate, run: run_truncate },
+    Stage { tier: Tier::StripMedia, run: run_strip_media },
+];
+
+fn run_dedup(msgs: &mut [Cow<'_, Message>], scope: &Scope, _: &Policy, e: &mut Effects) {
+    e.duplicates_marked = dedup::dedup_tool_results(msgs, scope.reach.clone());
+}
+
+fn run_micro_compact(msgs: &mut [Cow<'_, Message>], scope: &Scope, p: &Policy, e: &mut Effects) {
+    let mc = micro_compact::micro_compact(msgs, scope.reach.clone(), &p.families);
+    e.tool_results_cleared = mc.results_cleared;
+    e.args_shrunk = mc.args_shrunk;
+}
+
+fn run_truncate(msgs: &mut [Cow<'_, Message>], scope: &Scope, _: &Policy, e: &mut Effects) {
+    e.chars_truncated = truncate::truncate_messages(msgs, scope.body.clone());
+}
+
+fn run_strip_media(msgs: &mut [Cow<'_, Message>], scope: &Scope, _: &Policy, e: &mut Effects) {
+    let s = strip_media::strip_media(msgs, scope.reach.clone());
+    e.images_stripped = s.images;
+    e.reasoning_dropped = s.reasoning;
+}
+
+/// Runs every stage of [`STAGES`] in order, truncation only when `truncate`.
+pub(crate) fn prune(
+    msgs: &mut [Cow<'_, Message>],
+    scope: &Scope,
+    policy: &Policy,
+    truncate: bool,
+) -> Effects {
+    let mut effects = Effects::default();
+    for stage in STAGES.iter().filter(|s| truncate || s.tier != Tier::Truncate) {
+        (stage.run)(msgs, scope, policy, &mut effects);
+    }
+    effects
+}
