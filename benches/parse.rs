@@ -17,7 +17,7 @@
 //!
 //! A third group, `measure/sessions`, times what `compact` does with a session
 //! it leaves alone: decoding it and counting its request (`--counter hermes`)
-//! against the skim that counts it without decoding (`formats::skim`).
+//! against the skim that counts it without decoding (`formats::openai::skim_line`).
 //!
 //! Run: `cargo bench --bench parse`. Results and the decision are in
 //! `benches/RESULTS.md`.
@@ -124,7 +124,7 @@ fn parse(c: &mut Criterion) {
 
 /// Decoding and counting an untouched session against skimming it.
 fn measure(c: &mut Criterion) {
-    use compactor::formats::{openai, skim};
+    use compactor::formats::openai;
     use compactor::model::Source;
     use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
     let Some((_, lines)) = inputs().into_iter().find(|(name, _)| *name == "sessions") else {
@@ -136,7 +136,7 @@ fn measure(c: &mut Criterion) {
         meter.request(&openai::decode_session(value, Source::default()).unwrap())
     };
     for l in &lines {
-        let skimmed = skim::skim_line(l, &meter, u64::MAX).expect("a synthetic session skims");
+        let skimmed = openai::skim_line(l, &meter, u64::MAX).expect("a synthetic session skims");
         assert_eq!(skimmed.tokens, decode(l), "the skim counts what decoding counts");
     }
     let bytes: usize = lines.iter().map(Vec::len).sum();
@@ -146,7 +146,10 @@ fn measure(c: &mut Criterion) {
     g.bench_function("decode + count", |b| b.iter(|| lines.iter().map(|l| decode(l)).sum::<u64>()));
     g.bench_function("skim", |b| {
         b.iter(|| {
-            lines.iter().map(|l| skim::skim_line(l, &meter, u64::MAX).unwrap().tokens).sum::<u64>()
+            lines
+                .iter()
+                .map(|l| openai::skim_line(l, &meter, u64::MAX).unwrap().tokens)
+                .sum::<u64>()
         })
     });
     g.finish();

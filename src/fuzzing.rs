@@ -10,7 +10,7 @@
 //!   decodes again to the same session.
 //! - [`parquet`]: the Parquet reader on arbitrary bytes: errors, never panics.
 //! - [`skim`](crate::fuzzing::skim): every line of the input, skimmed
-//!   ([`crate::formats::skim`]): a skim that answers gives the id, message
+//!   ([`crate::formats::openai::skim_line`]): a skim that answers gives the id, message
 //!   count and tokens that decoding and counting the line give, under both
 //!   counters, and stops at a limit of exactly that count.
 //! - [`pipeline`]: an arbitrary session, compacted in every mode with `force`
@@ -109,7 +109,7 @@ static HERMES: LazyLock<Meter> =
 /// answers, the decoder must agree with; where it gives up, nothing is checked
 /// (the engine then decodes the line, as [`decode`] covers).
 pub fn skim(data: &[u8]) {
-    use crate::formats::{openai, skim::skim_line};
+    use crate::formats::openai::{self, skim_line};
     for line in data.split(|&b| b == b'\n') {
         for meter in [&*METER, &*HERMES] {
             let Some(skimmed) = skim_line(line, meter, u64::MAX) else { continue };

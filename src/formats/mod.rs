@@ -15,11 +15,8 @@
 pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
-pub(crate) mod kept;
 pub mod openai;
-mod openai_lines;
 pub mod sharegpt;
-pub mod skim;
 pub mod swe_agent;
 pub mod toolbench;
 

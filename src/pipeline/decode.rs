@@ -4,7 +4,8 @@
 //! are shared with the engine.
 
 use super::Job;
-use crate::formats::{Format, Record, Unit};
+use crate::formats::openai::{KeptRecord, KeptSession};
+use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::{Payload, RawRecord, ReadError};
 use crate::model::{Session, Source};
 use crate::report::RejectKind;
@@ -35,18 +36,12 @@ impl std::fmt::Display for Rejection {
 pub(super) type Unparsed = (Source, String, Vec<u8>);
 
 /// Parses a record's payload, keeping the line bytes (moved, not copied: a
-/// line can be megabytes). With `keep`, fields nothing reads stay JSON text
-/// ([`crate::formats::kept`]); the caller must then write the session with the
-/// OpenAI lines encoder.
-pub(super) fn parse(r: RawRecord, keep: bool) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
+/// line can be megabytes).
+pub(super) fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
     let RawRecord { source, payload } = r;
     match payload {
         Payload::Value(value) => Ok((Record { source, value }, None)),
         Payload::Parsed { line, value } => Ok((Record { source, value }, Some(line))),
-        Payload::Line(bytes) if keep => match crate::formats::kept::parse_line(&bytes) {
-            Some(value) => Ok((Record { source, value }, Some(bytes))),
-            None => parse(RawRecord { source, payload: Payload::Line(bytes) }, false),
-        },
         Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
             Ok(value) => Ok((Record { source, value }, Some(bytes))),
             Err(e) => Err((source, crate::io::json_error(&e), bytes)),
@@ -54,60 +49,126 @@ pub(super) fn parse(r: RawRecord, keep: bool) -> Result<(Record, Option<Vec<u8>>
     }
 }
 
+/// A record as [`parse_kept`] reads it.
+pub(super) enum KeptOr {
+    /// The record's line read keeping the fields nothing reads as JSON text,
+    /// with its bytes.
+    Kept(Source, KeptRecord, Vec<u8>),
+    /// The record untouched: not a line, or a line that cannot be kept (it
+    /// is then parsed whole).
+    Whole(RawRecord),
+}
+
+/// Reads a record's line keeping the fields nothing reads as JSON text
+/// ([`KeptRecord`]) where it can.
+pub(super) fn parse_kept(r: RawRecord) -> KeptOr {
+    match r {
+        RawRecord { source, payload: Payload::Line(line) } => match KeptRecord::parse(&line) {
+            Some(kept) => KeptOr::Kept(source, kept, line),
+            None => KeptOr::Whole(RawRecord { source, payload: Payload::Line(line) }),
+        },
+        r => KeptOr::Whole(r),
+    }
+}
+
+/// A session decoded for reading: from a whole parse, or keeping the fields
+/// nothing reads as JSON text ([`KeptSession`], which only its own writer
+/// writes). Either reads as a [`Session`].
+#[derive(Debug)]
+pub enum ReadSession {
+    Whole(Session),
+    Kept(KeptSession<'static>),
+}
+
+impl std::ops::Deref for ReadSession {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        match self {
+            ReadSession::Whole(s) => s,
+            ReadSession::Kept(k) => k.session(),
+        }
+    }
+}
+
 /// Decodes the sessions of a job without compacting them. Returns the sessions
 /// and, for each record that could not be read, its [`Rejection`].
 pub fn decode_job(job: Job) -> (Vec<Session>, Vec<Rejection>) {
-    decode_job_with(job, false)
+    decode_units(job, None::<fn(KeptRecord, Source) -> _>, |s| s)
 }
 
 /// [`decode_job`]; with `keep_unread`, the fields of OpenAI records that no
-/// reader looks up stay JSON text (`formats::kept`), which saves
-/// building and dropping their trees. Only for callers that never write the
-/// sessions (`report`): the text sits in marker strings that only the OpenAI
-/// lines encoder writes back as JSON.
-pub fn decode_job_with(job: Job, keep_unread: bool) -> (Vec<Session>, Vec<Rejection>) {
+/// reader looks up stay JSON text ([`KeptRecord`]), which saves building and
+/// dropping their trees. For callers that read the sessions (`report`).
+pub fn decode_job_with(job: Job, keep_unread: bool) -> (Vec<ReadSession>, Vec<Rejection>) {
     let keep = keep_unread && job.format == Format::OpenAi;
+    let kept = |r: KeptRecord, source| r.decode(source).map(ReadSession::Kept);
+    decode_units(job, keep.then_some(kept), ReadSession::Whole)
+}
+
+/// A unit of a job: records the adapter decodes together, or a kept line
+/// decoded as it was read.
+enum Decodable<T> {
+    Records(Vec<Record>),
+    Decoded(Source, Result<T, DecodeError>),
+}
+
+/// [`decode_job`], with `kept` decoding the lines it keeps (none without it),
+/// and `whole` taking the sessions of whole parses.
+fn decode_units<T>(
+    job: Job,
+    kept: Option<impl Fn(KeptRecord, Source) -> Result<T, DecodeError>>,
+    whole: impl Fn(Session) -> T,
+) -> (Vec<T>, Vec<Rejection>) {
     let adapter = job.format.adapter();
     let mut errors = Vec::new();
-    let mut records = Vec::new();
-    for r in job.records {
-        match parse(r, keep) {
-            Ok((rec, _)) => records.push(rec),
-            Err((source, reason, _)) => {
-                errors.push(Rejection { source, kind: RejectKind::InvalidJson, reason })
+    let mut invalid = |(source, reason, _): Unparsed| {
+        errors.push(Rejection { source, kind: RejectKind::InvalidJson, reason })
+    };
+    let mut units = Vec::new();
+    match job.format.unit() {
+        Unit::Record => {
+            for r in job.records {
+                let r = match &kept {
+                    Some(kept) => match parse_kept(r) {
+                        KeptOr::Kept(source, record, _) => {
+                            units.push(Decodable::Decoded(source.clone(), kept(record, source)));
+                            continue;
+                        }
+                        KeptOr::Whole(r) => r,
+                    },
+                    None => r,
+                };
+                match parse(r) {
+                    Ok((r, _)) => {
+                        units.extend(sessions_of(adapter, r).into_iter().map(Decodable::Records))
+                    }
+                    Err(e) => invalid(e),
+                }
+            }
+        }
+        Unit::File => {
+            let mut records = Vec::new();
+            for r in job.records {
+                match parse(r) {
+                    Ok((r, _)) => records.push(r),
+                    Err(e) => invalid(e),
+                }
+            }
+            if !records.is_empty() {
+                units.push(Decodable::Records(records));
             }
         }
     }
-    let units: Vec<Vec<Record>> = match job.format.unit() {
-        Unit::Record => records
-            .into_iter()
-            .flat_map(|r| {
-                if !adapter.detect(std::slice::from_ref(&r.value)) && is_session_array(&r.value) {
-                    let Record { source, value: Value::Array(items) } = r else {
-                        return Vec::new();
-                    };
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, v)| {
-                            vec![Record {
-                                source: Source { index: Some(i as u64), ..source.clone() },
-                                value: v,
-                            }]
-                        })
-                        .collect()
-                } else {
-                    vec![vec![r]]
-                }
-            })
-            .collect(),
-        Unit::File if records.is_empty() => Vec::new(),
-        Unit::File => vec![records],
-    };
     let mut sessions = Vec::new();
     for unit in units {
-        let first = unit.first().map(|r| r.source.clone()).unwrap_or_default();
-        match adapter.decode(unit) {
+        let (first, decoded) = match unit {
+            Decodable::Records(unit) => {
+                let first = unit.first().map(|r| r.source.clone()).unwrap_or_default();
+                (first, adapter.decode(unit).map(&whole))
+            }
+            Decodable::Decoded(first, decoded) => (first, decoded),
+        };
+        match decoded {
             Ok(s) => sessions.push(s),
             Err(e) => errors.push(Rejection {
                 source: e.source.unwrap_or(first),
@@ -117,6 +178,17 @@ pub fn decode_job_with(job: Job, keep_unread: bool) -> (Vec<Session>, Vec<Reject
         }
     }
     (sessions, errors)
+}
+
+/// The sessions of a record of a record dialect: itself, or each item of a
+/// line holding an array of sessions.
+fn sessions_of(adapter: &dyn crate::formats::Adapter, r: Record) -> Vec<Vec<Record>> {
+    if adapter.detect(std::slice::from_ref(&r.value)) || !is_session_array(&r.value) {
+        return vec![vec![r]];
+    }
+    let Record { source, value: Value::Array(items) } = r else { return Vec::new() };
+    let at = |i: usize| Source { index: Some(i as u64), ..source.clone() };
+    items.into_iter().enumerate().map(|(i, v)| vec![Record { source: at(i), value: v }]).collect()
 }
 
 /// Returns true if and only if `value` is an array of session objects.

@@ -1,8 +1,9 @@
 //! The engine: one job → its sessions decoded, compacted and encoded (or
 //! passed through after a skim), and its bad records rejected.
 
-use super::decode::{is_session_array, parse};
+use super::decode::{KeptOr, is_session_array, parse, parse_kept};
 use super::{Item, Job};
+use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::{Payload, RawRecord};
 use crate::model::{Session, Source};
@@ -102,8 +103,8 @@ impl Engine<'_> {
             reason,
             raw,
         };
-        // Kept text is written back only by the OpenAI lines encoder, which
-        // JSON Lines output and redaction use.
+        // Kept text is written back only by a kept session's own writer,
+        // which gives the lines JSON Lines output and redaction use.
         let keep = format == Format::OpenAi && self.same(format) && (self.lines || self.redact);
         match format.unit() {
             Unit::Record => {
@@ -124,7 +125,17 @@ impl Engine<'_> {
                         }
                         (_, r) => r,
                     };
-                    let (record, raw) = match parse(r, keep) {
+                    let r = match if keep { parse_kept(r) } else { KeptOr::Whole(r) } {
+                        KeptOr::Kept(source, kept, line) => {
+                            match self.kept_session(input, source, kept, line) {
+                                Ok(done) => out.extend(done),
+                                Err((s, why, line)) => out.push(reject(s, why, line)),
+                            }
+                            continue;
+                        }
+                        KeptOr::Whole(r) => r,
+                    };
+                    let (record, raw) = match parse(r) {
                         Ok(x) => x,
                         Err((s, why, raw)) => {
                             out.push(invalid(s, why, raw));
@@ -162,7 +173,7 @@ impl Engine<'_> {
                 let mut raws = Vec::new();
                 let mut all_lines = true;
                 for r in records {
-                    match parse(r, false) {
+                    match parse(r) {
                         Ok((rec, raw)) => {
                             all_lines &= raw.is_some();
                             raws.push(raw.unwrap_or_default());
@@ -203,10 +214,7 @@ impl Engine<'_> {
         }
         // The model is read from the log as decoded: a clean request drops
         // the envelopes that name it.
-        let (chosen_policy, chosen) = match self.auto {
-            Some(policies) => policies.for_session(&session),
-            None => (self.policy, None),
-        };
+        let (chosen_policy, chosen) = self.policy_for(&session);
         let (session, mut repairs) = if self.strict() {
             let api = match self.to {
                 Some(Format::Anthropic) => crate::request::Api::Messages,
@@ -225,18 +233,11 @@ impl Engine<'_> {
         let source = session.source.clone();
         let outcome = policy::compact(&session, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
-        let counter = self.meter.kind().name();
         let compaction = outcome.compaction;
         let output = match raw_lines {
             Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),
             _ => {
-                let object = compaction
-                    .compacted
-                    .then(|| {
-                        serde_json::to_value(CompactionObject::new(&source, &compaction, counter))
-                            .ok()
-                    })
-                    .flatten();
+                let object = self.compaction_object(&source, &compaction);
                 // Lines are what JSON Lines output and redaction need.
                 if self.strict() && to == Format::Anthropic {
                     let (value, more) =
@@ -254,15 +255,61 @@ impl Engine<'_> {
                 }
             }
         };
-        let mut done = self.done(input, format, session.id, source, compaction, output);
-        if let (Processed::Session(d), Some(c)) = (&mut done, chosen) {
-            d.window = Some((chosen_policy.window, c));
+        let done = self.done(input, format, session.id, source, compaction, output);
+        Ok(Some(chose(done, chosen.map(|c| (chosen_policy.window, c)), repairs)))
+    }
+
+    /// [`Engine::session`] for a line read keeping the fields nothing reads as
+    /// text: OpenAI written as OpenAI (so no clean request), and written back
+    /// by the kept session's own writer. `Err` gives the line back, rejected.
+    fn kept_session(
+        &self,
+        input: usize,
+        source: Source,
+        kept: KeptRecord,
+        line: Vec<u8>,
+    ) -> Result<Option<Processed>, (Source, String, Vec<u8>)> {
+        let kept = match kept.decode(source.clone()) {
+            Ok(kept) => kept,
+            Err(DecodeError { source: at, message }) => {
+                return Err((at.unwrap_or(source), message, line));
+            }
+        };
+        let session = kept.session();
+        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+            return Ok(None);
         }
-        if let Processed::Session(d) = &mut done {
-            d.row.repairs = repairs.by_name();
-            d.repairs = repairs;
+        let (chosen_policy, chosen) = self.policy_for(session);
+        let (compacted, compaction) = kept.map(|s| {
+            let outcome = policy::compact(s, chosen_policy, self.meter);
+            (outcome.session, outcome.compaction)
+        });
+        let output = if compaction.compacted {
+            let object = self.compaction_object(&session.source, &compaction);
+            Output::Raw(vec![compacted.line(object.as_ref())])
+        } else {
+            Output::Raw(vec![line])
+        };
+        let (id, source) = (session.id.clone(), session.source.clone());
+        let done = self.done(input, Format::OpenAi, id, source, compaction, output);
+        Ok(Some(chose(done, chosen.map(|c| (chosen_policy.window, c)), Repairs::default())))
+    }
+
+    /// The policy of a session: under `--model auto` its log's model's.
+    fn policy_for(&self, session: &Session) -> (&Policy, Option<crate::catalog::window::Chosen>) {
+        match self.auto {
+            Some(policies) => policies.for_session(session),
+            None => (self.policy, None),
         }
-        Ok(Some(done))
+    }
+
+    /// The `compaction` object a compacted session's record gets.
+    fn compaction_object(&self, source: &Source, compaction: &Compaction) -> Option<Value> {
+        let counter = self.meter.kind().name();
+        compaction
+            .compacted
+            .then(|| serde_json::to_value(CompactionObject::new(source, compaction, counter)).ok())
+            .flatten()
     }
 
     /// Whether a session is written as a clean request of its target API.
@@ -285,7 +332,7 @@ impl Engine<'_> {
     }
 
     /// A session line that compaction leaves as it is, passed through after a
-    /// skim ([`crate::formats::skim`]) instead of a decode: `Err` gives the
+    /// skim ([`crate::formats::openai::skim_line`]) instead of a decode: `Err` gives the
     /// line back when it must be decoded (a skim is not sure, or the session
     /// is over the trigger).
     fn skim(
@@ -301,7 +348,7 @@ impl Engine<'_> {
         if line.len() as u64 > limit.saturating_mul(SKIM_BYTES_PER_TOKEN) {
             return Err((source, line));
         }
-        let Some(skimmed) = crate::formats::skim::skim_line(&line, self.meter, limit) else {
+        let Some(skimmed) = crate::formats::openai::skim_line(&line, self.meter, limit) else {
             return Err((source, line));
         };
         let id = skimmed.id.unwrap_or_else(|| source.to_string());
@@ -356,6 +403,23 @@ impl Engine<'_> {
             other => vec![Processed::Item(other)],
         }
     }
+}
+
+/// A finished session with the window `--model auto` chose for it and what
+/// making it a clean request repaired.
+fn chose(
+    mut done: Processed,
+    window: Option<(u64, crate::catalog::window::Chosen)>,
+    repairs: Repairs,
+) -> Processed {
+    if let (Processed::Session(d), Some(w)) = (&mut done, window) {
+        d.window = Some(w);
+    }
+    if let Processed::Session(d) = &mut done {
+        d.row.repairs = repairs.by_name();
+        d.repairs = repairs;
+    }
+    done
 }
 
 /// Masks secrets in an output, serializing encoded records to lines first.

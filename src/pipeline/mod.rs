@@ -25,7 +25,7 @@ pub mod shard;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{Rejection, decode_job, decode_job_with};
+pub use decode::{ReadSession, Rejection, decode_job, decode_job_with};
 pub use engine::{Done, Engine, Output, Processed};
 pub use policies::Policies;
 pub use read::JobReader;

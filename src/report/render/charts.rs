@@ -183,12 +183,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         // Legend: the modes in one row, the trigger in a second.
         let (legend, plot) = root.split_vertically(2 * LEGEND_ROW);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_right(18)
-            .margin_left(6)
-            .margin_top(6)
-            .x_label_area_size(52)
-            .y_label_area_size(70)
+        let mut chart = framed(&plot)
             .build_cartesian_2d(1u64..x_max, 0u64..y_max)
             .map_err(|e| e.to_string())?;
         chart
@@ -279,12 +274,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HIST_HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let (legend, plot) = root.split_vertically(LEGEND_ROW + 4);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_right(18)
-            .margin_left(6)
-            .margin_top(6)
-            .x_label_area_size(52)
-            .y_label_area_size(70)
+        let mut chart = framed(&plot)
             .build_cartesian_2d(0u32..100u32, 0u64..y_max)
             .map_err(|e| e.to_string())?;
         chart
@@ -337,6 +327,21 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(responsive(svg, WIDTH, HIST_HEIGHT, "compacted sessions by tokens saved"))
+}
+
+/// A chart's frame on `area`: the margins and axis label areas every chart
+/// of the report shares (room for tick labels like `200,000` and the axis titles).
+fn framed<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .margin_right(18)
+        .margin_left(6)
+        .margin_top(6)
+        .x_label_area_size(52)
+        .y_label_area_size(70);
+    builder
 }
 
 #[cfg(test)]

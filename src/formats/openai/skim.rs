@@ -10,7 +10,7 @@
 //! the line, and checks everything else without building it.
 //!
 //! ## Invariants
-//! - What it returns is what decoding the line ([`super::openai::decode_session`])
+//! - What it returns is what decoding the line ([`super::decode_session`])
 //!   and measuring the session ([`crate::tokens::Meter::request`]) would give: the
 //!   same id (`None` for the source's), message count and tokens. Every count
 //!   goes through the meter's own methods, and every part, tool call or tool
@@ -26,8 +26,8 @@
 //!   value it reads (a parse keeps the last one), and as soon as the count
 //!   reaches `limit`, since such a session goes to compaction anyway.
 
-use super::RECORD_ID_KEYS;
-use super::openai::{self, ATTACHED, PartKind, REASONING_FIELDS};
+use super::{ATTACHED, PartKind, REASONING_FIELDS, decode_part, part_kind};
+use crate::formats::{RECORD_ID_KEYS, record_id};
 use crate::model::part::REASONING_TEXT_KEYS;
 use crate::tokens::Meter;
 use serde::Deserialize;
@@ -57,7 +57,7 @@ pub fn skim_line(line: &[u8], meter: &Meter, limit: u64) -> Option<Skimmed> {
     de.end().ok()?;
     let tools = top.get("tools").filter(|v| !v.is_null());
     count.add::<serde_json::Error>(meter.tools(tools)).ok()?;
-    Some(Skimmed { id: super::record_id(&top), messages, tokens: count.tokens })
+    Some(Skimmed { id: record_id(&top), messages, tokens: count.tokens })
 }
 
 /// The running request size, which stops the read once it reaches `limit`.
@@ -72,6 +72,28 @@ impl Count<'_> {
         self.tokens = self.tokens.saturating_add(tokens);
         if self.tokens >= self.limit { Err(E::custom("at the limit")) } else { Ok(()) }
     }
+}
+
+/// `DeserializeSeed` for a visitor of this file: the value is read by the
+/// deserializer's `$how` (most often `deserialize_any`) with the visitor itself.
+macro_rules! seed {
+    ($t:ty, $how:ident) => {
+        impl<'de> DeserializeSeed<'de> for $t {
+            type Value = <Self as Visitor<'de>>::Value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.$how(self)
+            }
+        }
+    };
+}
+
+/// A visitor's `expecting`: what its errors say it wanted.
+macro_rules! expecting {
+    ($what:literal) => {
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str($what)
+        }
+    };
 }
 
 /// Accepts null, booleans and numbers as `$value`. Strings are each
@@ -92,6 +114,16 @@ macro_rules! non_strings_are {
             Ok($value)
         }
         fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
+/// Accepts null, booleans, numbers and strings as `$value`.
+macro_rules! scalars_are {
+    ($value:expr) => {
+        non_strings_are!($value);
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
             Ok($value)
         }
     };
@@ -154,22 +186,12 @@ macro_rules! non_strings_as_values {
 /// Reads any value and keeps nothing of it.
 struct Skip;
 
-impl<'de> DeserializeSeed<'de> for Skip {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(Skip)
-    }
-}
+seed!(Skip, deserialize_any);
 
 impl<'de> Visitor<'de> for Skip {
     type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    non_strings_are!(());
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
+    expecting!("any JSON value");
+    scalars_are!(());
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(Skip)?.is_some() {}
         Ok(())
@@ -185,18 +207,11 @@ impl<'de> Visitor<'de> for Skip {
 /// An object key, borrowed when it holds no escape.
 struct Key;
 
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(Key)
-    }
-}
+seed!(Key, deserialize_str);
 
 impl<'de> Visitor<'de> for Key {
     type Value = Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
+    expecting!("a key");
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
         Ok(Cow::Borrowed(s))
     }
@@ -220,9 +235,7 @@ struct SessionVisitor<'c, 'm>(&'c mut Count<'m>);
 
 impl<'de> Visitor<'de> for SessionVisitor<'_, '_> {
     type Value = (usize, Map<String, Value>);
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an OpenAI session object")
-    }
+    expecting!("an OpenAI session object");
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut messages = None;
         let mut top = Map::new();
@@ -248,18 +261,11 @@ impl<'de> Visitor<'de> for SessionVisitor<'_, '_> {
 /// The `messages` array: counts each message into the running size.
 struct Messages<'c, 'm>(&'c mut Count<'m>);
 
-impl<'de> DeserializeSeed<'de> for Messages<'_, '_> {
-    type Value = usize;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed!(Messages<'_, '_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for Messages<'_, '_> {
     type Value = usize;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of messages")
-    }
+    expecting!("an array of messages");
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
         let mut n = 0;
         let meter = self.0.meter;
@@ -274,12 +280,7 @@ impl<'de> Visitor<'de> for Messages<'_, '_> {
 /// One message: its tokens as [`Meter::message`] counts its decoding.
 struct MessageSeed<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for MessageSeed<'_> {
-    type Value = u64;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed!(MessageSeed<'_>, deserialize_map);
 
 // Bits of the message keys read, for [`once`].
 const ROLE: u32 = 0;
@@ -291,9 +292,7 @@ const REASONING: u32 = 5;
 
 impl<'de> Visitor<'de> for MessageSeed<'_> {
     type Value = u64;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a message object")
-    }
+    expecting!("a message object");
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
         let meter = self.0;
         let mut seen = 0u32;
@@ -342,18 +341,11 @@ impl<'de> Visitor<'de> for MessageSeed<'_> {
 /// `role`: a string, or the message is rejected.
 struct Role;
 
-impl<'de> DeserializeSeed<'de> for Role {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Role, deserialize_any);
 
 impl<'de> Visitor<'de> for Role {
     type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
+    expecting!("a string");
     fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
         Ok(())
     }
@@ -362,36 +354,22 @@ impl<'de> Visitor<'de> for Role {
 /// `compactor_attached`: an array, or the message is rejected.
 struct Attached;
 
-impl<'de> DeserializeSeed<'de> for Attached {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Attached, deserialize_any);
 
 impl<'de> Visitor<'de> for Attached {
     type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array")
-    }
+    expecting!("an array");
     containers_are!((); seq);
 }
 
 /// The tokens of a string; `None` for any other value.
 struct TextTokens<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for TextTokens<'_> {
-    type Value = Option<u64>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(TextTokens<'_>, deserialize_any);
 
 impl<'de> Visitor<'de> for TextTokens<'_> {
     type Value = Option<u64>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    expecting!("any JSON value");
     non_strings_are!(None);
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         Ok(Some(self.0.text(s)))
@@ -403,18 +381,11 @@ impl<'de> Visitor<'de> for TextTokens<'_> {
 /// other value gets the message rejected.
 struct ContentSeed<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for ContentSeed<'_> {
-    type Value = u64;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(ContentSeed<'_>, deserialize_any);
 
 impl<'de> Visitor<'de> for ContentSeed<'_> {
     type Value = u64;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string, an array or null")
-    }
+    expecting!("a string, an array or null");
     fn visit_unit<E: de::Error>(self) -> Result<u64, E> {
         Ok(0)
     }
@@ -432,28 +403,21 @@ impl<'de> Visitor<'de> for ContentSeed<'_> {
 }
 
 /// One content part: its tokens as [`Meter::part`] counts its decoding
-/// ([`openai::decode_part`]).
+/// ([`super::decode_part`]).
 struct PartSeed<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for PartSeed<'_> {
-    type Value = u64;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(PartSeed<'_>, deserialize_any);
 
 impl PartSeed<'_> {
     /// A part that is not an object is counted as the decoder's `Other` part.
     fn other(&self, value: Value) -> u64 {
-        self.0.part(&openai::decode_part(value))
+        self.0.part(&decode_part(value))
     }
 }
 
 impl<'de> Visitor<'de> for PartSeed<'_> {
     type Value = u64;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a content part")
-    }
+    expecting!("a content part");
     non_strings_as_values!(Self::other);
     fn visit_str<E: de::Error>(self, s: &str) -> Result<u64, E> {
         Ok(self.other(Value::String(s.to_string())))
@@ -484,7 +448,7 @@ impl<'de> Visitor<'de> for PartSeed<'_> {
             }
         }
         let ty = rest.get("type").and_then(Value::as_str).unwrap_or("");
-        Ok(match openai::part_kind(ty, text.is_some()) {
+        Ok(match part_kind(ty, text.is_some()) {
             PartKind::Image => meter.image_tokens(),
             PartKind::Text => text.unwrap_or(0),
             // The first reasoning key present, if it holds a string.
@@ -496,7 +460,7 @@ impl<'de> Visitor<'de> for PartSeed<'_> {
                 })
                 .flatten()
                 .unwrap_or(0),
-            PartKind::Other => meter.part(&openai::decode_part(Value::Object(rest))),
+            PartKind::Other => meter.part(&decode_part(Value::Object(rest))),
         })
     }
 }
@@ -504,18 +468,11 @@ impl<'de> Visitor<'de> for PartSeed<'_> {
 /// A string's tokens (`Ok`), or any other value as a `Value` (`Err`).
 struct TextOrValue<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for TextOrValue<'_> {
-    type Value = Result<u64, Value>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(TextOrValue<'_>, deserialize_any);
 
 impl<'de> Visitor<'de> for TextOrValue<'_> {
     type Value = Result<u64, Value>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    expecting!("any JSON value");
     non_strings_as_values!(|_: &Self, v| Err(v), objects);
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         Ok(Ok(self.0.text(s)))
@@ -526,22 +483,12 @@ impl<'de> Visitor<'de> for TextOrValue<'_> {
 /// decoder reads; otherwise it stays in the message's other fields, uncounted.
 struct Calls<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for Calls<'_> {
-    type Value = u64;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Calls<'_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Calls<'_> {
     type Value = u64;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    non_strings_are!(0);
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<u64, E> {
-        Ok(0)
-    }
+    expecting!("any JSON value");
+    scalars_are!(0);
     containers_are!(0; map);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u64, A::Error> {
         let (mut total, mut all) = (0u64, true);
@@ -560,12 +507,7 @@ impl<'de> Visitor<'de> for Calls<'_> {
 /// `name`), as [`Meter::call`] counts it.
 struct CallSeed<'m>(&'m Meter);
 
-impl<'de> DeserializeSeed<'de> for CallSeed<'_> {
-    type Value = Option<u64>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(CallSeed<'_>, deserialize_any);
 
 // Bits of the call keys read, for [`once`].
 const ID: u32 = 0;
@@ -573,13 +515,8 @@ const FUNCTION: u32 = 1;
 
 impl<'de> Visitor<'de> for CallSeed<'_> {
     type Value = Option<u64>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    non_strings_are!(None);
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    expecting!("any JSON value");
+    scalars_are!(None);
     containers_are!(None; seq);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut seen = 0u32;
@@ -607,18 +544,11 @@ impl<'de> Visitor<'de> for CallSeed<'_> {
 /// A string (borrowed when it holds no escape); `None` for any other value.
 struct Str;
 
-impl<'de> DeserializeSeed<'de> for Str {
-    type Value = Option<Cow<'de, str>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Str, deserialize_any);
 
 impl<'de> Visitor<'de> for Str {
     type Value = Option<Cow<'de, str>>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    expecting!("any JSON value");
     non_strings_are!(None);
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
         Ok(Some(Cow::Borrowed(s)))
@@ -634,12 +564,7 @@ impl<'de> Visitor<'de> for Str {
 /// them (absent or null: empty; a string: itself; anything else: its JSON).
 struct FunctionSeed;
 
-impl<'de> DeserializeSeed<'de> for FunctionSeed {
-    type Value = Option<(Option<Cow<'de, str>>, Cow<'de, str>)>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(FunctionSeed, deserialize_any);
 
 // Bits of the function keys read, for [`once`].
 const NAME: u32 = 0;
@@ -647,13 +572,8 @@ const ARGUMENTS: u32 = 1;
 
 impl<'de> Visitor<'de> for FunctionSeed {
     type Value = Option<(Option<Cow<'de, str>>, Cow<'de, str>)>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    non_strings_are!(None);
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    expecting!("any JSON value");
+    scalars_are!(None);
     containers_are!(None; seq);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut seen = 0u32;
@@ -688,18 +608,11 @@ impl<'de> Visitor<'de> for FunctionSeed {
 /// the `Value` a parse would give (`Err`).
 struct StrOrValue;
 
-impl<'de> DeserializeSeed<'de> for StrOrValue {
-    type Value = Result<Cow<'de, str>, Value>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(StrOrValue, deserialize_any);
 
 impl<'de> Visitor<'de> for StrOrValue {
     type Value = Result<Cow<'de, str>, Value>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    expecting!("any JSON value");
     non_strings_as_values!(|_: &Self, v| Err(v), objects);
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
         Ok(Ok(Cow::Borrowed(s)))
@@ -726,7 +639,7 @@ mod tests {
     /// (id, messages, tokens) as decoding gives them; `None` if it fails.
     fn decoded(line: &str, meter: &Meter) -> Option<(String, usize, u64)> {
         let value: Value = serde_json::from_slice(line.as_bytes()).ok()?;
-        let s = openai::decode_session(value, Source::default()).ok()?;
+        let s = super::super::decode_session(value, Source::default()).ok()?;
         Some((s.id.clone(), s.messages.len(), meter.request(&s)))
     }
 

@@ -15,14 +15,53 @@
 //! Typed fields are taken out of the message object and a slot marker is left
 //! at their key, so encoding fills the same slot: a record written back has its
 //! keys in the order it was read, and new keys (`compaction`) go last.
+//!
+//! ## Files
+//! - `mod.rs`: the [`Adapter`] and what the children share: the slot marker,
+//!   carried records (`carry`), content-part classification, which fields
+//!   of a content and a call the two writers write.
+//! - `decode.rs`: a record `Value` -> [`Session`].
+//! - `encode.rs`: a [`Session`] -> a record `Value`.
+//! - `lines.rs`: the same record written straight to JSON text (JSON Lines output).
+//! - `kept.rs`: a line read with the fields nothing reads kept as JSON text.
+//! - `skim.rs`: a line measured without being decoded.
+//!
+//! The children use only what this file declares or re-exports (`super::`),
+//! never each other; code outside `formats::openai` sees only the re-exports.
+//!
+//! ## Kept fields
+//! A line read by [`KeptRecord::parse`] holds the fields nothing reads as
+//! their JSON text, and only the lines writer may write what it becomes: the
+//! invariant is the types' ([`KeptRecord`] -> [`KeptSession`] -> [`KeptSession::line`]),
+//! whose constructors are private to this module. No `Session` can be taken
+//! out of a [`KeptSession`] (it lends one for reading), and a session made
+//! from it by a compaction is one again ([`KeptSession::map`]). (The `&Session`
+//! it lends could still be handed to another writer: what the types rule out
+//! is owning one, or writing a kept session any other way.)
+//!
+//! The text itself must still sit in the session's `extra` maps, as a string
+//! marker (`kept_marker`): it has to cross `policy::compact`, which drops,
+//! moves and rewrites messages and would lose any table beside them. So the
+//! marker is made in one function and read in one (`kept_marker`,
+//! `kept_text`, both here), the reader called only when writing a
+//! [`KeptSession`]; a session decoded from a whole parse is written with any
+//! marker-like string in it as the string it is.
 
-use super::{Adapter, DecodeError, Record, Unit, record_id, single};
-use crate::model::{
-    ArgsForm, Content, ContentForm, ImageInfo, Layout, Message, MessageMeta, Part, Reasoning, Role,
-    Session, Source, ToolCall, Usage,
-};
+mod decode;
+mod encode;
+mod kept;
+mod lines;
+mod skim;
+
+pub use decode::{decode_message, decode_session, looks_like_session};
+pub(crate) use encode::{encode_content, encode_part};
+pub use encode::{encode_message, encode_session};
+pub use skim::{Skimmed, skim_line};
+
+use super::{Adapter, DecodeError, Record, Unit, single};
+use crate::model::{ArgsForm, Content, ContentForm, ImageInfo, Part, Session, Source, ToolCall};
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::borrow::Cow;
 
 /// The OpenAI chat dialect.
 pub struct OpenAi;
@@ -74,20 +113,6 @@ pub(crate) fn carry(record: &Value) -> Value {
     }
 }
 
-/// Fills `key` in place (or appends it), or removes an unfilled slot.
-pub(crate) fn fill(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
-    match value {
-        Some(v) => {
-            map.insert(key.to_string(), v);
-        }
-        None => {
-            if map.get(key).is_some_and(is_slot) {
-                map.shift_remove(key);
-            }
-        }
-    }
-}
-
 impl Adapter for OpenAi {
     fn name(&self) -> &'static str {
         "openai"
@@ -104,230 +129,96 @@ impl Adapter for OpenAi {
 
     fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
         let Record { source, value } = single(records)?;
-        decode_session(value, source)
+        decode::decode_session(value, source)
     }
 
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
-        vec![encode_session(session, compaction)]
+        vec![encode::encode_session(session, compaction)]
     }
 
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
-        vec![super::openai_lines::session_line(session, compaction)]
+        vec![lines::session_line(session, compaction)]
     }
 }
 
-/// Returns true if and only if `v` has the shape of an OpenAI session record.
-pub fn looks_like_session(v: &Value) -> bool {
-    match v {
-        Value::Object(map) => map.get("messages").is_some_and(Value::is_array),
-        Value::Array(items) => items.iter().all(looks_like_message),
-        _ => false,
+/// An OpenAI session line parsed with the fields nothing reads kept as JSON
+/// text (`kept.rs`). Made only by [`KeptRecord::parse`], read only by
+/// [`KeptRecord::decode`].
+#[derive(Debug)]
+pub struct KeptRecord(Value);
+
+impl KeptRecord {
+    /// Decodes the record as [`decode_session`] decodes a whole parse of its
+    /// line, with the same errors.
+    pub fn decode(self, source: Source) -> Result<KeptSession<'static>, DecodeError> {
+        decode::decode_session(self.0, source).map(|s| KeptSession(Cow::Owned(s)))
     }
 }
 
-/// Reads one OpenAI session record.
-pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeError> {
-    let (layout, mut extra, raw_messages) = match record {
-        Value::Object(mut map) => match map.insert("messages".into(), slot()) {
-            Some(Value::Array(items)) => (Layout::Object, map, items),
-            Some(_) => return Err(DecodeError::new("`messages` is not an array")),
-            None => {
-                return Err(DecodeError::new(
-                    "not an OpenAI session: expected an object with a `messages` array",
-                ));
+/// A session holding kept fields ([`KeptRecord`]), or one made from such a
+/// session. Only [`KeptSession::line`] writes it.
+#[derive(Debug)]
+pub struct KeptSession<'a>(Cow<'a, Session>);
+
+impl KeptSession<'_> {
+    /// The session, for reading: a field nothing reads holds a marker.
+    pub fn session(&self) -> &Session {
+        &self.0
+    }
+
+    /// What `f` (a compaction) makes of the session, with what else it gives:
+    /// it holds this session's kept fields, so it is a kept session too.
+    pub fn map<'s, T>(
+        &'s self,
+        f: impl FnOnce(&'s Session) -> (Cow<'s, Session>, T),
+    ) -> (KeptSession<'s>, T) {
+        let (session, other) = f(&self.0);
+        (KeptSession(session), other)
+    }
+
+    /// The session's record as one line of JSON (no newline), each kept
+    /// field written as the text it was read as: the bytes a whole parse of
+    /// the line, decoded, would be written as.
+    pub fn line(&self, compaction: Option<&Value>) -> Vec<u8> {
+        lines::kept_line(self, compaction)
+    }
+
+    /// The session with every kept field parsed back, and how many there were
+    /// (tests compare it with the session of a whole parse).
+    #[cfg(test)]
+    pub(crate) fn expanded(self) -> (Session, usize) {
+        let mut s = self.0.into_owned();
+        let mut kept = 0;
+        let mut each = |v: &mut Value| {
+            if let Some(text) = kept_text(v) {
+                *v = serde_json::from_str(text).expect("kept texts are JSON");
+                kept += 1;
             }
-        },
-        Value::Array(items) => (Layout::BareArray, Map::new(), items),
-        other => {
-            return Err(DecodeError::new(format!(
-                "not an OpenAI session: expected an object or an array, found {}",
-                kind_of(&other)
-            )));
+        };
+        std::sync::Arc::make_mut(&mut s.extra).values_mut().for_each(&mut each);
+        s.trailing.iter_mut().for_each(&mut each);
+        for m in &mut s.messages {
+            m.extra_mut().values_mut().for_each(&mut each);
+            m.attached_mut().iter_mut().for_each(&mut each);
         }
-    };
-    let messages = raw_messages
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut m)| {
-            let attached = match m.as_object_mut().and_then(|o| o.shift_remove(ATTACHED)) {
-                Some(Value::Array(items)) => items,
-                Some(other) => {
-                    return Err(DecodeError::new(format!(
-                        "message {i}: `{ATTACHED}` is {}, expected an array",
-                        kind_of(&other)
-                    )));
-                }
-                None => Vec::new(),
-            };
-            let mut msg =
-                decode_message(m).map_err(|e| DecodeError::new(format!("message {i}: {e}")))?;
-            msg.attached = attached.into();
-            Ok(msg)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let trailing = match extra.shift_remove(TRAILING) {
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            extra.insert(TRAILING.into(), other);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
-    let tools = match extra.get("tools") {
-        Some(v) if !v.is_null() => extra.insert("tools".into(), slot()),
-        _ => None,
-    };
-    let id = record_id(&extra).unwrap_or_else(|| source.to_string());
-    if layout == Layout::BareArray {
-        extra.clear();
-    }
-    let extra = extra.into();
-    Ok(Session { id, source, layout, messages, tools, extra, trailing, ..Session::default() })
-}
-
-/// Writes one OpenAI session record. Non-chat records of file dialects are
-/// carried in `compactor_attached` (per message) and `compactor_trailing`, so
-/// a conversion loses nothing; a bare array has no room for the trailing ones.
-pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
-    let messages: Vec<Value> = session
-        .messages
-        .iter()
-        .map(|m| {
-            let mut v = encode_message(m);
-            if !m.attached.is_empty()
-                && let Some(o) = v.as_object_mut()
-            {
-                o.insert(ATTACHED.into(), Value::Array(m.attached.iter().map(carry).collect()));
-            }
-            v
-        })
-        .collect();
-    if session.layout == Layout::BareArray {
-        return Value::Array(messages);
-    }
-    let mut map = (*session.extra).clone();
-    map.insert("messages".into(), Value::Array(messages));
-    fill(&mut map, "tools", session.tools.clone());
-    if !session.trailing.is_empty() {
-        map.insert(TRAILING.into(), Value::Array(session.trailing.iter().map(carry).collect()));
-    }
-    if let Some(c) = compaction {
-        map.insert("compaction".into(), c.clone());
-    }
-    Value::Object(map)
-}
-
-fn looks_like_message(v: &Value) -> bool {
-    v.as_object().is_some_and(|m| m.get("role").is_some_and(Value::is_string))
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        (s, kept)
     }
 }
 
-/// Reads one OpenAI message object.
-pub fn decode_message(value: Value) -> Result<Message, String> {
-    let Value::Object(mut map) = value else {
-        return Err(format!("expected an object, found {}", kind_of(&value)));
-    };
-    let role = match map.get("role") {
-        Some(Value::String(s)) => Role::parse(s),
-        Some(other) => return Err(format!("`role` is {}, expected a string", kind_of(other))),
-        None => return Err("missing `role`".into()),
-    };
-    let raw_content =
-        if map.contains_key("content") { map.insert("content".into(), slot()) } else { None };
-    let content = match raw_content {
-        None => Content { parts: Default::default(), form: ContentForm::Absent },
-        Some(Value::Null) => Content { parts: Default::default(), form: ContentForm::Null },
-        Some(Value::String(s)) => Content::from_text(s),
-        Some(Value::Array(items)) => Content {
-            parts: Arc::new(items.into_iter().map(decode_part).collect()),
-            form: ContentForm::Parts,
-        },
-        Some(other) => {
-            return Err(format!(
-                "`content` is {}, expected a string, an array or null",
-                kind_of(&other)
-            ));
-        }
-    };
-    // A shape we do not understand stays where it is, untouched.
-    let tool_calls = match map.get("tool_calls") {
-        Some(Value::Array(items)) if items.iter().all(is_tool_call) => {
-            match map.insert("tool_calls".into(), slot()) {
-                Some(Value::Array(items)) => {
-                    items.into_iter().filter_map(decode_tool_call).collect()
-                }
-                _ => Vec::new(),
-            }
-        }
-        _ => Vec::new(),
-    };
-    let tool_call_id = match map.get("tool_call_id") {
-        Some(Value::String(_)) => map.insert("tool_call_id".into(), slot()).and_then(string_of),
-        _ => None,
-    };
-    let mut reasoning = None;
-    for field in REASONING_FIELDS {
-        if map.get(*field).is_some_and(Value::is_string) {
-            let text =
-                map.insert((*field).to_string(), slot()).and_then(string_of).unwrap_or_default();
-            reasoning = Some(Reasoning { field: (*field).to_string(), text });
-            break;
-        }
-    }
-    let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map) };
-    Ok(Message {
-        role,
-        content,
-        tool_calls: tool_calls.into(),
-        tool_call_id,
-        reasoning,
-        meta,
-        extra: map.into(),
-        attached: Arc::default(),
-    })
+/// Prefix of a kept text in a [`KeptSession`]'s maps. A Unicode noncharacter
+/// starts it, and lines holding one are never kept.
+const KEPT: &str = "\u{fdd0}compactor:kept:";
+
+/// The marker holding a kept JSON text: written only by `kept.rs`, of a text
+/// it proved serde_json writes back as read.
+fn kept_marker(text: &str) -> Value {
+    Value::String(format!("{KEPT}{text}"))
 }
 
-fn string_of(v: Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s),
-        _ => None,
-    }
-}
-
-fn timestamp_of(map: &Map<String, Value>) -> Option<String> {
-    ["timestamp", "created_at"]
-        .iter()
-        .find_map(|k| map.get(*k).and_then(Value::as_str))
-        .or_else(|| map.get("_metadata")?.get("timestamp")?.as_str())
-        .map(str::to_string)
-}
-
-fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
-    let u = map.get("usage")?.as_object()?;
-    let get = |keys: &[&str]| keys.iter().find_map(|k| u.get(*k).and_then(Value::as_u64));
-    // OpenAI's prompt_tokens include the cached ones; Anthropic's input_tokens do not.
-    let openai_cached =
-        u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64);
-    let usage = Usage {
-        input_tokens: match get(&["prompt_tokens"]) {
-            Some(p) => Some(p.saturating_sub(openai_cached.unwrap_or(0))),
-            None => get(&["input_tokens"]),
-        },
-        cache_read_tokens: get(&["cache_read_input_tokens"]).or(openai_cached),
-        cache_write_tokens: get(&["cache_creation_input_tokens"]),
-        output_tokens: get(&["completion_tokens", "output_tokens"]),
-    };
-    (usage != Usage::default()).then_some(usage)
+/// The JSON text a kept marker holds: read only by `lines.rs`, writing a
+/// [`KeptSession`].
+fn kept_text(v: &Value) -> Option<&str> {
+    v.as_str().and_then(|s| s.strip_prefix(KEPT))
 }
 
 /// Classifies one content part. Never fails: an unknown part is kept as `Other`.
@@ -394,127 +285,78 @@ pub(crate) fn image_info(raw: &Map<String, Value>) -> ImageInfo {
     }
 }
 
-/// Returns true if and only if [`decode_tool_call`] reads `value`: an object
-/// with a `function` object whose `name` is a string, `null` or absent.
-fn is_tool_call(value: &Value) -> bool {
-    let function = value.get("function").and_then(Value::as_object);
-    function.is_some_and(|f| matches!(f.get("name"), None | Some(Value::Null | Value::String(_))))
+/// How a content is written, by `encode.rs` and `lines.rs` alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ContentShape {
+    /// No `content` key.
+    Absent,
+    Null,
+    /// One string: the parts' text joined.
+    Text,
+    /// An array of the parts.
+    Parts,
 }
 
-/// Reads one call, taking its strings and maps (no copies); `None` unless
-/// [`is_tool_call`]. Calls are checked first and read after, so that a list
-/// with one call we cannot read stays whole.
-fn decode_tool_call(value: Value) -> Option<ToolCall> {
-    let Value::Object(mut extra) = value else { return None };
-    let Some(Value::Object(mut function_extra)) = extra.insert("function".into(), slot()) else {
-        return None;
-    };
-    // A `null` name or arguments stays in `function_extra`: it is written back
-    // as read while the typed field is still empty ([`null_kept`]).
-    let name = match function_extra.get("name") {
-        Some(Value::String(_)) => {
-            function_extra.insert("name".into(), slot()).and_then(string_of).unwrap_or_default()
-        }
-        None | Some(Value::Null) => String::new(),
-        Some(_) => return None,
-    };
-    let (arguments, args_form) = match function_extra.get("arguments") {
-        None | Some(Value::Null) => (String::new(), ArgsForm::String),
-        Some(_) => match function_extra.insert("arguments".into(), slot()) {
-            Some(Value::String(s)) => (s, ArgsForm::String),
-            Some(v) => (v.to_string(), ArgsForm::Value),
-            None => (String::new(), ArgsForm::String),
-        },
-    };
-    let id = match extra.get("id") {
-        Some(Value::String(_)) => {
-            extra.insert("id".into(), slot()).and_then(string_of).unwrap_or_default()
-        }
-        _ => String::new(),
-    };
-    Some(ToolCall { id, name, arguments, args_form, extra, function_extra })
-}
-
-/// Writes one OpenAI message object.
-pub fn encode_message(m: &Message) -> Value {
-    let mut map = Map::clone(&m.extra);
-    map.insert("role".into(), Value::String(m.role.as_str().to_string()));
-    fill(&mut map, "content", encode_content(&m.content));
-    let calls = (!m.tool_calls.is_empty())
-        .then(|| Value::Array(m.tool_calls.iter().map(encode_tool_call).collect()));
-    fill(&mut map, "tool_calls", calls);
-    fill(&mut map, "tool_call_id", m.tool_call_id.clone().map(Value::String));
-    for field in REASONING_FIELDS {
-        let text = m
-            .reasoning
-            .as_ref()
-            .filter(|r| r.field == *field)
-            .map(|r| Value::String(r.text.clone()));
-        fill(&mut map, field, text);
-    }
-    Value::Object(map)
-}
-
-/// The JSON of a content, or `None` when the key should be absent.
-pub(crate) fn encode_content(c: &Content) -> Option<Value> {
+fn content_shape(c: &Content) -> ContentShape {
     let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
     match c.form {
-        ContentForm::Absent if c.parts.is_empty() => None,
-        ContentForm::Null if c.parts.is_empty() => Some(Value::Null),
+        ContentForm::Absent if c.parts.is_empty() => ContentShape::Absent,
+        ContentForm::Null if c.parts.is_empty() => ContentShape::Null,
         ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            Some(Value::String(c.joined_text().into_owned()))
+            ContentShape::Text
         }
-        _ => Some(Value::Array(c.parts.iter().map(encode_part).collect())),
+        _ => ContentShape::Parts,
     }
 }
 
-pub(crate) fn encode_part(p: &Part) -> Value {
-    match p {
-        Part::Text(raw) | Part::Reasoning(raw) | Part::Image { raw, .. } => {
-            Value::Object(raw.clone())
-        }
-        Part::Other(v) => v.clone(),
+/// Which typed fields of a call are set when it is written, by `encode.rs`
+/// and `lines.rs` alike (a field not set keeps what its map holds).
+struct CallFields {
+    /// It has an id, or was read with an `id` key.
+    id: bool,
+    /// Unless a `null` name is kept ([`null_kept`]).
+    name: bool,
+    /// Unless `null` arguments are kept, or a `function` read with a name but
+    /// no `arguments` (a malformed record) is written back without them while
+    /// they are still empty (fuzz finding `openai_function_without_arguments`);
+    /// a call made here always has them.
+    arguments: bool,
+}
+
+fn call_fields(call: &ToolCall) -> CallFields {
+    let function = &call.function_extra;
+    let malformed = call.arguments.is_empty()
+        && function.contains_key("name")
+        && !function.contains_key("arguments");
+    CallFields {
+        id: !call.id.is_empty() || call.extra.contains_key("id"),
+        name: !null_kept(function, "name", &call.name),
+        arguments: !malformed && !null_kept(function, "arguments", &call.arguments),
+    }
+}
+
+/// A call's arguments as the JSON value they were read as
+/// ([`ArgsForm::Value`]) while they still parse; `None`: written as a string.
+fn arguments_value(call: &ToolCall) -> Option<Value> {
+    match call.args_form {
+        ArgsForm::String => None,
+        ArgsForm::Value => serde_json::from_str(&call.arguments).ok(),
     }
 }
 
 /// Whether a call's `key` in its `function` object is written as read: it was
 /// `null` and the typed field is still empty (a stage that fills it replaces it).
-pub(crate) fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
+fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
     typed.is_empty() && function.get(key).is_some_and(Value::is_null)
-}
-
-fn encode_tool_call(call: &ToolCall) -> Value {
-    let mut map = call.extra.clone();
-    let id =
-        (!call.id.is_empty() || map.contains_key("id")).then(|| Value::String(call.id.clone()));
-    fill(&mut map, "id", id);
-    let mut function = call.function_extra.clone();
-    // A `function` read with a name but no `arguments` (a malformed record) is
-    // written back without them while they are still empty (fuzz finding
-    // `openai_function_without_arguments`); a call made here always has them.
-    let arguments_absent = call.arguments.is_empty()
-        && function.contains_key("name")
-        && !function.contains_key("arguments");
-    if !null_kept(&function, "name", &call.name) {
-        function.insert("name".into(), Value::String(call.name.clone()));
-    }
-    let arguments_absent = arguments_absent || null_kept(&function, "arguments", &call.arguments);
-    let arguments = match call.args_form {
-        ArgsForm::String => Value::String(call.arguments.clone()),
-        ArgsForm::Value => serde_json::from_str(&call.arguments)
-            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-    };
-    if !arguments_absent {
-        function.insert("arguments".into(), arguments);
-    }
-    map.insert("function".into(), Value::Object(function));
-    Value::Object(map)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::encode::encode_tool_call;
     use super::*;
+    use crate::model::{Source, ToolCall};
     use serde_json::json;
+    use std::sync::Arc;
 
     fn decode(v: Value) -> Result<Session, DecodeError> {
         OpenAi.decode(vec![Record { source: Source::default(), value: v }])

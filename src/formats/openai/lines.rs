@@ -1,6 +1,6 @@
 //! The OpenAI encoding written straight to JSON text.
 //!
-//! [`super::openai::encode_session`] builds a `Value` tree: a deep copy of every
+//! [`super::encode_session`] builds a `Value` tree: a deep copy of every
 //! message's unknown keys, content and calls, serialized once and dropped. In
 //! archives converted from Claude Code the unknown keys alone are nearly half
 //! the bytes, so the copy cost more than the writing. This module serializes
@@ -12,27 +12,61 @@
 //! Key order follows `encode_session`'s map edits: a key set on a map that has
 //! it keeps its place, a new key goes last in the order set, and a key unset
 //! is removed only where it holds a slot marker.
+//!
+//! It also writes a [`KeptSession`] ([`kept_line`]), the one writer that may:
+//! every type below takes `KEPT`, and only with `KEPT` is a kept marker
+//! written as the JSON text it holds (kept markers sit only where `kept.rs`
+//! puts them: the values of session and message maps, and attached records).
 
-use super::kept::{Kept, kept_text};
-use super::openai::{ATTACHED, PRIVATE_KEY, TRAILING, carry, is_slot, null_kept};
-use crate::model::{ArgsForm, Content, ContentForm, Layout, Message, Part, Session, ToolCall};
+use super::{
+    ATTACHED, ContentShape, KeptSession, PRIVATE_KEY, REASONING_FIELDS, TRAILING, arguments_value,
+    call_fields, carry, content_shape, is_slot, kept_text,
+};
+use crate::model::{Content, Layout, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The session's record as one line of JSON (no newline).
-pub fn session_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+pub(super) fn session_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+    write::<false>(session, compaction)
+}
+
+/// A kept session's record as one line of JSON, each kept field as its text.
+pub(super) fn kept_line(kept: &KeptSession<'_>, compaction: Option<&Value>) -> Vec<u8> {
+    write::<true>(&kept.0, compaction)
+}
+
+fn write<const KEPT: bool>(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     // Writing to a Vec fails only on a serializer error, and nothing here raises one.
-    let _ = serde_json::to_writer(&mut out, &SessionJson { session, compaction });
+    let _ = serde_json::to_writer(&mut out, &SessionJson::<KEPT> { session, compaction });
     out
+}
+
+/// A value as written: with `KEPT`, a kept marker as the text it holds;
+/// anything else as serialized.
+struct Raw<'a, const KEPT: bool>(&'a Value);
+
+impl<const KEPT: bool> Serialize for Raw<'_, KEPT> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match kept_text(self.0).filter(|_| KEPT) {
+            Some(text) => match serde_json::from_str::<&RawValue>(text) {
+                Ok(raw) => raw.serialize(s),
+                // Unreachable (only valid JSON is kept); write the text as a string.
+                Err(_) => s.serialize_str(text),
+            },
+            None => self.0.serialize(s),
+        }
+    }
 }
 
 /// What a key of a patched map gets: `Some(value)` sets it, `None` removes a
 /// slot marker (and leaves any other value as it was).
-type Edit<'a> = (&'a str, Option<Field<'a>>);
+type Edit<'a, const KEPT: bool> = (&'a str, Option<Field<'a, KEPT>>);
 
 /// A value written by the encoder.
-enum Field<'a> {
+enum Field<'a, const KEPT: bool> {
     Str(&'a str),
     Value(&'a Value),
     Owned(Value),
@@ -45,12 +79,12 @@ enum Field<'a> {
 }
 
 /// `base` with `edits` applied in order, as `encode_session` applies them.
-struct Patched<'a> {
+struct Patched<'a, const KEPT: bool> {
     base: &'a Map<String, Value>,
-    edits: Vec<Edit<'a>>,
+    edits: Vec<Edit<'a, KEPT>>,
 }
 
-impl Serialize for Patched<'_> {
+impl<const KEPT: bool> Serialize for Patched<'_, KEPT> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         for (key, value) in self.base {
@@ -58,7 +92,7 @@ impl Serialize for Patched<'_> {
             match self.edits.iter().rev().find(|(k, _)| k == key) {
                 Some((_, Some(field))) => map.serialize_entry(key, field)?,
                 Some((_, None)) if is_slot(value) => {}
-                _ => map.serialize_entry(key, &Kept(value))?,
+                _ => map.serialize_entry(key, &Raw::<KEPT>(value))?,
             }
         }
         for (i, (key, field)) in self.edits.iter().enumerate() {
@@ -72,16 +106,16 @@ impl Serialize for Patched<'_> {
     }
 }
 
-struct SessionJson<'a> {
+struct SessionJson<'a, const KEPT: bool> {
     session: &'a Session,
     compaction: Option<&'a Value>,
 }
 
-impl Serialize for SessionJson<'_> {
+impl<const KEPT: bool> Serialize for SessionJson<'_, KEPT> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let session = self.session;
         if session.layout == Layout::BareArray {
-            return Field::Messages(&session.messages).serialize(s);
+            return Field::<KEPT>::Messages(&session.messages).serialize(s);
         }
         let mut edits = vec![
             ("messages", Some(Field::Messages(&session.messages))),
@@ -93,39 +127,34 @@ impl Serialize for SessionJson<'_> {
         if let Some(c) = self.compaction {
             edits.push(("compaction", Some(Field::Value(c))));
         }
-        Patched { base: &session.extra, edits }.serialize(s)
+        Patched::<KEPT> { base: &session.extra, edits }.serialize(s)
     }
 }
 
-impl Serialize for Field<'_> {
+/// Every item of `items`, as `each` wraps it for writing.
+fn sequence<'a, S: Serializer, T, W: Serialize>(
+    s: S,
+    items: &'a [T],
+    each: impl Fn(&'a T) -> W,
+) -> Result<S::Ok, S::Error> {
+    let mut seq = s.serialize_seq(Some(items.len()))?;
+    for item in items {
+        seq.serialize_element(&each(item))?;
+    }
+    seq.end()
+}
+
+impl<const KEPT: bool> Serialize for Field<'_, KEPT> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Field::Str(text) => s.serialize_str(text),
             Field::Value(v) => v.serialize(s),
             Field::Owned(v) => v.serialize(s),
-            Field::Carried(records) => {
-                let mut seq = s.serialize_seq(Some(records.len()))?;
-                for r in records.iter() {
-                    seq.serialize_element(&Carry(r))?;
-                }
-                seq.end()
-            }
-            Field::Messages(messages) => {
-                let mut seq = s.serialize_seq(Some(messages.len()))?;
-                for m in messages.iter() {
-                    seq.serialize_element(&message(m))?;
-                }
-                seq.end()
-            }
+            Field::Carried(records) => sequence(s, records, Carry::<KEPT>),
+            Field::Messages(messages) => sequence(s, messages, message::<KEPT>),
             Field::Content(c) => content(c, s),
-            Field::Calls(calls) => {
-                let mut seq = s.serialize_seq(Some(calls.len()))?;
-                for call in calls.iter() {
-                    seq.serialize_element(&tool_call(call))?;
-                }
-                seq.end()
-            }
-            Field::Function(call) => function(call).serialize(s),
+            Field::Calls(calls) => sequence(s, calls, tool_call::<KEPT>),
+            Field::Function(call) => function::<KEPT>(call).serialize(s),
         }
     }
 }
@@ -135,44 +164,38 @@ impl Serialize for Field<'_> {
 /// from Claude Code). An object holding a private key is copied by `carry`
 /// itself: a renamed key may meet a plain one of the same name, and the map
 /// `carry` builds keeps only one of them.
-struct Carry<'a>(&'a Value);
+struct Carry<'a, const KEPT: bool>(&'a Value);
 
-impl Serialize for Carry<'_> {
+impl<const KEPT: bool> Serialize for Carry<'_, KEPT> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
-            v if kept_text(v).is_some() => Kept(v).serialize(s),
+            v if KEPT && kept_text(v).is_some() => Raw::<KEPT>(v).serialize(s),
             Value::Object(map) if map.keys().any(|k| k.starts_with(PRIVATE_KEY)) => {
                 carry(self.0).serialize(s)
             }
             Value::Object(map) => {
                 let mut out = s.serialize_map(Some(map.len()))?;
                 for (k, v) in map {
-                    out.serialize_entry(k, &Carry(v))?;
+                    out.serialize_entry(k, &Carry::<KEPT>(v))?;
                 }
                 out.end()
             }
-            Value::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for v in items {
-                    seq.serialize_element(&Carry(v))?;
-                }
-                seq.end()
-            }
+            Value::Array(items) => sequence(s, items, Carry::<KEPT>),
             v if is_slot(v) => s.serialize_unit(),
             v => v.serialize(s),
         }
     }
 }
 
-/// [`super::openai::encode_message`], plus the attached records `encode_session` adds.
-fn message(m: &Message) -> Patched<'_> {
+/// [`super::encode_message`], plus the attached records `encode_session` adds.
+fn message<const KEPT: bool>(m: &Message) -> Patched<'_, KEPT> {
     let mut edits = vec![
         ("role", Some(Field::Str(m.role.as_str()))),
-        ("content", content_present(&m.content).then_some(Field::Content(&m.content))),
+        ("content", present(&m.content).then_some(Field::Content(&m.content))),
         ("tool_calls", (!m.tool_calls.is_empty()).then_some(Field::Calls(&m.tool_calls))),
         ("tool_call_id", m.tool_call_id.as_deref().map(Field::Str)),
     ];
-    for field in super::openai::REASONING_FIELDS {
+    for field in REASONING_FIELDS {
         let text = m.reasoning.as_ref().filter(|r| r.field == *field).map(|r| r.text.as_str());
         edits.push((field, text.map(Field::Str)));
     }
@@ -182,20 +205,17 @@ fn message(m: &Message) -> Patched<'_> {
     Patched { base: &m.extra, edits }
 }
 
-/// Whether [`super::openai::encode_content`] gives the key a value.
-fn content_present(c: &Content) -> bool {
-    !(c.form == ContentForm::Absent && c.parts.is_empty())
+/// Whether [`super::encode_content`] gives the key a value.
+fn present(c: &Content) -> bool {
+    content_shape(c) != ContentShape::Absent
 }
 
-/// [`super::openai::encode_content`] of a present content.
+/// [`super::encode_content`] of a [`present`] content.
 fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
-    let all_text = c.parts.iter().all(|p| matches!(p, Part::Text(_)));
-    match c.form {
-        ContentForm::Null if c.parts.is_empty() => s.serialize_unit(),
-        ContentForm::String | ContentForm::Absent | ContentForm::Null if all_text => {
-            s.serialize_str(&c.joined_text())
-        }
-        _ => {
+    match content_shape(c) {
+        ContentShape::Absent | ContentShape::Null => s.serialize_unit(),
+        ContentShape::Text => s.serialize_str(&c.joined_text()),
+        ContentShape::Parts => {
             let mut seq = s.serialize_seq(Some(c.parts.len()))?;
             for p in c.parts.iter() {
                 match p {
@@ -210,40 +230,34 @@ fn content<S: Serializer>(c: &Content, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
-/// [`super::openai::encode_tool_call`].
-fn tool_call(call: &ToolCall) -> Patched<'_> {
-    let id = (!call.id.is_empty() || call.extra.contains_key("id")).then_some(Field::Str(&call.id));
+/// `encode.rs`'s `encode_tool_call`.
+fn tool_call<const KEPT: bool>(call: &ToolCall) -> Patched<'_, KEPT> {
+    let id = call_fields(call).id.then_some(Field::Str(&call.id));
     Patched {
         base: &call.extra,
         edits: vec![("id", id), ("function", Some(Field::Function(call)))],
     }
 }
 
-/// The `function` object of [`super::openai::encode_tool_call`].
-fn function(call: &ToolCall) -> Patched<'_> {
-    let extra = &call.function_extra;
-    let arguments_absent =
-        call.arguments.is_empty() && extra.contains_key("name") && !extra.contains_key("arguments");
-    let arguments = match call.args_form {
-        ArgsForm::String => Field::Str(&call.arguments),
-        ArgsForm::Value => match serde_json::from_str(&call.arguments) {
-            Ok(v) => Field::Owned(v),
-            Err(_) => Field::Str(&call.arguments),
-        },
-    };
-    let name = (!null_kept(extra, "name", &call.name)).then_some(Field::Str(&call.name));
-    let mut edits = vec![("name", name)];
-    if !arguments_absent && !null_kept(extra, "arguments", &call.arguments) {
+/// The `function` object of `encode.rs`'s `encode_tool_call`.
+fn function<const KEPT: bool>(call: &ToolCall) -> Patched<'_, KEPT> {
+    let set = call_fields(call);
+    let mut edits = vec![("name", set.name.then_some(Field::Str(&call.name)))];
+    if set.arguments {
+        let arguments = match arguments_value(call) {
+            Some(v) => Field::Owned(v),
+            None => Field::Str(&call.arguments),
+        };
         edits.push(("arguments", Some(arguments)));
     }
-    Patched { base: extra, edits }
+    Patched { base: &call.function_extra, edits }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::openai::{decode_session, encode_session, slot};
+    use super::super::{decode_session, encode_session, slot};
     use super::*;
-    use crate::model::{Reasoning, Source};
+    use crate::model::{ContentForm, Reasoning, Source};
     use crate::policy::{Mode, Policy, compact};
     use crate::tokens::{CounterKind, Meter};
     use serde_json::json;
@@ -262,6 +276,25 @@ mod tests {
 
     fn decoded(v: Value) -> Session {
         decode_session(v, Source::default()).expect("decodes")
+    }
+
+    /// A kept session writes its kept fields as read; any other writes a
+    /// marker-like string as the string it is (a whole parse of a line
+    /// holding one), as the `Value` encoding does.
+    #[test]
+    fn only_a_kept_session_writes_kept_texts() {
+        let line = r#"{"id":"s","meta":{"b":[1,"x"],"a":null},"messages":[{"role":"user","content":"hi","toolUseResult":[{"k":2}],"compactor_attached":[{"t":"a"},3]}]}"#;
+        let kept = super::super::KeptRecord::parse(line.as_bytes()).expect("keeps");
+        let kept = kept.decode(Source::default()).expect("decodes");
+        assert_eq!(String::from_utf8(kept.line(None)).unwrap(), line);
+        let whole = decoded(serde_json::from_str(line).unwrap());
+        let object = json!({"mode": "lean"});
+        assert_eq!(kept.line(Some(&object)), session_line(&whole, Some(&object)));
+        let forged = decoded(
+            json!({"messages": [{"role": "user", "x": "\u{fdd0}compactor:kept:{}",
+            "compactor_attached": ["\u{fdd0}compactor:kept:[1]"]}], "y": "\u{fdd0}compactor:kept:2"}),
+        );
+        assert_same_bytes(&forged, None);
     }
 
     #[test]

@@ -12,10 +12,11 @@
 //! ## How
 //! [`parse_line`] reads a line as `serde_json::from_slice` would, except that
 //! an object or array under a key outside [`READ_SESSION_KEYS`] /
-//! [`READ_MESSAGE_KEYS`] and the id and reasoning keys (and each record of `compactor_attached`) becomes a
-//! [`Value::String`] holding [`KEPT`] followed by its JSON text: a marker no
-//! reader takes for data, since every key a reader looks up is in those lists.
-//! The writer ([`Kept`]) writes the text back in place of the marker.
+//! [`READ_MESSAGE_KEYS`] and the id and reasoning keys (and each record of
+//! `compactor_attached`) becomes a kept marker holding its JSON text
+//! ([`super::kept_marker`]): no reader takes it for data, since every key a
+//! reader looks up is in those lists. The line is a [`KeptRecord`], whose
+//! session only the lines writer writes (the text back in place of the marker).
 //!
 //! The line's session and message objects are walked here; each value a
 //! reader reads is parsed by serde_json on its own, and a kept value is read
@@ -34,25 +35,18 @@
 //!   recursion limit, a line holding U+FDD0, the first of Unicode's private
 //!   noncharacters this crate marks with) and the caller parses the line whole.
 
-use super::RECORD_ID_KEYS;
-use super::openai::REASONING_FIELDS;
-use serde::ser::{Serialize, Serializer};
-use serde_json::value::RawValue;
+use super::{ATTACHED, KeptRecord, REASONING_FIELDS, TRAILING, kept_marker};
+use crate::formats::RECORD_ID_KEYS;
 use serde_json::{Map, Value};
-
-/// Prefix of a kept text. A Unicode noncharacter starts it, and lines holding
-/// one are never kept, so input data cannot be mistaken for a marker.
-pub(crate) const KEPT: &str = "\u{fdd0}compactor:kept:";
 
 /// Session keys a reader looks up (the OpenAI decoder, the policy), besides
 /// [`RECORD_ID_KEYS`]: never kept. A reader of another key must add it here.
-pub(crate) const READ_SESSION_KEYS: &[&str] =
-    &["messages", "tools", "compaction", super::openai::TRAILING];
+const READ_SESSION_KEYS: &[&str] = &["messages", "tools", "compaction", TRAILING];
 
 /// Message keys a reader looks up (the OpenAI decoder, the policy), besides
 /// [`REASONING_FIELDS`]: never kept. `compactor_attached` is read as an array
 /// whose records are kept.
-pub(crate) const READ_MESSAGE_KEYS: &[&str] = &[
+const READ_MESSAGE_KEYS: &[&str] = &[
     "role",
     "content",
     "tool_calls",
@@ -70,14 +64,16 @@ pub(crate) const READ_MESSAGE_KEYS: &[&str] = &[
 /// exactly as it always has.
 const MAX_KEPT_DEPTH: usize = 100;
 
-/// The kept JSON text of `v`, if `v` is a kept marker.
-pub(crate) fn kept_text(v: &Value) -> Option<&str> {
-    v.as_str().and_then(|s| s.strip_prefix(KEPT))
+impl KeptRecord {
+    /// Parses one OpenAI session line keeping unread fields as text; `None`
+    /// when the line must be parsed whole instead (see the module invariants).
+    pub fn parse(line: &[u8]) -> Option<KeptRecord> {
+        parse_line(line).map(KeptRecord)
+    }
 }
 
-/// Parses one OpenAI session line keeping unread fields as text; `None` when
-/// the line must be parsed whole instead (see the module invariants).
-pub(crate) fn parse_line(line: &[u8]) -> Option<Value> {
+/// [`KeptRecord::parse`]'s tree.
+fn parse_line(line: &[u8]) -> Option<Value> {
     // U+FDD0 in UTF-8: a line holding it might forge a marker or hold a slot.
     if memchr::memmem::find(line, "\u{fdd0}".as_bytes()).is_some() {
         return None;
@@ -159,7 +155,7 @@ impl<'a> Walk<'a> {
                 {
                     self.read()?
                 }
-                (Level::Message, super::openai::ATTACHED) => self.array(Item::Keep)?,
+                (Level::Message, ATTACHED) => self.array(Item::Keep)?,
                 (Level::Message, k)
                     if READ_MESSAGE_KEYS.contains(&k) || REASONING_FIELDS.contains(&k) =>
                 {
@@ -232,7 +228,7 @@ impl<'a> Walk<'a> {
         let text = std::str::from_utf8(&self.b[self.i..self.i + end]).ok()?;
         self.i += end;
         match canon {
-            Canon::Yes => Some(Value::String(format!("{KEPT}{text}"))),
+            Canon::Yes => Some(kept_marker(text)),
             // Parsed alone it has a fresh recursion budget, but `scan` said
             // `TooDeep` of any text the line's parse could reject for depth.
             Canon::No => serde_json::from_str(text).ok(),
@@ -259,7 +255,7 @@ fn nested_deeper(v: &Value, limit: usize) -> bool {
 
 /// What [`scan`] found of a text.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Canon {
+enum Canon {
     /// serde_json writes the text's parse as exactly this text.
     Yes,
     /// It may not (whitespace, another escape, a float, a repeated key...).
@@ -272,7 +268,7 @@ pub(crate) enum Canon {
 /// for its parse. Conservative: `No` may be said of a text that would
 /// round-trip (a float, say); `Yes` never of one that would not.
 #[cfg(test)]
-pub(crate) fn canonical(text: &str) -> Canon {
+fn canonical(text: &str) -> Canon {
     match scan(text.as_bytes()) {
         Some((_, Canon::TooDeep)) => Canon::TooDeep,
         Some((end, canon)) if end == text.len() => canon,
@@ -307,7 +303,7 @@ enum Next {
 ///
 /// So `Yes` is said only of valid JSON (once the text is UTF-8); and the end found is the value's end
 /// whenever the text is valid, since the grammar is followed token by token.
-pub(crate) fn scan(b: &[u8]) -> Option<(usize, Canon)> {
+fn scan(b: &[u8]) -> Option<(usize, Canon)> {
     if !matches!(b.first(), Some(b'{' | b'[')) {
         return None;
     }
@@ -470,42 +466,26 @@ fn canonical_integer(n: &[u8]) -> bool {
         && digits.len() <= if negative { 18 } else { 19 }
 }
 
-/// A value as written: a kept text as that text, anything else as serialized.
-pub(crate) struct Kept<'a>(pub &'a Value);
-
-impl Serialize for Kept<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match kept_text(self.0) {
-            Some(text) => match serde_json::from_str::<&RawValue>(text) {
-                Ok(raw) => raw.serialize(s),
-                // Unreachable (only valid JSON is kept); write the text as a string.
-                Err(_) => s.serialize_str(text),
-            },
-            None => self.0.serialize(s),
-        }
-    }
-}
-
-/// Replaces every kept marker in `v` by the parse of its text (tests compare
-/// what a kept parse means with a whole one).
-#[cfg(test)]
-pub(crate) fn expand(v: &mut Value) {
-    if let Some(text) = kept_text(v) {
-        *v = serde_json::from_str(text).expect("kept texts are JSON");
-        return;
-    }
-    match v {
-        Value::Array(items) => items.iter_mut().for_each(expand),
-        Value::Object(map) => map.values_mut().for_each(expand),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::kept_text;
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    /// Replaces every kept marker in `v` by the parse of its text (tests
+    /// compare what a kept parse means with a whole one).
+    fn expand(v: &mut Value) {
+        if let Some(text) = kept_text(v) {
+            *v = serde_json::from_str(text).expect("kept texts are JSON");
+            return;
+        }
+        match v {
+            Value::Array(items) => items.iter_mut().for_each(expand),
+            Value::Object(map) => map.values_mut().for_each(expand),
+            _ => {}
+        }
+    }
 
     /// The promise [`canonical`] makes, checked on one text.
     fn check(text: &str) {
@@ -753,12 +733,5 @@ mod tests {
         let line = r#"{"messages":[],"x":{"a": 1.50}}"#;
         let v = parse_line(line.as_bytes()).unwrap();
         assert_eq!(v, serde_json::from_str::<Value>(line).unwrap());
-    }
-
-    #[test]
-    fn a_kept_text_is_written_as_read() {
-        let v = Value::String(format!(r#"{KEPT}{{"b":[1,"x"],"a":null}}"#));
-        assert_eq!(serde_json::to_string(&Kept(&v)).unwrap(), r#"{"b":[1,"x"],"a":null}"#);
-        assert_eq!(serde_json::to_string(&Kept(&json!("plain"))).unwrap(), r#""plain""#);
     }
 }
