@@ -39,6 +39,7 @@ pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod request;
+pub mod summarizer;
 pub mod synth;
 pub mod tokens;
 

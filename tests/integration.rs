@@ -44,3 +44,5 @@ mod format_toolbench;
 mod requests;
 // Issue 27: the agents' own folders without INPUT, `stats --by`, `--model auto`.
 mod discover;
+// Issue 29: the optional summarizer model, against a real HTTP server process.
+mod summarizer;

@@ -110,6 +110,57 @@ pub struct BudgetArgs {
     pub tool_families: Option<PathBuf>,
 }
 
+/// The optional summarizer model: writes the summary body (SPEC 6); the frame,
+/// the appendices and the budget stay ours, and any failure falls back to the
+/// deterministic body, counted per reason.
+#[derive(Debug, Args, Clone)]
+pub struct SummarizerArgs {
+    /// OpenAI-compatible base URL, plain HTTP (e.g. http://localhost:8000/v1): the summary
+    /// body is asked of POST URL/chat/completions
+    #[arg(long, value_name = "URL")]
+    pub summarizer: Option<String>,
+
+    /// Model name sent with each summarizer request [--summarizer-cmd default: default]
+    #[arg(long, value_name = "NAME")]
+    pub summarizer_model: Option<String>,
+
+    /// Environment variable holding the summarizer's API key (sent as `Authorization:
+    /// Bearer`; never printed, reported or cached)
+    #[arg(long, value_name = "VAR")]
+    pub summarizer_key_env: Option<String>,
+
+    /// Command run with `sh -c` for each summarizer request: the request JSON on its standard
+    /// input, the summary body on its standard output
+    #[arg(long, value_name = "CMD")]
+    pub summarizer_cmd: Option<String>,
+
+    /// The summarizer's context window in tokens: a longer middle is summarized in chunks,
+    /// each updating the summary of the ones before
+    #[arg(long, value_name = "TOKENS", default_value_t = compactor::summarizer::DEFAULT_WINDOW_TOKENS)]
+    pub summarizer_window: u64,
+
+    /// Summarizer requests in flight at once, over the whole run
+    #[arg(long, value_name = "N", default_value_t = compactor::summarizer::DEFAULT_CONCURRENCY)]
+    pub summarizer_concurrency: usize,
+
+    /// Seconds a summarizer request (or command) may take
+    #[arg(long, value_name = "SECS", default_value_t = compactor::summarizer::DEFAULT_TIMEOUT_SECS)]
+    pub summarizer_timeout: u64,
+
+    /// Sampling temperature of the summarizer
+    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    pub summarizer_temperature: f64,
+
+    /// Directory of summarizer answers keyed by a hash of the request (model, prompt,
+    /// parameters): a rerun asks nothing twice
+    #[arg(long, value_name = "DIR")]
+    pub summary_cache: Option<PathBuf>,
+
+    /// Answer only from --summary-cache, never call out (a miss falls back, counted as cache_miss)
+    #[arg(long, requires = "summary_cache")]
+    pub summary_cache_only: bool,
+}
+
 /// Compact agent sessions.
 ///
 /// Reads sessions in any supported dialect (OpenAI, Anthropic, ShareGPT,
@@ -209,6 +260,9 @@ pub struct CompactArgs {
     /// No progress bar and no summary on stderr
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub summarizer: SummarizerArgs,
 }
 
 /// Print the anchors of each session as JSON lines.
@@ -404,6 +458,9 @@ pub struct ReplayArgs {
     /// Use the fallback trigger: 85% of the window or 5,000 messages
     #[arg(long)]
     pub gateway: bool,
+
+    #[command(flatten)]
+    pub summarizer: SummarizerArgs,
 }
 
 /// Compare policies: every session under none, legacy, lean and tiered, side by side.
@@ -469,6 +526,9 @@ pub struct ReportArgs {
     /// No summary line on stderr
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub summarizer: SummarizerArgs,
 }
 
 /// Compare a report with a baseline; exit 1 when a figure regressed (for CI).

@@ -110,3 +110,27 @@ pub fn run_items<O: Send>(
         sink,
     )
 }
+
+/// The summarizer's line under the summary: bodies used (cached), fallbacks
+/// by reason, requests and the summarizer's own tokens; `None` when no
+/// summary was asked of it.
+pub fn summarizer_line(s: &compactor::policy::summary_writer::SummarizerCounts) -> Option<String> {
+    if s.is_empty() {
+        return None;
+    }
+    let reasons: Vec<String> = s.reasons.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    let reasons =
+        if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
+    Some(format!(
+        "compactor: summarizer: {} used ({} cached), {} fallback{reasons}; {}, {} prompt + {} completion tokens",
+        compactor::policy::tool_families::thousands(s.used),
+        compactor::policy::tool_families::thousands(s.cached),
+        compactor::policy::tool_families::thousands(s.fallback),
+        match s.calls {
+            1 => "1 request".to_string(),
+            n => format!("{} requests", compactor::policy::tool_families::thousands(n)),
+        },
+        compactor::policy::tool_families::thousands(s.prompt_tokens),
+        compactor::policy::tool_families::thousands(s.completion_tokens),
+    ))
+}

@@ -18,7 +18,8 @@ use std::io::Write;
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input)?;
     let inputs = &reading.inputs;
-    let policies = config::policies(args.mode, &args.budget, false, None)?;
+    let summarizer = config::summarizer(&args.summarizer)?;
+    let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;
     let mut defaulted = config::DefaultedCount::default();
     let meter = config::meter(&args.budget);
     let prices = prices(args)?;
@@ -29,6 +30,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
         args.calls.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
+    let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();
     let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
@@ -107,6 +109,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     price.as_ref(),
                 );
                 row.chosen = chosen;
+                if let Some(s) = &row.summarizer {
+                    summarized.merge(s);
+                }
                 match report.as_mut() {
                     Some(w) => w.write(&serde_json::to_value(&row)?)?,
                     None => print_row(&mut stdout, &row)?,
@@ -160,6 +165,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     if let Some(notice) = unpriced_notice(&unpriced) {
         eprintln!("{notice}");
+    }
+    if let Some(line) = crate::cmd::summarizer_line(&summarized) {
+        eprintln!("{line}");
     }
     if let Some(w) = report {
         w.finish()?;

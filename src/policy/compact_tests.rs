@@ -8,6 +8,8 @@ use crate::report::wire::CompactionObject;
 use crate::synth::{SynthConfig, session as synth};
 use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use anchors::Category;
+use std::sync::Arc;
+use summary_writer::{BodyRequest, SummaryWriter};
 
 fn meter() -> Meter {
     Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
@@ -783,4 +785,86 @@ fn tier_and_reason_say_what_happened() {
         assert_eq!(c.tier == Tier::Summary, c.summarized_range.is_some(), "{mode}");
         assert_eq!(c.tier == Tier::Summary, summaries(&out) == 1, "{mode}");
     }
+}
+
+/// A summarizer that answers the same thing every time.
+#[derive(Debug)]
+struct Fixed(Result<String, summary_writer::Fallback>);
+
+impl SummaryWriter for Fixed {
+    fn write(
+        &self,
+        _: &BodyRequest<'_>,
+        _: &Meter,
+    ) -> Result<summary_writer::Body, summary_writer::Failure> {
+        match &self.0 {
+            Ok(text) => Ok(summary_writer::Body { text: text.clone(), ..Default::default() }),
+            Err(reason) => Err((*reason).into()),
+        }
+    }
+}
+
+fn summary_text(out: &Outcome) -> String {
+    out.session
+        .messages
+        .iter()
+        .map(|m| m.text_content().into_owned())
+        .find(|t| t.starts_with(summary::SUMMARY_PREFIX))
+        .expect("a summary")
+}
+
+#[test]
+fn a_summarizers_body_goes_inside_our_frame_with_our_appendices() {
+    let m = meter();
+    let s = synth_session(7, 40_000);
+    let mut p = forced(Mode::Lean, 64_000);
+    p.summarizer = Some(Arc::new(Fixed(Ok("```\n## Goal\nShip it.\n```".into()))));
+    let out = compact(&s, &p, &m);
+    check_invariants(&s, &out, &m);
+    let text = summary_text(&out);
+    assert!(text.contains("\n\n## Goal\nShip it.\n\n## Anchor Index\n"), "{text}");
+    assert!(text.ends_with(summary::SUMMARY_END_MARKER));
+    assert!(!text.contains("## Completed Actions"), "the model's body replaces the core");
+    let used = out.compaction.summarizer.expect("recorded");
+    assert!(used.used && used.fallback.is_none());
+}
+
+#[test]
+fn a_failed_or_unfit_body_gives_the_deterministic_summary_and_says_why() {
+    let m = meter();
+    let s = synth_session(8, 40_000);
+    let plain = compact(&s, &forced(Mode::Lean, 64_000), &m);
+    let huge = "## Goal\n".to_string() + &"many words here ".repeat(5_000);
+    for (answer, reason) in [
+        (Err(summary_writer::Fallback::Timeout), summary_writer::Fallback::Timeout),
+        (Ok(huge), summary_writer::Fallback::OverBudget),
+        (Ok("  \n```\n```".into()), summary_writer::Fallback::Empty),
+    ] {
+        let mut p = forced(Mode::Lean, 64_000);
+        p.summarizer = Some(Arc::new(Fixed(answer)));
+        let out = compact(&s, &p, &m);
+        assert_eq!(out.session, plain.session, "{reason:?}");
+        let used = out.compaction.summarizer.expect("recorded");
+        assert_eq!((used.used, used.fallback), (false, Some(reason)));
+    }
+    assert_eq!(plain.compaction.summarizer, None, "no summarizer, no record");
+}
+
+#[test]
+fn a_summarizer_asked_for_a_compaction_then_refused_for_no_gain_is_still_counted() {
+    let m = meter();
+    // A session of short turns: a forced compaction of it would grow the request.
+    let mut s = Session::default();
+    s.messages.push(crate::model::Message::text(Role::System, "sys"));
+    for k in 0..14 {
+        let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
+        s.messages.push(crate::model::Message::text(role, "ok"));
+    }
+    let mut p = forced(Mode::Lean, 200_000);
+    let plain = compact(&s, &p, &m);
+    assert_eq!(plain.compaction.reason, Reason::NoGain);
+    p.summarizer = Some(Arc::new(Fixed(Ok("## Goal\nx".into()))));
+    let out = compact(&s, &p, &m);
+    assert_eq!(out.compaction.reason, Reason::NoGain);
+    assert!(out.compaction.summarizer.is_some_and(|u| u.used), "the request it cost is counted");
 }

@@ -6,6 +6,7 @@
 use super::assemble::{self, Placement};
 use super::record::unchanged_record;
 use super::stages::{STAGES, Scope, borrowed, owned, prune, recounted};
+use super::summary_writer::{self, BodyRequest, Fallback, SummarizerUse, SummaryWriter};
 use super::{
     AnchorFigures, Compaction, Effects, Mode, Outcome, Policy, Prepared, Reason, Tier, boundaries,
     sanitize, summary,
@@ -48,6 +49,8 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
     // Never make a request bigger (a forced compaction of a short session can).
     if outcome.compaction.compacted && outcome.compaction.tokens_after >= before {
         record.reason = Reason::NoGain;
+        // The summarizer was asked all the same: what it did and spent is counted.
+        record.summarizer = outcome.compaction.summarizer;
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     let mut outcome = outcome;
@@ -222,7 +225,7 @@ pub(super) fn summarize<'a>(
     }
 
     let lean = mode != Mode::Legacy;
-    let (out_msgs, summary_out, placement, kept_from) = {
+    let (out_msgs, summary_out, placement, kept_from, summarizer_use) = {
         let middle = &msgs[head_end..cut];
         let middle_tokens: u64 = tokens[head_end..cut].iter().sum();
         let region_chars: usize = middle.iter().map(|m| m.content.text_chars()).sum();
@@ -242,7 +245,10 @@ pub(super) fn summarize<'a>(
             max_tokens: summary::summary_max_tokens(policy.window),
             pruned: &rewritten,
         };
-        let built = summary::build_summary(&input, meter);
+        let (built, used) = match &policy.summarizer {
+            None => (summary::build_summary(&input, meter), None),
+            Some(writer) => written_summary(writer.as_ref(), &input, meter),
+        };
         let rest = owned(pruned.split_off(cut));
         pruned.truncate(head_end);
         let (mut out, placement) = assemble::assemble(owned(pruned), &built.text, rest);
@@ -260,7 +266,7 @@ pub(super) fn summarize<'a>(
                 index
             }
         };
-        (out, Some(built), Some(placement), kept_from)
+        (out, Some(built), Some(placement), kept_from, used)
     };
     let mut out_msgs = out_msgs;
     assemble::add_system_note(&mut out_msgs);
@@ -298,7 +304,44 @@ pub(super) fn summarize<'a>(
         record.secrets_masked = s.secrets_masked;
     }
     record.anchors = anchor_figures(input, &out, policy, summary_out.as_ref());
+    record.summarizer = summarizer_use;
     Outcome { session: Cow::Owned(out), compaction: record }
+}
+
+/// The summary with `writer`'s body, or the deterministic one and why.
+fn written_summary(
+    writer: &dyn SummaryWriter,
+    input: &summary::SummaryInput<'_>,
+    meter: &Meter,
+) -> (summary::Summary, Option<SummarizerUse>) {
+    let request = BodyRequest { middle: input.middle, budget_tokens: input.budget_tokens };
+    let (body, mut used) = match writer.write(&request, meter) {
+        Ok(body) => {
+            let text = summary_writer::clean_body(&body.text);
+            let used =
+                SummarizerUse { cached: body.cached, spent: body.spent, ..Default::default() };
+            (text, used)
+        }
+        Err(f) => {
+            let used =
+                SummarizerUse { fallback: Some(f.reason), spent: f.spent, ..Default::default() };
+            return (summary::build_summary(input, meter), Some(used));
+        }
+    };
+    let fallback = if body.is_empty() {
+        Some(Fallback::Empty)
+    } else if !meter.fits(&body, input.budget_tokens) {
+        Some(Fallback::OverBudget)
+    } else {
+        None
+    };
+    if let Some(reason) = fallback {
+        used.fallback = Some(reason);
+        used.cached = false;
+        return (summary::build_summary(input, meter), Some(used));
+    }
+    used.used = true;
+    (summary::build_summary_with(input, meter, Some(&body)), Some(used))
 }
 
 fn anchor_figures(

@@ -33,6 +33,7 @@ pub mod sanitize;
 pub mod stages;
 pub mod strip_media;
 pub mod summary;
+pub mod summary_writer;
 mod text;
 pub mod tool_families;
 pub mod truncate;
@@ -146,6 +147,9 @@ pub struct Policy {
     /// it compacts the live history again at every trigger; so does `compact`
     /// without `--report`, whose records go nowhere the figures are shown.
     pub measure_retention: bool,
+    /// `--summarizer` / `--summarizer-cmd`: writes the summary body; the
+    /// deterministic one when `None` or when it fails ([`summary_writer`]).
+    pub summarizer: Option<std::sync::Arc<dyn summary_writer::SummaryWriter>>,
 }
 
 impl Policy {
@@ -161,6 +165,7 @@ impl Policy {
             anchor_budget: AnchorBudget::Auto,
             families: ToolFamilies::default(),
             measure_retention: true,
+            summarizer: None,
         }
     }
 

@@ -92,6 +92,8 @@ pub struct Compaction {
     pub secrets_masked: u64,
     /// Compacted, and the request is still over the trigger threshold (SPEC 5).
     pub over_trigger: bool,
+    /// What the summarizer did, when one is configured and a summary was built.
+    pub summarizer: Option<super::summary_writer::SummarizerUse>,
 }
 
 /// The record of a session that compaction left as it was.
@@ -126,5 +128,6 @@ pub(crate) fn unchanged_record(
         user_messages_kept_whole: 0,
         secrets_masked: 0,
         over_trigger: false,
+        summarizer: None,
     }
 }

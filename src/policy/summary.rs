@@ -953,6 +953,18 @@ fn user_messages_section(
 
 /// Builds the summary of `input.middle`.
 pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
+    build_summary_with(input, meter, None)
+}
+
+/// Builds the summary of `input.middle` around `body` when given (a model's
+/// body, already cleaned and checked against the budget: it replaces the core
+/// sections), else around the deterministic core. The frame, the appendices
+/// and the secret masking are the same either way.
+pub fn build_summary_with(
+    input: &SummaryInput<'_>,
+    meter: &Meter,
+    model_body: Option<&str>,
+) -> Summary {
     let previous = input
         .middle
         .iter()
@@ -962,26 +974,17 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
             split_summary(&text).map(|(s, _)| Previous::parse(s))
         })
         .unwrap_or_default();
-    let mut draft = extract(input, &previous);
-    draft.clip_shown();
-
-    let mut limits = Limits::START;
-    let mut core = render_core(&draft, limits);
-    for _ in 0..12 {
-        if meter.fits(&core, input.budget_tokens) {
-            break;
-        }
-        limits = limits.shrink();
-        core = render_core(&draft, limits);
-    }
-
+    let (core, actions) = match model_body {
+        Some(b) => (format!("{b}\n\n"), 0),
+        None => deterministic_core(input, meter, &previous),
+    };
     let mut body = String::new();
     body.push_str(SUMMARY_PREFIX);
     body.push_str(SUMMARY_FRAMING);
     body.push_str("\n\n");
     body.push_str(&core);
     if !input.lean {
-        let mut out = Summary { actions: draft.actions.len(), ..Default::default() };
+        let mut out = Summary { actions, ..Default::default() };
         out.user_messages = input.middle.iter().filter(|m| real_user_text(m).is_some()).count();
         return finish(body, out);
     }
@@ -1007,7 +1010,7 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
         (input.anchor_budget_chars, USER_MESSAGES_BUDGET_CHARS);
     for step in 0..=APPENDIX_SHRINK_STEPS {
         let built =
-            with_appendices(&body, &draft, input, &anchors, &previous, anchor_chars, user_chars);
+            with_appendices(&body, actions, input, &anchors, &previous, anchor_chars, user_chars);
         if step == APPENDIX_SHRINK_STEPS || meter.fits(&built.text, input.max_tokens) {
             return built;
         }
@@ -1021,18 +1024,38 @@ pub fn build_summary(input: &SummaryInput<'_>, meter: &Meter) -> Summary {
     unreachable!("the last step returns")
 }
 
+/// The deterministic core sections within the budget, and the actions they list.
+fn deterministic_core(
+    input: &SummaryInput<'_>,
+    meter: &Meter,
+    previous: &Previous,
+) -> (String, usize) {
+    let mut draft = extract(input, previous);
+    draft.clip_shown();
+    let mut limits = Limits::START;
+    let mut core = render_core(&draft, limits);
+    for _ in 0..12 {
+        if meter.fits(&core, input.budget_tokens) {
+            break;
+        }
+        limits = limits.shrink();
+        core = render_core(&draft, limits);
+    }
+    (core, draft.actions.len())
+}
+
 /// The lean summary: `body` (prefix and core sections) and the two
 /// appendices within `anchor_chars` and `user_chars`, finished.
 fn with_appendices(
     body: &str,
-    draft: &Draft,
+    actions: usize,
     input: &SummaryInput<'_>,
     anchors: &AnchorSet,
     previous: &Previous,
     anchor_chars: usize,
     user_chars: usize,
 ) -> Summary {
-    let mut out = Summary { actions: draft.actions.len(), ..Default::default() };
+    let mut out = Summary { actions, ..Default::default() };
     let mut text = body.to_string();
     {
         let index = build_index(anchors, anchor_chars);

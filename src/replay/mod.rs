@@ -120,6 +120,8 @@ pub struct Replay {
     pub peak_live: u64,
     /// Input tokens billed over all calls (sum of request sizes).
     pub billed_original: u64,
+    /// With a summarizer: what it did over the compactions, its tokens included.
+    pub summarizer: Option<crate::policy::summary_writer::SummarizerCounts>,
     pub billed_live: u64,
     pub cache_read_original: u64,
     pub cache_read_live: u64,
@@ -278,6 +280,9 @@ pub fn replay_prepared(
                 // The live request holds the size of every message of `current`.
                 let prepared = Prepared::with_tokens(current, meter, live_req.message_tokens());
                 let result = policy::compact_prepared(&prepared, &forced, meter);
+                if let Some(u) = &result.compaction.summarizer {
+                    out.summarizer.get_or_insert_default().add(u);
+                }
                 let output = match result.session {
                     Cow::Owned(s) => Some(s.messages),
                     Cow::Borrowed(_) => None,
@@ -349,6 +354,14 @@ impl Replay {
             session.messages[self.appended_from.min(session.messages.len())..].iter().cloned(),
         );
         session.with_messages(messages)
+    }
+
+    /// Dollars of the summarizer's own tokens (prompt at the input price,
+    /// completion at the output price); 0 without a summarizer.
+    pub fn summarizer_cost(&self, p: &Prices) -> f64 {
+        self.summarizer.as_ref().map_or(0.0, |s| {
+            (s.prompt_tokens as f64 * p.input + s.completion_tokens as f64 * p.output) / 1e6
+        })
     }
 
     /// Dollars for all calls without and with compaction.

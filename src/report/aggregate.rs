@@ -7,6 +7,7 @@
 use super::fingerprint::Inputs;
 use super::saved_pct;
 use super::wire::{ReplayRow, SessionRow};
+use crate::policy::summary_writer::SummarizerCounts;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -29,6 +30,9 @@ pub struct ReportRow {
     pub replay_billed_live: u64,
     pub replay_cache_read_original: u64,
     pub replay_cache_read_live: u64,
+    /// `--summarizer*`: the summarizer over the replay's compactions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_summarizer: Option<SummarizerCounts>,
     /// `--model auto`: the session's window (absent under `--window` / `--model NAME`,
     /// where `summary.json` holds the one window) ...
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,6 +55,8 @@ struct Figures {
     replay_billed_live: u64,
     replay_cache_read_original: u64,
     replay_cache_read_live: u64,
+    #[serde(default)]
+    replay_summarizer: Option<SummarizerCounts>,
     #[serde(default)]
     window: Option<u64>,
     #[serde(default)]
@@ -76,6 +82,7 @@ impl ReportRow {
             replay_billed_live: f.replay_billed_live,
             replay_cache_read_original: f.replay_cache_read_original,
             replay_cache_read_live: f.replay_cache_read_live,
+            replay_summarizer: f.replay_summarizer,
             window: f.window,
             chosen: f
                 .window_from
@@ -96,6 +103,7 @@ impl ReportRow {
             replay_billed_live: r.billed_live,
             replay_cache_read_original: r.cache_read_original,
             replay_cache_read_live: r.cache_read_live,
+            replay_summarizer: r.summarizer.clone(),
             window: r.chosen.as_ref().map(|_| r.window),
             chosen: r.chosen.clone(),
         }
@@ -122,6 +130,9 @@ pub struct ReplayTotals {
     pub billed_saved_pct: f64,
     pub cache_read_original: u64,
     pub cache_read_live: u64,
+    /// `--summarizer*`: the summarizer over every replay's compactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<SummarizerCounts>,
 }
 
 /// Totals and percentiles of one mode over a set of sessions.
@@ -156,6 +167,9 @@ pub struct ModeSummary {
     /// Sessions whose output broke a promise (should be 0).
     pub api_validity_failures: u64,
     pub tiers: BTreeMap<String, u64>,
+    /// `--summarizer*`: `summarizer: {used, cached, fallback, reasons}` over the sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<SummarizerCounts>,
     pub replay: ReplayTotals,
 }
 
@@ -255,6 +269,12 @@ pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSumm
         rp.billed_live += r.replay_billed_live;
         rp.cache_read_original += r.replay_cache_read_original;
         rp.cache_read_live += r.replay_cache_read_live;
+        if let Some(s) = &r.replay_summarizer {
+            rp.summarizer.get_or_insert_default().merge(s);
+        }
+        if let Some(s) = &c.summarizer {
+            m.summarizer.get_or_insert_default().merge(&s.to_use());
+        }
     }
     savings.sort_by(f64::total_cmp);
     m.saved_pct = saved_pct(m.tokens_before, m.tokens_after);

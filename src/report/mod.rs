@@ -55,6 +55,8 @@ pub struct RunSummary {
     pub tokens_after: u64,
     /// What making converted sessions valid requests repaired ([`crate::request`]).
     pub repairs: crate::request::Repairs,
+    /// What the summarizer model did (`--summarizer*`).
+    pub summarizer: crate::policy::summary_writer::SummarizerCounts,
 }
 
 impl RunSummary {
@@ -65,6 +67,9 @@ impl RunSummary {
         self.over_trigger += usize::from(c.over_trigger);
         self.tokens_before += c.tokens_before;
         self.tokens_after += c.tokens_after;
+        if let Some(u) = &c.summarizer {
+            self.summarizer.add(u);
+        }
     }
 
     /// Adds another run's (or input's) totals.
@@ -80,6 +85,7 @@ impl RunSummary {
         self.tokens_before += other.tokens_before;
         self.tokens_after += other.tokens_after;
         self.repairs.merge(&other.repairs);
+        self.summarizer.merge(&other.summarizer);
     }
 
     /// Counts one rejected record.
@@ -108,6 +114,8 @@ impl RunSummary {
             tokens_before: e.tokens_before,
             tokens_after: e.tokens_after,
             repairs: Default::default(),
+            // Nor is the summarizer's: a skipped input asked it nothing this run.
+            summarizer: Default::default(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! run always serializes to the same bytes.
 
 use crate::model::Source;
+use crate::policy::summary_writer::{SummarizerCounts, SummarizerUse};
 use crate::policy::{Compaction, Mode, Reason, Tier, anchors::Category};
 use crate::tokens::CounterKind;
 use serde::de::Error as _;
@@ -173,6 +174,55 @@ pub struct SessionRow {
     /// (`--to openai|anthropic|sharegpt|parquet`; see `compactor::request`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub repairs: BTreeMap<String, u64>,
+    /// `--summarizer*`, on a session whose summary was asked of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<SummarizerObject>,
+}
+
+/// A report line's `summarizer`: whether the model's body was used (from the
+/// cache or not), or why it fell back, and the summarizer's own tokens.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SummarizerObject {
+    pub used: bool,
+    pub cached: bool,
+    pub fallback: bool,
+    /// The fallback's reason (`timeout`, `http_500`, `over_budget`, ...).
+    pub reason: Option<String>,
+    /// Requests the model answered (cache hits excluded).
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl SummarizerObject {
+    pub fn new(u: &SummarizerUse) -> SummarizerObject {
+        SummarizerObject {
+            used: u.used,
+            cached: u.cached,
+            fallback: u.fallback.is_some(),
+            reason: u.fallback.map(|f| f.name()),
+            calls: u.spent.calls,
+            prompt_tokens: u.spent.prompt_tokens,
+            completion_tokens: u.spent.completion_tokens,
+        }
+    }
+
+    /// The same use, for totals.
+    pub fn to_use(&self) -> SummarizerCounts {
+        let mut c = SummarizerCounts {
+            used: u64::from(self.used),
+            cached: u64::from(self.used && self.cached),
+            fallback: u64::from(self.fallback),
+            calls: self.calls,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            ..SummarizerCounts::default()
+        };
+        if let Some(r) = &self.reason {
+            c.reasons.insert(r.clone(), 1);
+        }
+        c
+    }
 }
 
 impl SessionRow {
@@ -233,6 +283,7 @@ impl SessionRow {
             secrets_kept_out_of_summary: c.secrets_masked,
             secrets_redacted: BTreeMap::new(),
             repairs: BTreeMap::new(),
+            summarizer: c.summarizer.as_ref().map(SummarizerObject::new),
         }
     }
 }
@@ -271,6 +322,13 @@ pub struct ReplayRow {
     /// Dollars without / with compaction (`--prices`).
     pub cost_original: Option<f64>,
     pub cost_live: Option<f64>,
+    /// `--summarizer*`: what the summarizer did over the replay's compactions,
+    /// its own tokens included ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<SummarizerCounts>,
+    /// ... and their dollars at the same prices (`--prices`; not in `cost_live`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizer_cost: Option<f64>,
 }
 
 /// How a replay was run, as its rows name it: the input's format, the mode,
@@ -322,6 +380,8 @@ impl ReplayRow {
             output_tokens: r.output_tokens,
             cost_original: cost.map(|c| round(c.0)),
             cost_live: cost.map(|c| round(c.1)),
+            summarizer: r.summarizer.clone(),
+            summarizer_cost: r.summarizer.as_ref().and(prices).map(|p| round(r.summarizer_cost(p))),
         }
     }
 }

@@ -94,6 +94,7 @@ impl Compact {
             Container::Files(files_outputs(args)?)
         };
         let mut policy = policy(args.mode, &args.budget, args.force, args.target_tokens)?;
+        policy.summarizer = super::summarizer(&args.summarizer)?;
         let meter = meter(&args.budget);
         let pool = thread_pool(args.input.threads)?;
         let container = match container {
@@ -276,7 +277,7 @@ fn output_options(args: &CompactArgs) -> String {
         args.input.source_column,
         args.shard.map(|s| s.to_string()),
         args.redact
-    )
+    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default()
 }
 
 /// Layout of a single output file, from its name.

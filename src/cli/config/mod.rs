@@ -8,9 +8,11 @@
 
 mod compact;
 mod discovery;
+mod summarizer;
 mod windows;
 
 pub use compact::{Arrow, Compact, Container, Files, rejects_sources};
+pub use summarizer::{options_text as summarizer_options, summarizer};
 pub use windows::{AUTO, DefaultedCount, Policies, policies};
 
 use super::args::{BudgetArgs, InputArgs};

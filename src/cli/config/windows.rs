@@ -10,7 +10,9 @@ use crate::cli::args::BudgetArgs;
 use compactor::Mode;
 use compactor::catalog::window::{Chosen, FROM_DEFAULT};
 pub use compactor::pipeline::Policies;
+use compactor::policy::summary_writer::SummaryWriter;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The `--model` value that asks for each session's own model.
 pub const AUTO: &str = "auto";
@@ -26,8 +28,10 @@ pub fn policies(
     args: &BudgetArgs,
     force: bool,
     target: Option<u64>,
+    summarizer: Option<&Arc<dyn SummaryWriter>>,
 ) -> anyhow::Result<Policies> {
-    let base = policy(mode, args, force, target)?;
+    let mut base = policy(mode, args, force, target)?;
+    base.summarizer = summarizer.cloned();
     if !is_auto(args) {
         return Ok(Policies::new(base, None));
     }

@@ -185,6 +185,9 @@ pub fn print_summary(s: &RunSummary) {
         thousands(s.tokens_after),
         s.saved_pct()
     );
+    if let Some(line) = crate::cmd::summarizer_line(&s.summarizer) {
+        eprintln!("{line}");
+    }
 }
 
 /// `1 session`, `2 sessions`, `1,204 sessions`.

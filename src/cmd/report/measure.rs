@@ -24,9 +24,12 @@ const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input)?;
     let meter = config::meter(&args.budget);
+    let summarizer = config::summarizer(&args.summarizer)?;
     let policies: Vec<config::Policies> = MODES
         .iter()
-        .map(|m| config::policies(*m, &args.budget, args.force, args.target_tokens))
+        .map(|m| {
+            config::policies(*m, &args.budget, args.force, args.target_tokens, summarizer.as_ref())
+        })
         .collect::<anyhow::Result<_>>()?;
     let auto = policies.iter().any(config::Policies::is_auto);
     let mut defaulted = config::DefaultedCount::default();
@@ -171,6 +174,15 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
             MODES.len(),
             dir.display()
         );
+        let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();
+        for m in summary.modes.values() {
+            for s in [&m.summarizer, &m.replay.summarizer].into_iter().flatten() {
+                summarized.merge(s);
+            }
+        }
+        if let Some(line) = crate::cmd::summarizer_line(&summarized) {
+            eprintln!("{line}");
+        }
     }
     Ok(if any_rejected { ExitStatus::Rejected } else { ExitStatus::Success })
 }
@@ -200,5 +212,19 @@ fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, Str
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    // Named only when set, so that reports without it keep their bytes.
+    .chain(summarizer_option(args).map(|v| ("summarizer".to_string(), v)))
     .collect()
+}
+
+/// The summarizer, as `summary.json` records it: the model and what serves
+/// it (the command line, or that it is an endpoint; never the URL's key).
+fn summarizer_option(args: &ReportArgs) -> Option<String> {
+    let s = &args.summarizer;
+    let model = s.summarizer_model.as_deref().unwrap_or("default");
+    match (&s.summarizer, &s.summarizer_cmd) {
+        (Some(_), _) => Some(format!("{model} (endpoint)")),
+        (None, Some(cmd)) => Some(format!("{model} (command: {cmd})")),
+        (None, None) => None,
+    }
 }
