@@ -304,8 +304,8 @@ fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::encode::encode_tool_call;
-    use crate::formats::{Adapter, Record};
     use super::*;
+    use crate::formats::{Adapter, Record};
     use crate::model::{Source, ToolCall};
     use serde_json::json;
     use std::sync::Arc;
