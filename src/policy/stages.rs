@@ -4,7 +4,7 @@
 //! A stage rewrites messages in place, only where it changes something
 //! ([`Slot::write`]), inside the range its [`Scope`] gives it, and adds what it
 //! did to the [`Effects`]. Lean and legacy run the table in order before a
-//! summary ([`prune`]); tiered runs it one stage at a time and stops at the
+//! summary (`prune`); tiered runs it one stage at a time and stops at the
 //! target. Adding a stage is one file and one line of [`STAGES`].
 
 use super::{Effects, Policy, Tier, dedup, micro_compact, strip_media, truncate};

@@ -17,7 +17,7 @@
 //! keys in the order it was read, and new keys (`compaction`) go last.
 //!
 //! ## Files
-//! - `mod.rs`: the [`Adapter`] and what the children share: the slot marker,
+//! - `mod.rs`: the dialect ([`super::RecordDialect`]) and what the children share: the slot marker,
 //!   carried records (`carry`), content-part classification, which fields
 //!   of a content and a call the two writers write.
 //! - `decode.rs`: a record `Value` -> [`Session`].
