@@ -116,10 +116,6 @@ def parse_file(src, file, mod_path, crate, modules, files, test_only=False):
     directory = os.path.dirname(file)
     stem = os.path.splitext(os.path.basename(file))[0]
     own_dir = directory if stem in ("mod", "lib", "main") else os.path.join(directory, stem)
-    # Inline modules: track `mod name {` blocks by brace depth.
-    stack = []  # (name, depth at which it closes)
-    depth = 0
-    token = re.compile(r"\bmod\s+(" + IDENT + r")\s*([;{])|[{}]")
     raw = open(os.path.join(src, file), encoding="utf-8").read()
     # `#[path = "..."]` sits in a string, so read it from the raw text by line.
     path_attrs = {}
@@ -127,7 +123,32 @@ def parse_file(src, file, mod_path, crate, modules, files, test_only=False):
         m = re.search(r"#\[path\s*=\s*\"([^\"]+)\"\]", line)
         if m:
             path_attrs[ln] = m.group(1)
-    for m in token.finditer(text):
+    for m, inner in mod_items(text):
+        name, kind = m.group(1), m.group(2)
+        line = text.count("\n", 0, m.start())
+        child_path = mod_path + inner + (name,)
+        if kind == "{":
+            modules[(crate,) + child_path] = Module(child_path, file, crate)
+        else:
+            attr = next((path_attrs[k] for k in range(line, max(line - 4, -1), -1) if k in path_attrs), None)
+            base = os.path.join(own_dir, *inner)
+            if attr is not None:
+                child = os.path.normpath(os.path.join(directory if not inner else base, attr))
+            else:
+                a = os.path.join(base, name + ".rs")
+                b = os.path.join(base, name, "mod.rs")
+                child = a if os.path.exists(os.path.join(src, a)) else b
+            if os.path.exists(os.path.join(src, child)):
+                is_test = test_only or any(a <= m.start() < b for a, b in tests)
+                parse_file(src, child, child_path, crate, modules, files, is_test)
+
+
+def mod_items(text):
+    """Each `mod name;` / `mod name {` of `text`, with the inline modules it
+    sits in (tracked by brace depth)."""
+    stack = []  # (name, depth at which it closes)
+    depth = 0
+    for m in re.finditer(r"\bmod\s+(" + IDENT + r")\s*([;{])|[{}]", text):
         tok = m.group(0)
         if tok == "{":
             depth += 1
@@ -136,44 +157,17 @@ def parse_file(src, file, mod_path, crate, modules, files, test_only=False):
             while stack and stack[-1][1] > depth:
                 stack.pop()
         else:
-            name, kind = m.group(1), m.group(2)
-            line = text.count("\n", 0, m.start())
-            inner = tuple(s[0] for s in stack)
-            child_path = mod_path + inner + (name,)
-            if kind == "{":
+            yield m, tuple(s[0] for s in stack)
+            if m.group(2) == "{":
                 depth += 1
-                stack.append((name, depth))
-                modules[(crate,) + child_path] = Module(child_path, file, crate)
-            else:
-                attr = next((path_attrs[k] for k in range(line, max(line - 4, -1), -1) if k in path_attrs), None)
-                base = os.path.join(own_dir, *inner)
-                if attr is not None:
-                    child = os.path.normpath(os.path.join(directory if not inner else base, attr))
-                else:
-                    a = os.path.join(base, name + ".rs")
-                    b = os.path.join(base, name, "mod.rs")
-                    child = a if os.path.exists(os.path.join(src, a)) else b
-                if os.path.exists(os.path.join(src, child)):
-                    is_test = test_only or any(a <= m.start() < b for a, b in tests)
-                    parse_file(src, child, child_path, crate, modules, files, is_test)
+                stack.append((m.group(1), depth))
 
 
 def module_at(text, offset, mod_path):
     """The module path of the code at `offset` (inline modules included)."""
-    stack, depth = [], 0
-    for m in re.finditer(r"\bmod\s+(" + IDENT + r")\s*\{|[{}]", text[:offset]):
-        tok = m.group(0)
-        if tok == "{":
-            depth += 1
-        elif tok == "}":
-            depth -= 1
-            while stack and stack[-1][1] > depth:
-                stack.pop()
-        else:
-            depth += 1
-            stack.append((m.group(1), depth))
-    return mod_path + tuple(s[0] for s in stack)
-
+    # The inline modules open at `offset` are those around a `mod` item placed there.
+    *_, (_, inner) = mod_items(text[:offset] + " mod __at__;")
+    return mod_path + inner
 
 def expand_use(tree):
     """`a::{b, c::{d, e}}` -> ["a::b", "a::c::d", "a::c::e"]."""
