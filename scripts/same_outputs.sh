@@ -28,6 +28,8 @@ check() {
     [ "$side" = new ] && bin=$NEW
     "$bin" "${@//OUT/$WORK/$side}" >"$WORK/$side/$name.stdout" 2>"$WORK/$side/$name.stderr" ||
       echo "$?" >"$WORK/$side/$name.status"
+    # Messages that name an output path name the side's directory: say OUT.
+    sed -i "s#$WORK/$side#OUT#g" "$WORK/$side/$name.stdout" "$WORK/$side/$name.stderr"
   done
 }
 
