@@ -30,6 +30,7 @@ pub mod formats;
 #[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod hash;
 pub mod io;
 mod memo;
 pub mod model;

@@ -79,7 +79,7 @@ pub struct Entry {
 /// report paths must not.
 pub fn options_hash(description: &str) -> String {
     let text = format!("compactor {}\n{description}", env!("CARGO_PKG_VERSION"));
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
+    format!("{:032x}", crate::hash::of128(text.as_bytes()))
 }
 
 /// Reads a manifest; a missing file is an empty one, and lines that do not

@@ -9,7 +9,7 @@
 //! | memo | where | key | unit | in all |
 //! |---|---|---|---|---|
 //! | token counts | `tokens/cache.rs` (one per `Meter`) | text | entries | 262,144 |
-//! | parsed call arguments | `model/part.rs` `ARGS` | text | bytes of text | 16 MB |
+//! | parsed call arguments | `memo/call_args.rs` `ARGS` | text | bytes of text | 16 MB |
 //! | anchor scans | `policy/anchors` `SCAN_CACHE` | text, errors taken | bytes of scans | 16 MB |
 //! | anchor scans of pieces | `policy/anchors` `PIECES_CACHE` | text | bytes of scans | 4 MB |
 //! | result descriptions | `policy/tool_families.rs` `DESCRIBED` | map, output, call | bytes | 2 MB |

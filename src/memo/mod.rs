@@ -24,9 +24,9 @@
 //!   second insert replaces an equal value.
 
 pub(crate) mod budgets;
-pub(crate) mod hash;
+pub(crate) mod call_args;
 
-use hash::KeyHasher;
+use crate::hash::KeyHasher;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash};
 use std::sync::Mutex;
@@ -104,7 +104,7 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memo::hash::text_key;
+    use crate::hash::text_key;
     use std::cell::Cell;
 
     #[test]

@@ -9,7 +9,7 @@ use crate::model::{Message, Part};
 
 /// A message's identity for the shared-prefix test: equal messages, equal keys.
 pub(crate) fn message_key(m: &Message) -> u128 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut h = crate::hash::Digest::new();
     h.update(m.role.as_str().as_bytes());
     for p in m.content.parts.iter() {
         h.update(&[0xff]);
@@ -26,7 +26,7 @@ pub(crate) fn message_key(m: &Message) -> u128 {
     if let Some(id) = &m.tool_call_id {
         h.update(id.as_bytes());
     }
-    h.digest128()
+    h.finish128()
 }
 
 #[cfg(test)]

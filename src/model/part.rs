@@ -5,11 +5,9 @@
 //! annotations, a part `type` we do not model) survive a round trip without a
 //! field for each of them.
 
-use crate::memo::hash::text_key;
-use crate::memo::{Memo, budgets};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 /// How a message's `content` was written in the source, so it is written back alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -207,39 +205,11 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// The arguments parsed as a JSON object, if they are one. Parsed once per
-    /// distinct text (see `ARGS`).
+    /// distinct text (see [`crate::memo::call_args`]).
     pub fn args_object(&self) -> Option<Arc<Map<String, Value>>> {
-        let text = self.arguments.as_str();
-        if text.len() < MIN_CACHED_ARGS_BYTES || text.len() > MAX_CACHED_ARGS_BYTES {
-            return parse_args(text);
-        }
-        let key = text_key(text);
-        ARGS.get_or_insert_with(key.0, key, || parse_args(text), |_| text.len() + 64)
+        crate::memo::call_args::parsed(&self.arguments)
     }
 }
-
-/// A call's arguments as a JSON object, or `None` when they are not one.
-type ParsedArgs = Option<Arc<Map<String, Value>>>;
-
-fn parse_args(text: &str) -> ParsedArgs {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Some(Arc::new(map)),
-        _ => None,
-    }
-}
-
-/// Shorter arguments are parsed every time (cheaper than a lookup).
-const MIN_CACHED_ARGS_BYTES: usize = 64;
-/// Longer ones too: one would fill a shard by itself.
-const MAX_CACHED_ARGS_BYTES: usize = budgets::CALL_ARGS.per_shard / 8;
-
-/// Parsed call arguments by text hash. The summary, the tool-result
-/// descriptions and the tool families read a call's arguments, and `report`
-/// and `replay` compact the same calls again for every mode and at every
-/// trigger, while an edit's or a write's arguments hold whole files. Its budget
-/// is in bytes of argument text ([`budgets::CALL_ARGS`]).
-static ARGS: LazyLock<Memo<(u128, usize), ParsedArgs>> =
-    LazyLock::new(|| Memo::with_budget(budgets::CALL_ARGS));
 
 #[cfg(test)]
 mod tests {
@@ -261,57 +231,5 @@ mod tests {
             assert_eq!(text, joined);
             assert_eq!(matches!(text, Cow::Borrowed(_)), borrowed, "{joined:?}");
         }
-    }
-
-    fn call(arguments: String) -> ToolCall {
-        ToolCall { arguments, ..ToolCall::default() }
-    }
-
-    /// Every size class (parsed each time, cached, too big to cache) and shape
-    /// gives the parse of the text, the first time and from the cache.
-    #[test]
-    fn arguments_parse_the_same_cached_or_not() {
-        let long = "x".repeat(MAX_CACHED_ARGS_BYTES);
-        let texts = [
-            r#"{"path":"a.rs"}"#.to_string(),
-            format!(r#"{{"path":"src/main.rs","content":"{}"}}"#, "fn main() {}\\n".repeat(20)),
-            format!(r#"{{"content":"{long}"}}"#),
-            format!(r#"["not", "an", "object", "{}"]"#, "y".repeat(100)),
-            format!(r#"{{"broken": "{}"#, "z".repeat(100)),
-            String::new(),
-        ];
-        for text in texts {
-            let expected = match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(map)) => Some(map),
-                _ => None,
-            };
-            for _ in 0..2 {
-                assert_eq!(call(text.clone()).args_object().as_deref(), expected.as_ref());
-            }
-        }
-    }
-
-    /// Texts that differ only after the first bytes (a file written twice with
-    /// one change) are told apart.
-    #[test]
-    fn arguments_that_differ_late_are_not_confused() {
-        let base = "a".repeat(500);
-        for tail in ["1", "2", "3"] {
-            let text = format!(r#"{{"content":"{base}{tail}"}}"#);
-            let map = call(text).args_object().unwrap();
-            assert!(map["content"].as_str().unwrap().ends_with(tail));
-        }
-    }
-
-    /// Filling a shard past its bytes clears it; every answer stays right.
-    #[test]
-    fn a_full_cache_keeps_answering_right() {
-        let filler = "f".repeat(MAX_CACHED_ARGS_BYTES - 40);
-        for i in 0..(budgets::CALL_ARGS.total() / MAX_CACHED_ARGS_BYTES) * 3 {
-            let text = format!(r#"{{"i":{i},"pad":"{filler}"}}"#);
-            let map = call(text).args_object().unwrap();
-            assert_eq!(map["i"], i);
-        }
-        assert!(ARGS.used() <= budgets::CALL_ARGS.total(), "{}", ARGS.used());
     }
 }

@@ -35,7 +35,7 @@ pub struct Shard {
 impl Shard {
     /// The shard an id falls in, for `count` shards.
     pub fn of(id: &str, count: u64) -> u64 {
-        xxhash_rust::xxh3::xxh3_64(id.as_bytes()) % count.max(1)
+        crate::hash::of64(id.as_bytes()) % count.max(1)
     }
 
     /// Returns true if and only if the session with this id belongs to this shard.

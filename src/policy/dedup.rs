@@ -18,7 +18,7 @@
 //! - Only text-only tool results are compared; one with an image is unique.
 
 use super::{Slot, more_chars_than};
-use crate::memo::hash::text_key;
+use crate::hash::text_key;
 use crate::model::{Message, Part};
 use std::collections::HashSet;
 use std::ops::Range;

@@ -24,7 +24,7 @@ use super::dedup::DUPLICATE_MARKER;
 use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
 use super::tool_families::{ToolFamilies, is_description};
 use super::{Slot, more_chars_than};
-use crate::memo::hash::text_key;
+use crate::hash::text_key;
 use crate::memo::{Memo, budgets};
 use crate::model::{Message, Part, ToolCall};
 use serde_json::Value;

@@ -36,7 +36,7 @@ pub struct Prepared<'a> {
     keys: OnceLock<Vec<u128>>,
 }
 
-/// An output text by its hash and length ([`crate::memo::hash::text_key`]) and what it is.
+/// An output text by its hash and length ([`crate::hash::text_key`]) and what it is.
 type PieceKey = ((u128, usize), Piece);
 
 impl<'a> Prepared<'a> {
@@ -132,7 +132,7 @@ impl<'a> Prepared<'a> {
             let mut put = |ids: &[u32]| ids.iter().for_each(|&i| found[i as usize] = true);
             match kept.as_mut() {
                 Some(kept) if text.len() >= MIN_KEPT_SEARCH_BYTES => put(kept
-                    .entry((crate::memo::hash::text_key(text), piece))
+                    .entry((crate::hash::text_key(text), piece))
                     .or_insert_with(|| search().into_boxed_slice())),
                 _ => put(&search()),
             }

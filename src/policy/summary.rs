@@ -33,7 +33,7 @@ use super::tool_families::{
     Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
-use crate::memo::hash::{text_key, texts_hash};
+use crate::hash::{text_key, texts_hash};
 use crate::memo::{Memo, budgets};
 use crate::model::{Message, Role, ToolCall};
 use crate::tokens::Meter;

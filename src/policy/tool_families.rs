@@ -19,7 +19,7 @@
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
 use super::{more_chars_than, newlines};
-use crate::memo::hash::{text_key, texts_hash};
+use crate::hash::{self, text_key, texts_hash};
 use crate::memo::{Memo, budgets};
 use crate::model::ToolCall;
 use regex::Regex;
@@ -27,7 +27,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
-use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 const BUILTIN: &str = include_str!("tool_families.json");
 
@@ -129,7 +128,7 @@ impl Default for ToolFamilies {
         // would be a build defect, so fall back to an empty map rather than panic.
         ToolFamilies {
             file: serde_json::from_str(BUILTIN).unwrap_or_default(),
-            read_from: xxh3_128(BUILTIN.as_bytes()),
+            read_from: hash::of128(BUILTIN.as_bytes()),
         }
     }
 }
@@ -140,10 +139,10 @@ impl ToolFamilies {
         let extra: FamilyFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
         self.file.tools.extend(extra.tools);
         self.file.prefixes.extend(extra.prefixes);
-        let mut h = Xxh3::new();
+        let mut h = hash::Digest::new();
         h.update(&self.read_from.to_le_bytes());
         h.update(text.as_bytes());
-        self.read_from = h.digest128();
+        self.read_from = h.finish128();
         Ok(())
     }
 

@@ -13,7 +13,6 @@ use crate::io::Input;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
-use xxhash_rust::xxh3::Xxh3;
 
 /// Bytes read per call while hashing a file.
 const HASH_CHUNK_BYTES: usize = 1 << 20;
@@ -44,7 +43,7 @@ pub fn fingerprint(inputs: &[Input]) -> anyhow::Result<Inputs> {
         };
         let fail = |e: std::io::Error| anyhow::anyhow!("{}: cannot read: {e}", path.display());
         let mut file = std::fs::File::open(path).map_err(fail)?;
-        let mut hasher = Xxh3::new();
+        let mut hasher = crate::hash::Digest::new();
         let mut buf = vec![0u8; HASH_CHUNK_BYTES];
         let mut bytes = 0u64;
         loop {
@@ -58,7 +57,7 @@ pub fn fingerprint(inputs: &[Input]) -> anyhow::Result<Inputs> {
         files.push(InputFile {
             source: input.display.clone(),
             bytes,
-            xxh3: Some(format!("{:016x}", hasher.digest())),
+            xxh3: Some(format!("{:016x}", hasher.finish64())),
         });
     }
     Ok(Inputs { files })

@@ -18,7 +18,6 @@
 use crate::io::atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::Xxh3;
 
 /// Bumped when the entry shape or the key's recipe changes.
 const VERSION: &str = "compactor-summary-cache-v1";
@@ -44,11 +43,11 @@ impl Cache {
 
     /// The key of a request sent to `identity`.
     pub fn key(identity: &str, body: &[u8]) -> String {
-        let mut h = Xxh3::new();
+        let mut h = crate::hash::Digest::new();
         for piece in [VERSION.as_bytes(), b"\0", identity.as_bytes(), b"\0", body] {
             h.update(piece);
         }
-        format!("{:032x}", h.digest128())
+        format!("{:032x}", h.finish128())
     }
 
     fn path(&self, key: &str) -> PathBuf {

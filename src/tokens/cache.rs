@@ -1,6 +1,6 @@
 //! Token counts by text hash, bounded (see [`crate::memo`] for the invariants).
 
-use crate::memo::hash::text_key;
+use crate::hash::text_key;
 use crate::memo::{Memo, budgets};
 
 /// Texts shorter than this are tokenized directly. Hashing and a lookup cost

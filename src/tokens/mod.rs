@@ -291,10 +291,10 @@ impl Meter {
                     // Tool schemas are measured at every compaction of every
                     // replay: find them by a hash of the tree, serializing
                     // only the first time.
-                    let mut h = xxhash_rust::xxh3::Xxh3::new();
+                    let mut h = crate::hash::Digest::new();
                     let mut len = 0usize;
                     hash_json(other, &mut h, &mut len);
-                    let key = (h.digest128(), len);
+                    let key = (h.finish128(), len);
                     self.cache.get_or_insert_key(key, || self.count_uncached(&other.to_string()))
                 }
                 Some(_) => self.text(&other.to_string()),
@@ -322,8 +322,8 @@ impl Meter {
 
 /// Feeds a JSON tree to `h`, with a tag per node so that different trees
 /// (`["ab"]` and `["a","b"]`) hash differently; `len` counts the bytes fed.
-fn hash_json(v: &Value, h: &mut xxhash_rust::xxh3::Xxh3, len: &mut usize) {
-    fn feed(bytes: &[u8], h: &mut xxhash_rust::xxh3::Xxh3, len: &mut usize) {
+fn hash_json(v: &Value, h: &mut crate::hash::Digest, len: &mut usize) {
+    fn feed(bytes: &[u8], h: &mut crate::hash::Digest, len: &mut usize) {
         h.update(&(bytes.len() as u64).to_le_bytes());
         h.update(bytes);
         *len += bytes.len() + 8;

@@ -128,7 +128,7 @@ fn derive_uuid(parent: Option<&str>, kind: &str, text: &str, taken: &HashSet<Str
     let mut salt: u32 = 0;
     loop {
         let input = format!("{UUID_NAMESPACE}\n{}\n{kind}\n{salt}\n{text}", parent.unwrap_or(""));
-        let uuid = format_uuid(xxhash_rust::xxh3::xxh3_128(input.as_bytes()));
+        let uuid = format_uuid(crate::hash::of128(input.as_bytes()));
         if !taken.contains(&uuid) || salt == u32::MAX {
             return uuid;
         }

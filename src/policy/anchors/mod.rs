@@ -40,7 +40,7 @@
 
 mod context;
 
-use crate::memo::hash::text_key;
+use crate::hash::text_key;
 use crate::memo::{Memo, budgets};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;

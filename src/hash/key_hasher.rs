@@ -1,9 +1,8 @@
-//! Hashing: the content hashes that key the memos, and the map hasher that
-//! folds them.
+//! The map hasher of keys that are already content hashes.
 //!
-//! Every memo key starts with a 128-bit xxh3 hash of the text it stands for
-//! (plus the text's length, see [`crate::memo`]). The hash is already
-//! uniform, so the maps hash it again only with a multiply ([`KeyHasher`]).
+//! Every memo key starts with a 128-bit hash of the text it stands for (plus
+//! the text's length, see [`crate::memo`]). The hash is already uniform, so
+//! the maps hash it again only with a multiply ([`KeyHasher`]).
 
 use std::hash::Hasher;
 
@@ -56,40 +55,10 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// The key of a text: its xxh3-128 hash and its length.
-pub(crate) fn text_key(text: &str) -> (u128, usize) {
-    (xxhash_rust::xxh3::xxh3_128(text.as_bytes()), text.len())
-}
-
-/// One xxh3-128 hash of several texts, each after its length (so that no two
-/// lists of texts run together into the same bytes), then of `flags`: the key
-/// of a value computed from a few texts (a call and its result).
-pub(crate) fn texts_hash<'t>(texts: impl IntoIterator<Item = &'t str>, flags: &[u8]) -> u128 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for t in texts {
-        h.update(&t.len().to_le_bytes());
-        h.update(t.as_bytes());
-    }
-    h.update(flags);
-    h.digest128()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::hash::Hash;
-
-    /// Texts that run together into the same bytes, or differ only in their
-    /// flags, hash apart; the same texts and flags hash alike.
-    #[test]
-    fn texts_hash_tells_lists_apart() {
-        let h = |texts: &[&str], flags: &[u8]| texts_hash(texts.iter().copied(), flags);
-        assert_eq!(h(&["ab", "c"], &[1]), h(&["ab", "c"], &[1]));
-        assert_ne!(h(&["ab", "c"], &[1]), h(&["a", "bc"], &[1]));
-        assert_ne!(h(&["ab", ""], &[1]), h(&["ab"], &[0, 1]));
-        assert_ne!(h(&["ab", "c"], &[1]), h(&["ab", "c"], &[0]));
-        assert_ne!(h(&[], &[]), h(&[""], &[]));
-    }
 
     /// The hasher spreads keys that differ in any word, over the bits the
     /// map uses (its low bits pick a bucket, its top seven a tag).
