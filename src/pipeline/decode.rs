@@ -180,19 +180,39 @@ fn decode_units<T>(
     (sessions, errors)
 }
 
-/// The sessions of a record of a record dialect: itself, or each item of a
-/// line holding an array of sessions.
-fn sessions_of(adapter: &dyn crate::formats::Adapter, r: Record) -> Vec<Vec<Record>> {
+/// A record of a record dialect, as sessions.
+pub(super) enum RecordSessions {
+    /// The record is one session (or not an array of sessions).
+    One(Record),
+    /// A line holding an array of sessions: each item, its index in `source`.
+    Items(Vec<Record>),
+}
+
+/// Splits a line holding an array of sessions into its items; any other
+/// record (one the dialect itself detects, even if it is an array) is one.
+pub(super) fn split_sessions(adapter: &dyn crate::formats::Adapter, r: Record) -> RecordSessions {
     if adapter.detect(std::slice::from_ref(&r.value)) || !is_session_array(&r.value) {
-        return vec![vec![r]];
+        return RecordSessions::One(r);
     }
-    let Record { source, value: Value::Array(items) } = r else { return Vec::new() };
+    let Record { source, value: Value::Array(items) } = r else {
+        return RecordSessions::Items(Vec::new());
+    };
     let at = |i: usize| Source { index: Some(i as u64), ..source.clone() };
-    items.into_iter().enumerate().map(|(i, v)| vec![Record { source: at(i), value: v }]).collect()
+    RecordSessions::Items(
+        items.into_iter().enumerate().map(|(i, v)| Record { source: at(i), value: v }).collect(),
+    )
+}
+
+/// The sessions of a record of a record dialect, each a unit to decode.
+fn sessions_of(adapter: &dyn crate::formats::Adapter, r: Record) -> Vec<Vec<Record>> {
+    match split_sessions(adapter, r) {
+        RecordSessions::One(r) => vec![vec![r]],
+        RecordSessions::Items(items) => items.into_iter().map(|r| vec![r]).collect(),
+    }
 }
 
 /// Returns true if and only if `value` is an array of session objects.
-pub(super) fn is_session_array(value: &Value) -> bool {
+fn is_session_array(value: &Value) -> bool {
     value.as_array().is_some_and(|items| {
         !items.is_empty()
             && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))

@@ -1,7 +1,7 @@
 //! The engine: one job → its sessions decoded, compacted and encoded (or
 //! passed through after a skim), and its bad records rejected.
 
-use super::decode::{KeptOr, is_session_array, parse, parse_kept};
+use super::decode::{KeptOr, RecordSessions, parse, parse_kept, split_sessions};
 use super::{Item, Job};
 use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
@@ -143,25 +143,23 @@ impl Engine<'_> {
                         }
                     };
                     // A line holding an array of sessions is several records.
-                    if format.adapter().detect(std::slice::from_ref(&record.value))
-                        || !is_session_array(&record.value)
-                    {
-                        let raws = raw.clone().map(|r| vec![r]);
-                        let bytes = raw_of(&record, raw);
-                        match self.session(input, format, vec![record], raws) {
-                            Ok(done) => out.extend(done),
-                            Err(e) => out.push(reject(e.0, e.1, bytes)),
+                    match split_sessions(format.adapter(), record) {
+                        RecordSessions::One(record) => {
+                            let raws = raw.clone().map(|r| vec![r]);
+                            let bytes = raw_of(&record, raw);
+                            match self.session(input, format, vec![record], raws) {
+                                Ok(done) => out.extend(done),
+                                Err(e) => out.push(reject(e.0, e.1, bytes)),
+                            }
                         }
-                        continue;
-                    }
-                    let Record { source, value: Value::Array(items) } = record else { continue };
-                    for (i, v) in items.into_iter().enumerate() {
-                        let src = Source { index: Some(i as u64), ..source.clone() };
-                        let rec = Record { source: src, value: v };
-                        let bytes = raw_of(&rec, None);
-                        match self.session(input, format, vec![rec], None) {
-                            Ok(done) => out.extend(done),
-                            Err(e) => out.push(reject(e.0, e.1, bytes)),
+                        RecordSessions::Items(items) => {
+                            for rec in items {
+                                let bytes = raw_of(&rec, None);
+                                match self.session(input, format, vec![rec], None) {
+                                    Ok(done) => out.extend(done),
+                                    Err(e) => out.push(reject(e.0, e.1, bytes)),
+                                }
+                            }
                         }
                     }
                 }
