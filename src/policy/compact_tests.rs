@@ -188,12 +188,16 @@ fn a_forced_compaction_that_would_grow_the_request_is_refused() {
     assert_eq!(*out.session, s);
 }
 
+/// `s` compacted by force in lean and in legacy mode, for `window`.
+fn lean_and_legacy<'a>(s: &'a Session, window: u64, m: &Meter) -> (Outcome<'a>, Outcome<'a>) {
+    (compact(s, &forced(Mode::Lean, window), m), compact(s, &forced(Mode::Legacy, window), m))
+}
+
 #[test]
 fn legacy_keeps_a_larger_tail_than_lean() {
     let m = meter();
     let s = synth_session(8, 150_000);
-    let lean = compact(&s, &forced(Mode::Lean, 1_000_000), &m);
-    let legacy = compact(&s, &forced(Mode::Legacy, 1_000_000), &m);
+    let (lean, legacy) = lean_and_legacy(&s, 1_000_000, &m);
     assert!(legacy.compaction.tail_tokens > 2 * lean.compaction.tail_tokens);
     assert!(
         lean.compaction.tail_tokens >= 25_000 && lean.compaction.tail_tokens <= 37_500 + 5_000,
@@ -206,8 +210,7 @@ fn legacy_keeps_a_larger_tail_than_lean() {
 fn anchors_are_retained_by_the_lean_index() {
     let m = meter();
     let s = synth_session(10, 60_000);
-    let lean = compact(&s, &forced(Mode::Lean, 64_000), &m);
-    let legacy = compact(&s, &forced(Mode::Legacy, 64_000), &m);
+    let (lean, legacy) = lean_and_legacy(&s, 64_000, &m);
     let kept = |o: &Outcome| o.compaction.anchors.retention.values().map(|(_, r)| r).sum::<usize>();
     let found: usize = lean.compaction.anchors.retention.values().map(|(f, _)| f).sum();
     assert!(found > 50);
