@@ -271,7 +271,7 @@ pub fn last_visible_assistant<M: Borrow<Message>>(msgs: &[M], from: usize) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
+    use crate::policy::test_msgs::{asst, calls, result, user};
 
     /// Found by the property test: a session whose only message after the
     /// head was the newest user message (an image, over the tail budget) had
@@ -290,30 +290,6 @@ mod tests {
         assert_eq!(tail_start(&msgs[..4], &tokens[..4], 4, 100), 4);
     }
 
-    fn user(t: &str) -> Message {
-        Message::text(Role::User, t)
-    }
-    fn asst(t: &str) -> Message {
-        Message::text(Role::Assistant, t)
-    }
-    fn call(ids: &[&str]) -> Message {
-        let mut m = Message::text(Role::Assistant, "");
-        m.content.parts_mut().clear();
-        for id in ids {
-            m.tool_calls_mut().push(ToolCall {
-                id: (*id).into(),
-                name: "Bash".into(),
-                ..Default::default()
-            });
-        }
-        m
-    }
-    fn result(id: &str) -> Message {
-        let mut m = Message::text(Role::Tool, "out");
-        m.tool_call_id = Some(id.into());
-        m
-    }
-
     #[test]
     fn head_is_system_plus_three() {
         let msgs =
@@ -327,9 +303,9 @@ mod tests {
             Message::text(Role::System, "s"),
             user("u"),
             asst("a"),
-            call(&["x", "y"]),
-            result("x"),
-            result("y"),
+            calls(&["x", "y"]),
+            result("x", "out"),
+            result("y", "out"),
             user("u2"),
         ];
         assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 6);
@@ -356,8 +332,8 @@ mod tests {
         for _ in 0..6 {
             msgs.push(asst("filler"));
         }
-        msgs.push(call(&["a", "b", "c"]));
-        msgs.extend([result("a"), result("b"), result("c")]);
+        msgs.push(calls(&["a", "b", "c"]));
+        msgs.extend([result("a", "out"), result("b", "out"), result("c", "out")]);
         msgs.push(user("now"));
         for _ in 0..5 {
             msgs.push(asst("done"));
@@ -374,8 +350,8 @@ mod tests {
         for _ in 0..6 {
             msgs.push(asst("filler"));
         }
-        msgs.extend([call(&["p"]), call(&["q"]), call(&["r"])]); // 10, 11, 12
-        msgs.extend([result("p"), result("q"), result("r")]); // 13, 14, 15
+        msgs.extend([calls(&["p"]), calls(&["q"]), calls(&["r"])]); // 10, 11, 12
+        msgs.extend([result("p", "out"), result("q", "out"), result("r", "out")]); // 13, 14, 15
         msgs.push(user("now"));
         for _ in 0..5 {
             msgs.push(asst("done"));
@@ -392,10 +368,10 @@ mod tests {
         let msgs = vec![
             Message::text(Role::System, "s"),
             user("u"),
-            call(&["p"]),
-            call(&["q"]),
-            result("p"),
-            result("q"),
+            calls(&["p"]),
+            calls(&["q"]),
+            result("p", "out"),
+            result("q", "out"),
             user("v"),
         ];
         assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 6);
@@ -429,8 +405,8 @@ mod tests {
         msgs.push(user(ask)); // 4
         msgs.push(asst("visible reply")); // 5
         for k in 0..12 {
-            msgs.push(call(&[&format!("k{k}")]));
-            msgs.push(result(&format!("k{k}")));
+            msgs.push(calls(&[&format!("k{k}")]));
+            msgs.push(result(&format!("k{k}"), "out"));
         }
         let tokens = vec![5u64; msgs.len()];
         (msgs, tokens)
@@ -466,8 +442,8 @@ mod tests {
         let cut = tail_start(&earlier, &tokens, 4, 20);
         assert_eq!(cut, earlier.len() - MIN_TAIL_MESSAGES);
         let mut silent = msgs;
-        silent[5] = call(&["k-first"]);
-        silent.insert(6, result("k-first"));
+        silent[5] = calls(&["k-first"]);
+        silent.insert(6, result("k-first", "out"));
         let tokens = vec![5u64; silent.len()];
         let cut = tail_start(&silent, &tokens, 4, 20);
         // The walk stops at the soft ceiling but keeps the 8-message floor.
@@ -487,7 +463,13 @@ mod tests {
     #[test]
     fn the_first_group_after_the_head_is_folded() {
         let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
-        msgs.extend([call(&["p", "q"]), result("p"), result("q"), user("next"), asst("done")]);
+        msgs.extend([
+            calls(&["p", "q"]),
+            result("p", "out"),
+            result("q", "out"),
+            user("next"),
+            asst("done"),
+        ]);
         assert_eq!(first_group_end(&msgs, 4), Some(7));
         // A plain message after the head: just it.
         let plain: Vec<Message> = [&msgs[..4], &[asst("x")], &msgs[7..]].concat();
@@ -502,8 +484,8 @@ mod tests {
         let mut msgs = vec![Message::text(Role::System, "s")];
         for k in 0..30 {
             msgs.push(user(&format!("u{k}")));
-            msgs.push(call(&[&format!("c{k}")]));
-            msgs.push(result(&format!("c{k}")));
+            msgs.push(calls(&[&format!("c{k}")]));
+            msgs.push(result(&format!("c{k}"), "out"));
             msgs.push(asst("ok"));
         }
         let tokens: Vec<u64> = (0..msgs.len() as u64).map(|i| 5 + i % 7).collect();

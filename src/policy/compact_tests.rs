@@ -10,6 +10,7 @@ use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 use anchors::Category;
 use std::sync::Arc;
 use summary_writer::{BodyRequest, SummaryWriter};
+use test_msgs::{call, calls, result};
 
 fn meter() -> Meter {
     Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
@@ -26,10 +27,16 @@ fn forced(mode: Mode, window: u64) -> Policy {
     p
 }
 
+/// Asserts that `out` passes [`verify::verify`] against `input`, naming
+/// `what` (the mode, the case) and the problems if it does not.
+fn assert_verified(input: &Session, out: &Outcome, meter: &Meter, what: impl fmt::Display) {
+    let problems = verify::verify(input, out, meter);
+    assert!(problems.is_empty(), "{what}: {problems:?}");
+}
+
 /// The invariants every compacted output must hold.
 fn check_invariants(input: &Session, out: &Outcome, meter: &Meter) {
-    let problems = verify::verify(input, out, meter);
-    assert!(problems.is_empty(), "{problems:?}");
+    assert_verified(input, out, meter, "verify");
     let o = &out.session.messages;
     let c = &out.compaction;
     // Roles alternate around a standalone summary.
@@ -160,26 +167,37 @@ fn tiered_dedup_alone_can_be_enough() {
     assert!(out.compaction.effects.duplicates_marked >= 10, "{:?}", out.compaction.effects);
 }
 
+/// A system prompt and fourteen turns of `ok`: a forced compaction of it
+/// would grow the request.
+fn short_turns() -> Session {
+    let mut s = Session::default();
+    s.messages.push(Message::text(Role::System, "sys"));
+    for k in 0..14 {
+        let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
+        s.messages.push(Message::text(role, "ok"));
+    }
+    s
+}
+
 #[test]
 fn a_forced_compaction_that_would_grow_the_request_is_refused() {
     let m = meter();
-    let mut s = Session::default();
-    s.messages.push(crate::model::Message::text(Role::System, "sys"));
-    for k in 0..14 {
-        let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
-        s.messages.push(crate::model::Message::text(role, "ok"));
-    }
+    let s = short_turns();
     let out = compact(&s, &forced(Mode::Lean, 200_000), &m);
     assert_eq!(out.compaction.reason, Reason::NoGain);
     assert_eq!(*out.session, s);
+}
+
+/// `s` compacted by force in lean and in legacy mode, for `window`.
+fn lean_and_legacy<'a>(s: &'a Session, window: u64, m: &Meter) -> (Outcome<'a>, Outcome<'a>) {
+    (compact(s, &forced(Mode::Lean, window), m), compact(s, &forced(Mode::Legacy, window), m))
 }
 
 #[test]
 fn legacy_keeps_a_larger_tail_than_lean() {
     let m = meter();
     let s = synth_session(8, 150_000);
-    let lean = compact(&s, &forced(Mode::Lean, 1_000_000), &m);
-    let legacy = compact(&s, &forced(Mode::Legacy, 1_000_000), &m);
+    let (lean, legacy) = lean_and_legacy(&s, 1_000_000, &m);
     assert!(legacy.compaction.tail_tokens > 2 * lean.compaction.tail_tokens);
     assert!(
         lean.compaction.tail_tokens >= 25_000 && lean.compaction.tail_tokens <= 37_500 + 5_000,
@@ -192,8 +210,7 @@ fn legacy_keeps_a_larger_tail_than_lean() {
 fn anchors_are_retained_by_the_lean_index() {
     let m = meter();
     let s = synth_session(10, 60_000);
-    let lean = compact(&s, &forced(Mode::Lean, 64_000), &m);
-    let legacy = compact(&s, &forced(Mode::Legacy, 64_000), &m);
+    let (lean, legacy) = lean_and_legacy(&s, 64_000, &m);
     let kept = |o: &Outcome| o.compaction.anchors.retention.values().map(|(_, r)| r).sum::<usize>();
     let found: usize = lean.compaction.anchors.retention.values().map(|(f, _)| f).sum();
     assert!(found > 50);
@@ -354,17 +371,6 @@ fn more_chars_than_counts_chars_not_bytes() {
 }
 
 /// A message of `role` with one call whose arguments are `args`.
-fn calling(role: Role, args: &str) -> Message {
-    let mut m = Message::text(role, "");
-    m.tool_calls_mut().push(crate::model::ToolCall {
-        id: "c1".into(),
-        name: "edit".into(),
-        arguments: args.into(),
-        ..Default::default()
-    });
-    m
-}
-
 #[test]
 fn retention_text_by_text_is_a_search_of_the_joined_output() {
     let meter = meter();
@@ -393,19 +399,16 @@ fn retention_reads_the_strings_of_arguments_and_keeps_texts_apart_from_arguments
     // `C:\src\app.rs` is in the arguments only as the JSON string `C:\\src\\app.rs`.
     let args = r#"{"path": "C:\\src\\app.rs", "pad": "0123456789012345678901234567890123456789"}"#;
     let s = Session {
-        messages: vec![
-            Message::text(Role::User, r"fix C:\src\app.rs"),
-            calling(Role::Assistant, args),
-        ],
+        messages: vec![Message::text(Role::User, r"fix C:\src\app.rs"), call("c1", "edit", args)],
         ..Session::default()
     };
     let input = Prepared::new(&s);
     let families = ToolFamilies::default();
     let paths = |out: &[Message]| input.retention(&families, out)[&Category::Paths];
-    assert_eq!(paths(&[calling(Role::Assistant, args)]), (1, 1), "the decoded string holds it");
+    assert_eq!(paths(&[call("c1", "edit", args)]), (1, 1), "the decoded string holds it");
     // The same text as a text part holds only the escaped form: searched, not taken from the call.
     assert_eq!(paths(&[Message::text(Role::User, args)]), (1, 0));
-    assert_eq!(paths(&[calling(Role::Assistant, args)]), (1, 1));
+    assert_eq!(paths(&[call("c1", "edit", args)]), (1, 1));
 }
 
 /// Error lines are taken from every message's text, the user's and the
@@ -417,10 +420,7 @@ fn error_lines_come_from_every_speaker_with_colour_codes_removed() {
         Message::text(Role::User, "it fails with\nModuleNotFoundError: No module named 'x'"),
         Message::text(Role::Assistant, "Still:\nTraceback (most recent call last):"),
         Message::text(Role::Tool, "\x1b[31mTypeError\x1b[39m: y is not a function"),
-        calling(
-            Role::Assistant,
-            r#"{"code": "raise ValueError: no\nSyntaxError: quoted in code"}"#,
-        ),
+        call("c1", "edit", r#"{"code": "raise ValueError: no\nSyntaxError: quoted in code"}"#),
     ];
     let set = session_anchors(&messages, &ToolFamilies::default());
     let errors: Vec<String> = set.ranked(Category::Errors).into_iter().map(|a| a.value).collect();
@@ -454,26 +454,6 @@ fn msg(role: Role, text: &str) -> Message {
     Message::text(role, text)
 }
 
-fn call_msg(ids: &[&str]) -> Message {
-    let mut m = Message::text(Role::Assistant, "");
-    m.content.parts_mut().clear();
-    for id in ids {
-        m.tool_calls_mut().push(crate::model::ToolCall {
-            id: (*id).into(),
-            name: "Bash".into(),
-            arguments: format!(r#"{{"command":"cargo test --package {id}"}}"#),
-            ..Default::default()
-        });
-    }
-    m
-}
-
-fn result_msg(id: &str, text: &str) -> Message {
-    let mut m = Message::text(Role::Tool, text);
-    m.tool_call_id = Some(id.into());
-    m
-}
-
 fn with_msgs(msgs: Vec<Message>) -> Session {
     Session { messages: msgs, ..Session::default() }
 }
@@ -505,8 +485,8 @@ fn an_autonomous_turn_is_cut_inside_and_its_ask_rides_in_the_summary() {
     ];
     for k in 0..120 {
         let id = format!("c{k}");
-        msgs.push(call_msg(&[&id]));
-        msgs.push(result_msg(&id, &output(k, 300)));
+        msgs.push(calls(&[&id]));
+        msgs.push(result(&id, &output(k, 300)));
     }
     let s = with_msgs(msgs);
     let p = Policy::new(Mode::Lean, 64_000);
@@ -531,7 +511,7 @@ fn an_autonomous_turn_is_cut_inside_and_its_ask_rides_in_the_summary() {
     let summary = out.session.messages.iter().find(|m| summary::is_summary(m)).unwrap();
     let text = summary.text_content();
     assert!(text.contains(&format!("{}\n{}", summary::heading::ACTIVE_TASK, ask.trim())));
-    assert!(verify::verify(&s, &out, &m).is_empty(), "{:?}", verify::verify(&s, &out, &m));
+    assert_verified(&s, &out, &m, Mode::Lean);
 }
 
 /// SPEC 5 "nothing to fold" (H): a head that absorbs a six-call parallel
@@ -543,9 +523,9 @@ fn a_forced_compaction_folds_the_first_group_and_prunes_the_head() {
     let m = meter();
     let ids = ["a", "b", "c", "d", "e", "f"];
     let mut msgs = vec![msg(Role::System, "sys"), msg(Role::User, "check everything")];
-    msgs.push(call_msg(&ids));
+    msgs.push(calls(&ids));
     for (k, id) in ids.iter().enumerate() {
-        msgs.push(result_msg(id, &output(k, 400)));
+        msgs.push(result(id, &output(k, 400)));
     }
     msgs.extend([
         msg(Role::User, "now fix the failing one"),
@@ -570,11 +550,7 @@ fn a_forced_compaction_folds_the_first_group_and_prunes_the_head() {
             assert!(t.starts_with("[terminal] ran"), "{mode}: head result {k}: {t}");
         }
         assert!(c.effects.tool_results_cleared >= 6);
-        assert!(
-            verify::verify(&s, &out, &m).is_empty(),
-            "{mode}: {:?}",
-            verify::verify(&s, &out, &m)
-        );
+        assert_verified(&s, &out, &m, mode);
     }
 }
 
@@ -592,8 +568,8 @@ fn nothing_to_fold_passes_through_as_too_short() {
         msg(Role::Assistant, "b"),
     ]);
     let mut one_group = short.messages[..4].to_vec();
-    one_group.push(call_msg(&["x"]));
-    one_group.push(result_msg("x", &output(2, 2_000)));
+    one_group.push(calls(&["x"]));
+    one_group.push(result("x", &output(2, 2_000)));
     for s in [short, with_msgs(one_group)] {
         for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
             let mut p = forced(mode, 8_000);
@@ -605,7 +581,7 @@ fn nothing_to_fold_passes_through_as_too_short() {
                 assert!(!c.compacted && c.tier == Tier::None, "{mode}");
             }
             assert!(!c.compacted || summaries(&out) == 1 || c.tier < Tier::Summary, "{mode}");
-            assert!(verify::verify(&s, &out, &m).is_empty(), "{mode}");
+            assert_verified(&s, &out, &m, mode);
         }
     }
 }
@@ -631,7 +607,7 @@ fn images_in_the_head_and_tail_are_stripped_but_the_newest_users() {
         msgs.push(msg(Role::Assistant, "ok"));
     }
     msgs.push(with_image(Role::User, "newest image"));
-    msgs.push(call_msg(&["shot"]));
+    msgs.push(calls(&["shot"]));
     let mut shot = with_image(Role::Tool, "screen");
     shot.tool_call_id = Some("shot".into());
     msgs.push(shot);
@@ -648,7 +624,7 @@ fn images_in_the_head_and_tail_are_stripped_but_the_newest_users() {
     assert_eq!(o[n - 3].content.parts[1].text_str(), Some(strip_media::SCREENSHOT_PLACEHOLDER));
     assert_eq!(images(&o[n - 2]), 1, "the newest image-bearing user message keeps its image");
     assert_eq!(o.iter().map(images).sum::<usize>(), 1);
-    assert!(verify::verify(&s, &out, &m).is_empty(), "{:?}", verify::verify(&s, &out, &m));
+    assert_verified(&s, &out, &m, Mode::Lean);
 }
 
 /// SPEC 6.6: the whole summary message, lean's appendices included, within
@@ -707,8 +683,8 @@ fn bad_input_folds_or_passes_through() {
     let mut no_user = vec![msg(Role::System, "s")];
     for k in 0..40 {
         let id = format!("n{k}");
-        no_user.push(call_msg(&[&id]));
-        no_user.push(result_msg(&id, &output(k, 400)));
+        no_user.push(calls(&[&id]));
+        no_user.push(result(&id, &output(k, 400)));
     }
     let s = with_msgs(no_user);
     for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
@@ -717,20 +693,13 @@ fn bad_input_folds_or_passes_through() {
         if out.compaction.tier == Tier::Summary {
             assert_eq!(summaries(&out), 1, "{mode}");
         }
-        assert!(
-            verify::verify(&s, &out, &m).is_empty(),
-            "{mode}: {:?}",
-            verify::verify(&s, &out, &m)
-        );
+        assert_verified(&s, &out, &m, mode);
     }
     // One giant tool result (no call, nothing else): nothing to fold.
-    let giant = with_msgs(vec![result_msg("g", &output(1, 60_000))]);
+    let giant = with_msgs(vec![result("g", &output(1, 60_000))]);
     // The same after an ask and its call: the group is the head.
-    let asked = with_msgs(vec![
-        msg(Role::User, "run it"),
-        call_msg(&["g"]),
-        result_msg("g", &output(1, 60_000)),
-    ]);
+    let asked =
+        with_msgs(vec![msg(Role::User, "run it"), calls(&["g"]), result("g", &output(1, 60_000))]);
     for s in [giant, asked] {
         for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
             let out = compact(&s, &Policy::new(mode, 32_000), &m);
@@ -739,12 +708,12 @@ fn bad_input_folds_or_passes_through() {
             if mode != Mode::Tiered {
                 assert_eq!(c.reason, Reason::TooShort, "{mode}");
             }
-            assert!(verify::verify(&s, &out, &m).is_empty(), "{mode}");
+            assert_verified(&s, &out, &m, mode);
         }
     }
     // A head made only of tool results (answering nothing): pruned and dropped, the rest folds.
     let mut head_results: Vec<Message> =
-        (0..3).map(|k| result_msg(&format!("o{k}"), &output(k, 500))).collect();
+        (0..3).map(|k| result(&format!("o{k}"), &output(k, 500))).collect();
     for k in 0..30 {
         head_results.push(msg(Role::User, &format!("u{k} {}", output(k, 200))));
         head_results.push(msg(Role::Assistant, &output(k + 50, 200)));
@@ -753,11 +722,7 @@ fn bad_input_folds_or_passes_through() {
     for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
         let out = compact(&s, &forced(mode, 16_000), &m);
         assert_eq!(out.compaction.reason, Reason::Compacted, "{mode}");
-        assert!(
-            verify::verify(&s, &out, &m).is_empty(),
-            "{mode}: {:?}",
-            verify::verify(&s, &out, &m)
-        );
+        assert_verified(&s, &out, &m, mode);
     }
 }
 
@@ -853,13 +818,7 @@ fn a_failed_or_unfit_body_gives_the_deterministic_summary_and_says_why() {
 #[test]
 fn a_summarizer_asked_for_a_compaction_then_refused_for_no_gain_is_still_counted() {
     let m = meter();
-    // A session of short turns: a forced compaction of it would grow the request.
-    let mut s = Session::default();
-    s.messages.push(crate::model::Message::text(Role::System, "sys"));
-    for k in 0..14 {
-        let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
-        s.messages.push(crate::model::Message::text(role, "ok"));
-    }
+    let s = short_turns();
     let mut p = forced(Mode::Lean, 200_000);
     let plain = compact(&s, &p, &m);
     assert_eq!(plain.compaction.reason, Reason::NoGain);

@@ -55,39 +55,39 @@ pub fn dedup_tool_results<S: Slot>(messages: &mut [S], range: Range<usize>) -> u
 mod tests {
     use super::*;
     use crate::model::Role;
+    use crate::policy::test_msgs::result;
 
-    fn tool(text: &str) -> Message {
-        let mut m = Message::text(Role::Tool, text);
-        m.tool_call_id = Some("c".into());
-        m
+    /// Tool results of `texts` deduplicated inside `range`: how many were
+    /// replaced, and every text after.
+    fn dedup(texts: &[&str], range: Range<usize>) -> (usize, Vec<String>) {
+        let mut msgs: Vec<Message> = texts.iter().map(|t| result("c", t)).collect();
+        let replaced = dedup_tool_results(&mut msgs, range);
+        (replaced, msgs.iter().map(|m| m.text_content().into_owned()).collect())
     }
 
     #[test]
     fn keeps_the_newest_copy() {
         let big = "x".repeat(300);
-        let mut msgs = vec![tool(&big), tool("other"), tool(&big), tool(&big)];
-        assert_eq!(dedup_tool_results(&mut msgs, 0..4), 2);
-        assert_eq!(msgs[0].text_content(), DUPLICATE_MARKER);
-        assert_eq!(msgs[2].text_content(), DUPLICATE_MARKER);
-        assert_eq!(msgs[3].text_content(), big);
+        let (replaced, out) = dedup(&[&big, "other", &big, &big], 0..4);
+        assert_eq!(replaced, 2);
+        assert_eq!(out, [DUPLICATE_MARKER, "other", DUPLICATE_MARKER, big.as_str()]);
     }
 
     #[test]
     fn short_outputs_and_the_tail_are_left_alone() {
         let small = "y".repeat(199);
         let big = "z".repeat(200);
-        let mut msgs = vec![tool(&small), tool(&small), tool(&big), tool(&big), tool(&big)];
+        let (small, big) = (small.as_str(), big.as_str());
         // Protected tail starts at 3: index 3 is a duplicate of 4 but protected.
-        assert_eq!(dedup_tool_results(&mut msgs, 0..3), 1);
-        assert_eq!(msgs[0].text_content(), small);
-        assert_eq!(msgs[2].text_content(), DUPLICATE_MARKER);
-        assert_eq!(msgs[3].text_content(), big);
+        let (replaced, out) = dedup(&[small, small, big, big, big], 0..3);
+        assert_eq!(replaced, 1);
+        assert_eq!(out, [small, small, DUPLICATE_MARKER, big, big]);
     }
 
     #[test]
     fn only_tool_results_count() {
         let big = "w".repeat(400);
-        let mut msgs = vec![Message::text(Role::User, &big), tool(&big)];
+        let mut msgs = vec![Message::text(Role::User, &big), result("c", &big)];
         assert_eq!(dedup_tool_results(&mut msgs, 0..2), 0);
     }
 }

@@ -192,25 +192,9 @@ fn shrink_leaves(value: &mut Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ContentForm, Role};
+    use crate::model::ContentForm;
+    use crate::policy::test_msgs::{call, result};
     use serde_json::{Map, json};
-
-    fn call(id: &str, name: &str, args: &str) -> Message {
-        let mut m = Message::text(Role::Assistant, "");
-        m.tool_calls_mut().push(ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: args.into(),
-            ..Default::default()
-        });
-        m
-    }
-
-    fn result(id: &str, text: &str) -> Message {
-        let mut m = Message::text(Role::Tool, text);
-        m.tool_call_id = Some(id.into());
-        m
-    }
 
     #[test]
     fn long_results_become_one_liners() {

@@ -34,6 +34,8 @@ pub mod stages;
 pub mod strip_media;
 pub mod summary;
 pub mod summary_writer;
+#[cfg(test)]
+mod test_msgs;
 mod text;
 pub mod tool_families;
 pub mod truncate;

@@ -146,33 +146,14 @@ pub fn validate(messages: &[Message]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
-
-    fn call(ids: &[&str]) -> Message {
-        let mut m = Message::text(Role::Assistant, "");
-        m.content.parts_mut().clear();
-        m.content.form = crate::model::ContentForm::Null;
-        for id in ids {
-            m.tool_calls_mut().push(ToolCall {
-                id: (*id).into(),
-                name: "f".into(),
-                ..Default::default()
-            });
-        }
-        m
-    }
-    fn result(id: &str) -> Message {
-        let mut m = Message::text(Role::Tool, "r");
-        m.tool_call_id = Some(id.into());
-        m
-    }
+    use crate::policy::test_msgs::{calls, result};
 
     #[test]
     fn drops_orphans_both_ways() {
         let mut ms = vec![
-            call(&["a", "b"]),
-            result("a"),
-            result("zzz"),
+            calls(&["a", "b"]),
+            result("a", "r"),
+            result("zzz", "r"),
             Message::text(Role::User, "u"),
             Message::text(Role::Assistant, "ok"),
         ];
@@ -185,7 +166,7 @@ mod tests {
     #[test]
     fn empty_assistant_keeps_a_marker() {
         let mut ms = vec![
-            call(&["gone"]),
+            calls(&["gone"]),
             Message::text(Role::User, "u"),
             Message::text(Role::Assistant, "ok"),
         ];
@@ -197,10 +178,10 @@ mod tests {
     #[test]
     fn results_before_their_call_and_duplicates_go() {
         let mut ms = vec![
-            result("a"),
-            call(&["a"]),
-            result("a"),
-            result("a"),
+            result("a", "r"),
+            calls(&["a"]),
+            result("a", "r"),
+            result("a", "r"),
             Message::text(Role::User, "u"),
         ];
         let s = sanitize(&mut ms, 4, &mut Vec::new());
@@ -211,7 +192,7 @@ mod tests {
 
     #[test]
     fn the_tail_is_never_touched() {
-        let mut ms = vec![Message::text(Role::User, "u"), result("orphan"), call(&["x"])];
+        let mut ms = vec![Message::text(Role::User, "u"), result("orphan", "r"), calls(&["x"])];
         let before = ms.clone();
         let s = sanitize(&mut ms, 1, &mut Vec::new());
         assert_eq!(s, Sanitized::default());
@@ -220,20 +201,22 @@ mod tests {
 
     #[test]
     fn validate_finds_pairing_problems() {
-        assert!(validate(&[call(&["a"]), result("a"), Message::text(Role::User, "u")]).is_empty());
-        assert!(validate(&[Message::text(Role::User, "u"), call(&["a"])]).is_empty(), "in flight");
-        assert_eq!(validate(&[result("x")]).len(), 1);
+        assert!(
+            validate(&[calls(&["a"]), result("a", "r"), Message::text(Role::User, "u")]).is_empty()
+        );
+        assert!(validate(&[Message::text(Role::User, "u"), calls(&["a"])]).is_empty(), "in flight");
+        assert_eq!(validate(&[result("x", "r")]).len(), 1);
         assert_eq!(
-            validate(&[call(&["a", "b"]), result("a"), Message::text(Role::User, "u")]).len(),
+            validate(&[calls(&["a", "b"]), result("a", "r"), Message::text(Role::User, "u")]).len(),
             1
         );
         assert_eq!(
-            validate(&[call(&["a"]), result("a"), call(&["a"]), result("a")]).len(),
+            validate(&[calls(&["a"]), result("a", "r"), calls(&["a"]), result("a", "r")]).len(),
             1,
             "duplicate id"
         );
         assert_eq!(
-            validate(&[call(&["a"]), call(&["b"]), result("a"), result("b")]).len(),
+            validate(&[calls(&["a"]), calls(&["b"]), result("a", "r"), result("b", "r")]).len(),
             2,
             "split groups"
         );
@@ -241,9 +224,9 @@ mod tests {
 
     #[test]
     fn records_attached_to_dropped_messages_move_on() {
-        let mut orphan = result("zzz");
+        let mut orphan = result("zzz", "r");
         orphan.attached = vec![serde_json::json!({"type": "snapshot", "n": 1})].into();
-        let mut last = result("yyy");
+        let mut last = result("yyy", "r");
         last.attached = vec![serde_json::json!({"n": 2})].into();
         let mut ms =
             vec![Message::text(Role::User, "u"), orphan, Message::text(Role::Assistant, "a"), last];
@@ -258,7 +241,7 @@ mod tests {
     fn in_flight_call_at_the_end_stays() {
         let mut ms = vec![
             Message::text(Role::User, "u"),
-            call(&["x"]),
+            calls(&["x"]),
             Message::text(Role::Other("exit".into()), ""),
         ];
         let s = sanitize(&mut ms, 3, &mut Vec::new());

@@ -2,37 +2,11 @@
 //! and updating (not nesting) an earlier summary.
 
 use super::*;
-use crate::model::ToolCall;
+use crate::policy::test_msgs::{asst, call, result, user};
 use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
 
 fn meter() -> Meter {
     Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
-}
-
-fn user(t: &str) -> Message {
-    Message::text(Role::User, t)
-}
-
-fn asst(t: &str) -> Message {
-    Message::text(Role::Assistant, t)
-}
-
-fn call(id: &str, name: &str, args: &str) -> Message {
-    let mut m = Message::text(Role::Assistant, "");
-    m.content.parts_mut().clear();
-    m.tool_calls_mut().push(ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: args.into(),
-        ..Default::default()
-    });
-    m
-}
-
-fn result(id: &str, text: &str) -> Message {
-    let mut m = Message::text(Role::Tool, text);
-    m.tool_call_id = Some(id.into());
-    m
 }
 
 fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {

@@ -19,7 +19,28 @@
 
 use regex::Regex;
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::OnceLock;
+
+/// A regular expression compiled on first use. One that does not compile (a
+/// bug the tests catch) matches nothing: a pattern never panics.
+struct Pattern {
+    source: &'static str,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    const fn new(source: &'static str) -> Pattern {
+        Pattern { source, compiled: OnceLock::new() }
+    }
+
+    fn regex(&self) -> Option<&Regex> {
+        self.compiled.get_or_init(|| Regex::new(self.source).ok()).as_ref()
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        self.regex().is_some_and(|r| r.is_match(text))
+    }
+}
 
 /// `text` with terminal colour codes (`ESC [ digits and ; m`) removed;
 /// borrowed when it holds none.
@@ -69,25 +90,19 @@ const OTHER_ID_LABELS: &[&str] = &[
 const COMMIT_WORDS: &[&str] = &["commit", "git", "revision", "rev"];
 
 /// Docker's statuses after a layer id (`d7f6aca05b78: Already exists`).
-static DOCKER_LAYER: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"^:?\s+(?:Pulling|Waiting|Downloading|Verifying|Download complete|Pull complete|Already exists|Extracting|Pushed|Pushing|Preparing|Layer already exists|Mounted)",
-    )
-    .ok()
-});
+static DOCKER_LAYER: Pattern = Pattern::new(
+    r"^:?\s+(?:Pulling|Waiting|Downloading|Verifying|Download complete|Pull complete|Already exists|Extracting|Pushed|Pushing|Preparing|Layer already exists|Mounted)",
+);
 
 /// A version then `, build ` or ` (`: what precedes a tool's build hash
 /// (`Docker version 29.3.1, build c2be9cc`, `cargo 1.94.1 (29ea6fb6a …)`).
-static VERSION_BEFORE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"\d+\.\d+(?:\.\d+)?[\w.+\-]*,?\s+(?:build\s+|\()$").ok());
+static VERSION_BEFORE: Pattern = Pattern::new(r"\d+\.\d+(?:\.\d+)?[\w.+\-]*,?\s+(?:build\s+|\()$");
 
 /// A line of disassembly (`.text:00400663   e8a8feffff   CALL …`).
-static MACHINE_LINE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^\s*\.?\w+:[0-9A-Fa-f]{8,16}\s").ok());
+static MACHINE_LINE: Pattern = Pattern::new(r"^\s*\.?\w+:[0-9A-Fa-f]{8,16}\s");
 
 /// A diff's blob line (`index 20edef5..5857437 100755`).
-static BLOB_LINE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^index [0-9a-f]{7,40}\.\.[0-9a-f]{7,40}").ok());
+static BLOB_LINE: Pattern = Pattern::new(r"^index [0-9a-f]{7,40}\.\.[0-9a-f]{7,40}");
 
 /// Returns true if and only if the hex run `start..end` of `text` is, by its
 /// context, not a commit but another kind of id (see the module header).
@@ -115,19 +130,18 @@ pub(super) fn commit_is_other(text: &str, start: usize, end: usize, labelled: &m
         *labelled = true;
         return true;
     }
-    let is = |re: &LazyLock<Option<Regex>>, s: &str| re.as_ref().is_some_and(|r| r.is_match(s));
     // A build hash, a blob id, machine code.
-    if is(&VERSION_BEFORE, lead) || is(&BLOB_LINE, &text[line_start..line_end]) {
+    if VERSION_BEFORE.is_match(lead) || BLOB_LINE.is_match(&text[line_start..line_end]) {
         return true;
     }
-    if is(&MACHINE_LINE, &text[line_start..line_end]) {
+    if MACHINE_LINE.is_match(&text[line_start..line_end]) {
         return true;
     }
     // A Docker layer or container id: 12 hex chars opening a line, then a
     // layer status or the columns of `docker ps`.
     if run.len() == 12
         && lead.trim().is_empty()
-        && (is(&DOCKER_LAYER, rest) || rest.starts_with("   "))
+        && (DOCKER_LAYER.is_match(rest) || rest.starts_with("   "))
     {
         return true;
     }
@@ -171,16 +185,12 @@ fn lead_camel(label: &str, n: usize) -> bool {
 
 /// What may precede a `#N` that refers to a PR or an issue, at the end of the
 /// line before it: a PR word or a closing keyword, then optional `:`.
-static PR_CONTEXT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(?:\bPRs?|\bpull\s+requests?|\bmerge\s+requests?|\bMRs?|\bissues?|\bbugs?|\btickets?|\bfix(?:es|ed)?|\bclose[sd]?|\bresolve[sd]?|\brefs?|\breferences?)\s*:?\s*\(?$",
-    )
-    .ok()
-});
+static PR_CONTEXT: Pattern = Pattern::new(
+    r"(?i)(?:\bPRs?|\bpull\s+requests?|\bmerge\s+requests?|\bMRs?|\bissues?|\bbugs?|\btickets?|\bfix(?:es|ed)?|\bclose[sd]?|\bresolve[sd]?|\brefs?|\breferences?)\s*:?\s*\(?$",
+);
 
 /// An `owner/repo` right before a `#N` (`rust-lang/rust#1234`).
-static REPO_BEFORE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?:^|[\s(\[])[\w.\-]+/[\w.\-]+$").ok());
+static REPO_BEFORE: Pattern = Pattern::new(r"(?:^|[\s(\[])[\w.\-]+/[\w.\-]+$");
 
 /// Returns true if and only if the `#N` at `at` of `text` is in a PR context:
 /// after a PR word or closing keyword on its line, or glued to `owner/repo`.
@@ -189,27 +199,23 @@ static REPO_BEFORE: LazyLock<Option<Regex>> =
 pub(super) fn pr_hash_in_context(text: &str, at: usize) -> bool {
     let (line_start, _) = line_of(text, at);
     let lead = &text[line_start..at];
-    let is = |re: &LazyLock<Option<Regex>>| re.as_ref().is_some_and(|r| r.is_match(lead));
-    is(&REPO_BEFORE)
+    REPO_BEFORE.is_match(lead)
         || (lead.ends_with(|c: char| c.is_whitespace() || "([{,;:'\"".contains(c))
             || lead.is_empty())
-            && is(&PR_CONTEXT)
+            && PR_CONTEXT.is_match(lead)
 }
 
 /// Slash names in a branch context: a remote's (`origin/main`), or after
 /// `git checkout [-b]`, `git switch`, `git push origin`, `On branch`, `branch`.
 /// The name is group 1 or 2. Every alternative starts with a literal, so the
 /// search skips from one to the next at memchr speed (it runs on every text).
-static BRANCH_CONTEXT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?:(?-u:\b)git\s+(?:checkout|switch|merge|rebase|push|pull|branch)(?:\s+-{1,2}[\w\-]+)*(?:\s+(?:origin|upstream))?|(?-u:\b)[Bb]ranch(?:es)?)\s+['`]?([A-Za-z0-9._\-]+/[A-Za-z0-9._/\-]*[A-Za-z0-9_\-])|(?-u:\b)((?:origin|upstream)/[A-Za-z0-9._/\-]*[A-Za-z0-9_\-])",
-    )
-    .ok()
-});
+static BRANCH_CONTEXT: Pattern = Pattern::new(
+    r"(?:(?-u:\b)git\s+(?:checkout|switch|merge|rebase|push|pull|branch)(?:\s+-{1,2}[\w\-]+)*(?:\s+(?:origin|upstream))?|(?-u:\b)[Bb]ranch(?:es)?)\s+['`]?([A-Za-z0-9._\-]+/[A-Za-z0-9._/\-]*[A-Za-z0-9_\-])|(?-u:\b)((?:origin|upstream)/[A-Za-z0-9._/\-]*[A-Za-z0-9_\-])",
+);
 
 /// The spans of branch names in a branch context (see [`BRANCH_CONTEXT`]).
 pub(super) fn branch_spans(text: &str) -> Vec<(usize, usize)> {
-    let Some(re) = BRANCH_CONTEXT.as_ref() else { return Vec::new() };
+    let Some(re) = BRANCH_CONTEXT.regex() else { return Vec::new() };
     if !text.contains('/') {
         return Vec::new();
     }
@@ -221,10 +227,9 @@ pub(super) fn branch_spans(text: &str) -> Vec<(usize, usize)> {
 
 /// Words on a line that make an `@name` on it a package scope (`npm i
 /// @types/node`, `registries (like @magicui)`).
-static PACKAGE_CONTEXT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:npm|npx|yarn|pnpm|bun|install(?:ed|s)?|registr(?:y|ies)|packages?|dependenc(?:y|ies)|import|require)\b")
-        .ok()
-});
+static PACKAGE_CONTEXT: Pattern = Pattern::new(
+    r"(?i)\b(?:npm|npx|yarn|pnpm|bun|install(?:ed|s)?|registr(?:y|ies)|packages?|dependenc(?:y|ies)|import|require)\b",
+);
 
 /// Returns true if and only if the `@name` at `at..end` of `text` is code or
 /// a package, not a person: a decorator or annotation (first on its line, a
@@ -249,7 +254,7 @@ pub(super) fn handle_is_code(text: &str, at: usize, end: usize) -> bool {
         || annotation
         || bound
         || in_path
-        || PACKAGE_CONTEXT.as_ref().is_some_and(|r| r.is_match(&text[line_start..line_end]))
+        || PACKAGE_CONTEXT.is_match(&text[line_start..line_end])
 }
 
 /// Returns true if and only if `url` (a match of the URL pattern, trimmed) has
@@ -257,4 +262,25 @@ pub(super) fn handle_is_code(text: &str, at: usize, end: usize) -> bool {
 pub(super) fn url_has_host(url: &str) -> bool {
     url.split_once("://")
         .is_some_and(|(_, rest)| rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '['))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        for p in [
+            &DOCKER_LAYER,
+            &VERSION_BEFORE,
+            &MACHINE_LINE,
+            &BLOB_LINE,
+            &PR_CONTEXT,
+            &REPO_BEFORE,
+            &BRANCH_CONTEXT,
+            &PACKAGE_CONTEXT,
+        ] {
+            assert!(p.regex().is_some(), "{}", p.source);
+        }
+    }
 }
