@@ -41,6 +41,7 @@ pub mod report;
 pub mod request;
 pub mod summarizer;
 pub mod synth;
+mod tally;
 pub mod tokens;
 
 pub use policy::{Compaction, Mode, Outcome, Policy, compact};
