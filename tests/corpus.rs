@@ -125,7 +125,11 @@ fn every_corpus_file_reads_in_its_format_and_compacts_validly() {
         // assistant message with calls reads back as two messages.
         let split = format == "codex"
             && c.summary_merged
-            && out.session.messages.get(c.head_messages).is_some_and(|m| m.has_tool_calls());
+            && out
+                .session
+                .messages
+                .get(c.sections.head_messages)
+                .is_some_and(|m| m.has_tool_calls());
         if split {
             let grown = meter.request(&back).saturating_sub(c.tokens_after);
             assert!(grown <= 8, "{format} {}: {grown} more tokens", session.source);
@@ -234,7 +238,7 @@ fn counts_by_line_equal_whole_counts_on_fixtures_corpus_and_summaries() {
                 for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
                     let policy = Policy { force: true, ..Policy::new(mode, 32_000) };
                     let out = compact(s, &policy, &lined);
-                    summaries += usize::from(out.compaction.summary_tokens > 0);
+                    summaries += usize::from(out.compaction.sections.summary_tokens > 0);
                     for m in &out.session.messages {
                         check(m, mode.name());
                     }
@@ -294,16 +298,16 @@ fn compacted_corpus_sessions_end_under_the_trigger_when_they_can() {
             over += usize::from(c.over_trigger);
             let floor: u64 = floor(&session.messages).iter().map(|m| meter.message(m)).sum();
             let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
-            let least = fixed + c.head_tokens + c.summary_tokens + floor;
+            let least = fixed + c.sections.head_tokens + c.sections.summary_tokens + floor;
             if least <= policy.threshold && c.tokens_after > policy.threshold {
                 failures.push(format!(
                     "{} at {window}: {} -> {} (head {}, summary {}, floor {floor}, tail {})",
                     session.source,
                     c.tokens_before,
                     c.tokens_after,
-                    c.head_tokens,
-                    c.summary_tokens,
-                    c.tail_tokens
+                    c.sections.head_tokens,
+                    c.sections.summary_tokens,
+                    c.sections.tail_tokens
                 ));
             }
         }

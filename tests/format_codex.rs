@@ -178,7 +178,7 @@ fn corpus_sessions_compact_and_keep_their_promises() {
                     && out
                         .session
                         .messages
-                        .get(c.head_messages)
+                        .get(c.sections.head_messages)
                         .is_some_and(|m| m.has_tool_calls());
                 let n = out.session.messages.len() + usize::from(split);
                 assert_eq!(again.messages.len(), n, "{}", path.display());

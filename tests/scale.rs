@@ -27,18 +27,18 @@ fn legacy_and_lean_after_figures_at_a_1m_window() {
     println!(
         "before {before}: legacy {} (tail {}), lean@7000 {} (tail {}, summary {}), lean@auto {} (summary {})",
         legacy.tokens_after,
-        legacy.tail_tokens,
+        legacy.sections.tail_tokens,
         lean_ref.tokens_after,
-        lean_ref.tail_tokens,
-        lean_ref.summary_tokens,
+        lean_ref.sections.tail_tokens,
+        lean_ref.sections.summary_tokens,
         lean.tokens_after,
-        lean.summary_tokens
+        lean.sections.summary_tokens
     );
     assert!((130_000..=190_000).contains(&legacy.tokens_after), "legacy {}", legacy.tokens_after);
     assert!((35_000..=65_000).contains(&lean_ref.tokens_after), "lean {}", lean_ref.tokens_after);
     // The auto anchor budget spends more on anchors, never on the tail.
-    assert_eq!(lean.tail_tokens, lean_ref.tail_tokens);
-    assert!(lean.summary_tokens >= lean_ref.summary_tokens);
+    assert_eq!(lean.sections.tail_tokens, lean_ref.sections.tail_tokens);
+    assert!(lean.sections.summary_tokens >= lean_ref.sections.summary_tokens);
     let kept =
         |c: &compactor::Compaction| c.anchors.retention.values().map(|(_, r)| r).sum::<usize>();
     assert!(kept(&lean) > kept(&lean_ref));

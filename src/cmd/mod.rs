@@ -83,6 +83,21 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// The end of a run over sessions that may have used `--model auto`: true
+/// when a stop was requested, after saying so on stderr with what was left
+/// `unfinished`; otherwise false, after the notice of the sessions given the
+/// default window, if any.
+pub fn stopped(unfinished: &str, defaulted: &config::DefaultedCount) -> bool {
+    if interrupted() {
+        eprintln!("compactor: interrupted; {unfinished}");
+        return true;
+    }
+    if let Some(notice) = defaulted.notice() {
+        eprintln!("{notice}");
+    }
+    false
+}
+
 /// Runs `work` on every item of `reading`'s inputs, on its pool, and feeds
 /// `sink` the results in input order: [`compactor::exec::run_ordered`] with
 /// the CLI's in-flight bound and Ctrl-C flag. The caller checks [`interrupted`] after.

@@ -156,12 +156,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
             Ok(())
         },
     )?;
-    if crate::cmd::interrupted() {
-        eprintln!("compactor: interrupted; the report files were not finished");
+    if crate::cmd::stopped("the report files were not finished", &defaulted) {
         return Ok(ExitStatus::Interrupted);
-    }
-    if let Some(notice) = defaulted.notice() {
-        eprintln!("{notice}");
     }
     if let Some(notice) = unpriced_notice(&unpriced) {
         eprintln!("{notice}");

@@ -40,8 +40,8 @@ fn check_invariants(input: &Session, out: &Outcome, meter: &Meter) {
     let o = &out.session.messages;
     let c = &out.compaction;
     // Roles alternate around a standalone summary.
-    if c.summary_messages == 1 {
-        let s = c.head_messages;
+    if c.sections.summary_messages == 1 {
+        let s = c.sections.head_messages;
         if s > 0 && matches!(o[s - 1].role, Role::User | Role::Assistant) {
             assert_ne!(o[s - 1].role, o[s].role);
         }
@@ -93,7 +93,7 @@ fn over_the_trigger_compacts_without_force() {
     assert_eq!(out.compaction.reason, Reason::Compacted);
     assert_eq!(out.compaction.tier, Tier::Summary);
     assert!(out.compaction.tokens_after < out.compaction.tokens_before / 2);
-    let summary = &out.session.messages[out.compaction.head_messages];
+    let summary = &out.session.messages[out.compaction.sections.head_messages];
     assert!(summary.text_content().starts_with(summary::SUMMARY_PREFIX));
     assert_eq!(out.session.messages[0].text_content().matches(summary::SYSTEM_NOTE).count(), 1);
 }
@@ -129,7 +129,7 @@ fn tiered_stops_at_the_first_tier_that_reaches_the_target() {
     let out = compact(&s, &p, &m);
     assert!(out.compaction.tier <= Tier::MicroCompact, "{:?}", out.compaction.tier);
     assert!(out.compaction.tokens_after <= p.target_tokens.unwrap());
-    assert_eq!(out.compaction.summary_messages, 0);
+    assert_eq!(out.compaction.sections.summary_messages, 0);
     check_invariants(&s, &out, &m);
     // An impossible target: it goes all the way to the summary.
     p.target_tokens = Some(1_000);
@@ -198,11 +198,12 @@ fn legacy_keeps_a_larger_tail_than_lean() {
     let m = meter();
     let s = synth_session(8, 150_000);
     let (lean, legacy) = lean_and_legacy(&s, 1_000_000, &m);
-    assert!(legacy.compaction.tail_tokens > 2 * lean.compaction.tail_tokens);
+    assert!(legacy.compaction.sections.tail_tokens > 2 * lean.compaction.sections.tail_tokens);
     assert!(
-        lean.compaction.tail_tokens >= 25_000 && lean.compaction.tail_tokens <= 37_500 + 5_000,
+        lean.compaction.sections.tail_tokens >= 25_000
+            && lean.compaction.sections.tail_tokens <= 37_500 + 5_000,
         "{}",
-        lean.compaction.tail_tokens
+        lean.compaction.sections.tail_tokens
     );
 }
 
@@ -262,7 +263,7 @@ fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
         // The system prompt keeps its keys (its text gains a note).
         assert!(Arc::ptr_eq(&out.session.messages[0].extra, &s.messages[0].extra), "{mode}");
         // The verbatim tail is the input's own messages: nothing of them is copied.
-        let n = out.compaction.verbatim_tail_messages;
+        let n = out.compaction.sections.verbatim_tail_messages;
         assert!(n > 2, "{mode}: tail of {n}");
         let (inp, outp) = (&s.messages[s.messages.len() - n..], &out.session.messages);
         let tail = &outp[outp.len() - n..];
@@ -539,7 +540,7 @@ fn a_forced_compaction_folds_the_first_group_and_prunes_the_head() {
         let c = &out.compaction;
         assert_eq!(c.reason, Reason::Compacted, "{mode}");
         assert_eq!(c.tier, Tier::Summary, "{mode}");
-        assert_eq!(c.head_messages, 9, "{mode}: the head absorbs the group");
+        assert_eq!(c.sections.head_messages, 9, "{mode}: the head absorbs the group");
         assert_eq!(c.summarized_range, Some((9, 10)), "{mode}: the first message folded");
         assert_eq!(summaries(&out), 1, "{mode}");
         let o = &out.session.messages;
@@ -636,11 +637,11 @@ fn the_lean_summary_stays_within_fifteen_percent_of_the_window() {
         let s = synth_session(21, 300_000);
         let out = compact(&s, &forced(Mode::Lean, window), &m);
         let c = &out.compaction;
-        assert!(c.summary_tokens > 0);
+        assert!(c.sections.summary_tokens > 0);
         assert!(
-            c.summary_tokens <= summary::summary_max_tokens(window),
+            c.sections.summary_tokens <= summary::summary_max_tokens(window),
             "{window}: {} tokens",
-            c.summary_tokens
+            c.sections.summary_tokens
         );
         assert_eq!(summary::summary_max_tokens(window), window * 15 / 100);
     }

@@ -135,11 +135,11 @@ fn compact_tiered<'a>(
             record.tier = stage.tier;
             record.compacted = true;
             record.tokens_after = after;
-            record.head_messages = head_end;
-            record.head_tokens = counts[..head_end].iter().sum();
-            record.tail_messages = out.messages.len() - head_end;
-            record.verbatim_tail_messages = msgs.len() - protected;
-            record.tail_tokens = after - record.head_tokens - fixed;
+            record.sections.head_messages = head_end;
+            record.sections.head_tokens = counts[..head_end].iter().sum();
+            record.sections.tail_messages = out.messages.len() - head_end;
+            record.sections.verbatim_tail_messages = msgs.len() - protected;
+            record.sections.tail_tokens = after - record.sections.head_tokens - fixed;
             record.effects = effects;
             record.anchors = anchor_figures(input, &out, policy, None);
             return Outcome { session: Cow::Owned(out), compaction: record };
@@ -286,16 +286,16 @@ pub(super) fn summarize<'a>(
     record.compacted = out.messages != session.messages;
     record.messages_after = out.messages.len();
     record.tokens_after = after;
-    record.head_messages = head_end;
-    record.head_tokens = out_tokens[..head_end.min(out_tokens.len())].iter().sum();
-    record.summary_messages = summary_messages;
+    record.sections.head_messages = head_end;
+    record.sections.head_tokens = out_tokens[..head_end.min(out_tokens.len())].iter().sum();
+    record.sections.summary_messages = summary_messages;
     record.summary_merged = matches!(placement, Some(Placement::Merged { .. }));
-    record.summary_tokens = summary_out.as_ref().map_or(0, |s| meter.text(&s.text));
-    record.tail_messages = out.messages.len() - tail_start;
-    record.verbatim_tail_messages = msgs.len() - protected;
-    record.tail_tokens = out_tokens[tail_start..].iter().sum::<u64>()
-        - if record.summary_merged { record.summary_tokens } else { 0 };
-    record.middle_tokens = tokens[head_end..cut.max(head_end)].iter().sum();
+    record.sections.summary_tokens = summary_out.as_ref().map_or(0, |s| meter.text(&s.text));
+    record.sections.tail_messages = out.messages.len() - tail_start;
+    record.sections.verbatim_tail_messages = msgs.len() - protected;
+    record.sections.tail_tokens = out_tokens[tail_start..].iter().sum::<u64>()
+        - if record.summary_merged { record.sections.summary_tokens } else { 0 };
+    record.sections.middle_tokens = tokens[head_end..cut.max(head_end)].iter().sum();
     record.summarized_range = (cut > head_end).then_some((head_end, cut));
     record.effects = effects;
     if let Some(s) = &summary_out {

@@ -34,6 +34,7 @@ pub mod stages;
 pub mod strip_media;
 pub mod summary;
 pub mod summary_writer;
+pub(crate) mod tally;
 #[cfg(test)]
 mod test_msgs;
 mod text;
@@ -44,7 +45,7 @@ pub mod verify;
 pub(crate) use driver::untriggered;
 pub use driver::{compact, compact_prepared};
 pub use prepared::{Prepared, session_anchors};
-pub use record::{AnchorFigures, Compaction, Effects, Reason};
+pub use record::{AnchorFigures, Compaction, Effects, Reason, Sections};
 pub use stages::Slot;
 pub use text::session_text;
 pub(crate) use text::{more_chars_than, newlines};

@@ -3,10 +3,11 @@
 
 use super::anchors::Category;
 use super::{Mode, Tier};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Counts of what the stages changed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Counts of what the stages changed (serialized as they stand in a report row).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Effects {
     pub duplicates_marked: usize,
     pub tool_results_cleared: usize,
@@ -16,6 +17,24 @@ pub struct Effects {
     pub reasoning_dropped: usize,
     pub results_dropped: usize,
     pub calls_dropped: usize,
+}
+
+/// The sections of the output: messages and tokens of the head, the summary
+/// and the tail, and the tokens the summary replaced (serialized as they stand
+/// in a report row).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sections {
+    pub head_messages: usize,
+    pub summary_messages: usize,
+    /// Messages after the summary (kept + protected tail).
+    pub tail_messages: usize,
+    /// The last messages, copied verbatim from the input (the protected tail).
+    pub verbatim_tail_messages: usize,
+    pub head_tokens: u64,
+    pub summary_tokens: u64,
+    pub tail_tokens: u64,
+    /// Tokens of the messages the summary replaced, before compaction.
+    pub middle_tokens: u64,
 }
 
 /// Why a session ended up as it did.
@@ -70,17 +89,7 @@ pub struct Compaction {
     pub messages_after: usize,
     pub tokens_before: u64,
     pub tokens_after: u64,
-    pub head_messages: usize,
-    pub summary_messages: usize,
-    /// Messages after the summary (kept + protected tail).
-    pub tail_messages: usize,
-    /// The last messages, copied verbatim from the input (the protected tail).
-    pub verbatim_tail_messages: usize,
-    pub head_tokens: u64,
-    pub summary_tokens: u64,
-    pub tail_tokens: u64,
-    /// Tokens of the messages the summary replaced, before compaction.
-    pub middle_tokens: u64,
+    pub sections: Sections,
     /// Original message index range `[start, end)` the summary replaced.
     pub summarized_range: Option<(usize, usize)>,
     pub summary_merged: bool,
@@ -112,14 +121,12 @@ pub(crate) fn unchanged_record(
         messages_after: messages,
         tokens_before: tokens,
         tokens_after: tokens,
-        head_messages: 0,
-        summary_messages: 0,
-        tail_messages: messages,
-        verbatim_tail_messages: messages,
-        head_tokens: 0,
-        summary_tokens: 0,
-        tail_tokens: tokens,
-        middle_tokens: 0,
+        sections: Sections {
+            tail_messages: messages,
+            verbatim_tail_messages: messages,
+            tail_tokens: tokens,
+            ..Sections::default()
+        },
         summarized_range: None,
         summary_merged: false,
         effects: Effects::default(),

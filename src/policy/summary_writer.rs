@@ -176,15 +176,8 @@ impl SummarizerCounts {
 
     /// Adds other totals.
     pub fn merge(&mut self, other: &SummarizerCounts) {
-        self.used += other.used;
-        self.cached += other.cached;
-        self.fallback += other.fallback;
-        for (k, n) in &other.reasons {
-            *self.reasons.entry(k.clone()).or_default() += n;
-        }
-        self.calls += other.calls;
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
+        crate::policy::tally::tally_fields!(self, other;
+            used, cached, fallback, reasons, calls, prompt_tokens, completion_tokens);
     }
 
     /// Returns true if and only if a summary was asked of the summarizer.

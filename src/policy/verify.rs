@@ -71,7 +71,7 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
     // pipeline fuzz target), and a call whose result is gone is removed.
     let answered: std::collections::HashSet<&str> =
         o.iter().filter(|m| m.is_tool_result()).filter_map(|m| m.tool_call_id.as_deref()).collect();
-    let head = head_without_orphans(&i[..c.head_messages.min(i.len())]);
+    let head = head_without_orphans(&i[..c.sections.head_messages.min(i.len())]);
     if o.len() < head.len() {
         problems.push(format!("head of {} messages, output of {}", head.len(), o.len()));
     }
@@ -90,7 +90,7 @@ pub fn verify(input: &Session, out: &Outcome, meter: &Meter) -> Vec<String> {
             problems.push(format!("head message {k} changed"));
         }
     }
-    let v = c.verbatim_tail_messages.min(o.len()).min(i.len());
+    let v = c.sections.verbatim_tail_messages.min(o.len()).min(i.len());
     for k in 1..=v {
         let (a, b) = (&o[o.len() - k], &i[i.len() - k]);
         // The merged summary prefixes the first message after the head as

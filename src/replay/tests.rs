@@ -46,13 +46,22 @@ fn policy(mode: Mode, window: u64) -> Policy {
     Policy::new(mode, window)
 }
 
+/// The window of most replays here, in tokens.
+const WINDOW: u64 = 64_000;
+
+/// `work_session(rounds)` replayed under `mode` with a [`WINDOW`]-token window
+/// and the threshold trigger: the session, its policy and the replay.
+fn replayed(rounds: usize, mode: Mode) -> (Session, Policy, Replay) {
+    let s = work_session(rounds);
+    let p = policy(mode, WINDOW);
+    let r = replay(&s, &p, &hermes(), Trigger::Threshold);
+    (s, p, r)
+}
+
 #[test]
 fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
-    let m = hermes();
     // Compactions land before calls 54 and 91; a third would come at 125.
-    let s = work_session(110);
-    let p = policy(Mode::Lean, 64_000);
-    let r = replay(&s, &p, &m, Trigger::Threshold);
+    let (s, p, r) = replayed(110, Mode::Lean);
     assert_eq!(r.compactions.len(), 2, "{:?}", r.compactions);
     assert_eq!(r.compactions.iter().map(|c| c.before_call).collect::<Vec<_>>(), [54, 91]);
     assert!(!r.thrash_stopped);
@@ -108,7 +117,7 @@ fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
     assert_eq!(last.messages[last.messages.len() - since..], s.messages[at..]);
     assert!(last.messages.len() < s.messages.len());
     // Without compaction, it is the session itself.
-    let none = replay(&s, &policy(Mode::None, 64_000), &m, Trigger::Threshold);
+    let none = replay(&s, &policy(Mode::None, WINDOW), &hermes(), Trigger::Threshold);
     assert!(none.compactions.is_empty());
     assert_eq!(none.final_session(&s), s);
 }
@@ -123,7 +132,7 @@ fn one_huge_message_stops_compaction_after_two_tries() {
         s.messages.push(Message::text(Role::Assistant, format!("reply {k}")));
         s.messages.push(Message::text(Role::User, format!("more {k}")));
     }
-    let p = policy(Mode::Lean, 64_000);
+    let p = policy(Mode::Lean, WINDOW);
     let r = replay(&s, &p, &m, Trigger::Threshold);
     assert_eq!(r.compactions.len(), 2, "{:?}", r.compactions);
     assert!(r.compactions.iter().all(|c| c.ineffective));
@@ -189,9 +198,7 @@ fn breakpoints_limit_what_a_diverging_request_reads() {
 
 #[test]
 fn a_compaction_invalidates_the_cache_once() {
-    let m = hermes();
-    let s = work_session(60);
-    let r = replay(&s, &policy(Mode::Lean, 64_000), &m, Trigger::Threshold);
+    let (_, _, r) = replayed(60, Mode::Lean);
     let at = r.compactions[0].before_call;
     // The system prompt gains a note when compacting, so the first compacted request reads nothing.
     assert_eq!(r.calls[at].cache_read_live, 0);
@@ -206,8 +213,7 @@ fn a_compaction_that_keeps_the_system_prompt_reads_it_from_cache() {
     // system prompt, so it reads up to the system breakpoint. Pins that a kept
     // message keys the same as the original it was read from.
     let m = hermes();
-    let s = work_session(60);
-    let r = replay(&s, &policy(Mode::Tiered, 64_000), &m, Trigger::Threshold);
+    let (s, _, r) = replayed(60, Mode::Tiered);
     let at = r.compactions[0].before_call;
     let system = m.tools(None) + m.request_overhead() + m.message(&s.messages[0]);
     assert_eq!(r.calls[at].cache_read_live, system);
@@ -225,7 +231,7 @@ fn recorded_provider_usage_drives_the_trigger() {
     for &i in &calls {
         s.messages[i].meta.usage = Some(Usage { input_tokens: Some(60_000), ..Default::default() });
     }
-    let p = policy(Mode::Lean, 64_000);
+    let p = policy(Mode::Lean, WINDOW);
     let ours = replay(
         &Session {
             messages: s
@@ -258,20 +264,16 @@ fn recorded_provider_usage_drives_the_trigger() {
 
 #[test]
 fn the_gateway_trigger_waits_for_85_percent() {
-    let m = hermes();
-    let s = work_session(150);
-    let p = policy(Mode::Lean, 64_000);
-    let main = replay(&s, &p, &m, Trigger::Threshold);
-    let gateway = replay(&s, &p, &m, Trigger::Gateway);
+    let (s, p, main) = replayed(150, Mode::Lean);
+    let gateway = replay(&s, &p, &hermes(), Trigger::Gateway);
     assert!(!gateway.compactions.is_empty());
-    assert!(gateway.compactions[0].tokens_before >= (64_000.0 * 0.85) as u64);
+    assert!(gateway.compactions[0].tokens_before >= (WINDOW as f64 * 0.85) as u64);
     assert!(gateway.compactions[0].before_call >= main.compactions[0].before_call);
 }
 
 #[test]
 fn costs_follow_the_prices() {
-    let m = hermes();
-    let r = replay(&work_session(60), &policy(Mode::Lean, 64_000), &m, Trigger::Threshold);
+    let (_, _, r) = replayed(60, Mode::Lean);
     let prices = Prices { input: 3.0, cache_read: 0.3, cache_write: 3.75, output: 15.0 };
     let (without, with) = r.cost(&prices);
     let expect = |read: u64, write: u64| {
@@ -307,7 +309,7 @@ fn a_prepared_input_replays_as_its_session() {
     let s = work_session(110);
     let prepared = Prepared::new(&s);
     for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered, Mode::None] {
-        let p = policy(mode, 64_000);
+        let p = policy(mode, WINDOW);
         let _ = policy::compact_prepared(&prepared, &p, &m);
         let shared = replay_prepared(&prepared, &p, &m, Trigger::Threshold);
         let alone = replay(&s, &p, &m, Trigger::Threshold);

@@ -247,14 +247,14 @@ pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSumm
             m.anchors_found += c.anchors_found as u64;
             m.anchors_retained += c.anchors_retained as u64;
         }
-        m.head_tokens += c.head_tokens;
-        m.summary_tokens += c.summary_tokens;
-        m.tail_tokens += c.tail_tokens;
+        m.head_tokens += c.sections.head_tokens;
+        m.summary_tokens += c.sections.summary_tokens;
+        m.tail_tokens += c.sections.tail_tokens;
         m.user_messages_summarized += c.user_messages_summarized as u64;
         m.user_messages_kept_whole += c.user_messages_kept_whole as u64;
-        m.tool_results_cleared += c.tool_results_cleared as u64;
-        m.images_stripped += c.images_stripped as u64;
-        m.chars_truncated += c.chars_truncated;
+        m.tool_results_cleared += c.effects.tool_results_cleared as u64;
+        m.images_stripped += c.effects.images_stripped as u64;
+        m.chars_truncated += c.effects.chars_truncated;
         m.api_validity_failures += u64::from(r.problems > 0);
         if c.compacted {
             *m.tiers.entry(c.tier.to_string()).or_insert(0) += 1;

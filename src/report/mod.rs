@@ -74,16 +74,8 @@ impl RunSummary {
 
     /// Adds another run's (or input's) totals.
     pub fn merge(&mut self, other: &RunSummary) {
-        self.inputs += other.inputs;
-        self.sessions += other.sessions;
-        self.compacted += other.compacted;
-        self.over_trigger += other.over_trigger;
-        self.rejected += other.rejected;
-        for (k, n) in &other.rejected_by_kind {
-            *self.rejected_by_kind.entry(k).or_default() += n;
-        }
-        self.tokens_before += other.tokens_before;
-        self.tokens_after += other.tokens_after;
+        crate::policy::tally::tally_fields!(self, other; inputs, sessions, compacted, over_trigger,
+            rejected, rejected_by_kind, tokens_before, tokens_after);
         self.repairs.merge(&other.repairs);
         self.summarizer.merge(&other.summarizer);
     }

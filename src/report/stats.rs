@@ -160,31 +160,13 @@ impl Stats {
 
     /// Adds `other` (a session, file or set) into `self`.
     pub fn merge(&mut self, other: &Stats) {
-        self.sessions += other.sessions;
-        self.messages += other.messages;
-        self.tool_calls += other.tool_calls;
-        self.tokens += other.tokens;
-        self.tool_schema_tokens += other.tool_schema_tokens;
-        self.images += other.images;
-        self.image_tokens += other.image_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
-        self.earlier_compactions += other.earlier_compactions;
-        for (map, from) in [
-            (&mut self.messages_by_role, &other.messages_by_role),
-            (&mut self.tool_calls_by_name, &other.tool_calls_by_name),
-            (&mut self.tokens_by_role, &other.tokens_by_role),
-            (&mut self.tokens_by_tool, &other.tokens_by_tool),
-        ] {
-            for (k, v) in from {
-                *map.entry(k.clone()).or_insert(0) += v;
-            }
-        }
+        crate::policy::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
+            tool_calls, tool_calls_by_name, tokens, tokens_by_role, tokens_by_tool,
+            tool_schema_tokens, images, image_tokens, reasoning_tokens, earlier_compactions);
         let mut largest = std::mem::take(&mut self.largest);
         largest.extend(other.largest.iter().cloned());
         self.largest = top(largest);
-        self.usage.calls += other.usage.calls;
-        self.usage.provider_tokens += other.usage.provider_tokens;
-        self.usage.our_tokens += other.usage.our_tokens;
+        crate::policy::tally::tally_fields!(self.usage, other.usage; calls, provider_tokens, our_tokens);
         self.usage.gaps.extend(other.usage.gaps.iter().copied());
         self.usage.finish();
     }

@@ -6,7 +6,7 @@
 
 use crate::model::Source;
 use crate::policy::summary_writer::{SummarizerCounts, SummarizerUse};
-use crate::policy::{Compaction, Mode, Reason, Tier, anchors::Category};
+use crate::policy::{Compaction, Effects, Mode, Reason, Sections, Tier, anchors::Category};
 use crate::tokens::CounterKind;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -96,9 +96,9 @@ impl CompactionObject {
             tier: c.tier.name(),
             compacted: c.compacted,
             counter,
-            head_messages: c.head_messages,
-            summary_messages: c.summary_messages,
-            tail_messages: c.tail_messages,
+            head_messages: c.sections.head_messages,
+            summary_messages: c.sections.summary_messages,
+            tail_messages: c.sections.tail_messages,
             messages_before: c.messages_before,
             messages_after: c.messages_after,
             tokens_before: c.tokens_before,
@@ -140,24 +140,14 @@ pub struct SessionRow {
     pub tokens_before: u64,
     pub tokens_after: u64,
     pub saved_pct: f64,
-    pub head_messages: usize,
-    pub summary_messages: usize,
-    pub tail_messages: usize,
-    pub verbatim_tail_messages: usize,
-    pub head_tokens: u64,
-    pub summary_tokens: u64,
-    pub tail_tokens: u64,
-    pub middle_tokens: u64,
+    /// `head_messages` ... `middle_tokens`, in place.
+    #[serde(flatten)]
+    pub sections: Sections,
     pub summarized_range: Option<[usize; 2]>,
     pub summary_merged: bool,
-    pub duplicates_marked: usize,
-    pub tool_results_cleared: usize,
-    pub args_shrunk: usize,
-    pub chars_truncated: u64,
-    pub images_stripped: usize,
-    pub reasoning_dropped: usize,
-    pub results_dropped: usize,
-    pub calls_dropped: usize,
+    /// `duplicates_marked` ... `calls_dropped`, in place.
+    #[serde(flatten)]
+    pub effects: Effects,
     pub anchors_found: usize,
     pub anchors_retained: usize,
     #[serde(deserialize_with = "known_keys")]
@@ -255,24 +245,10 @@ impl SessionRow {
             tokens_before: c.tokens_before,
             tokens_after: c.tokens_after,
             saved_pct: super::saved_pct(c.tokens_before, c.tokens_after),
-            head_messages: c.head_messages,
-            summary_messages: c.summary_messages,
-            tail_messages: c.tail_messages,
-            verbatim_tail_messages: c.verbatim_tail_messages,
-            head_tokens: c.head_tokens,
-            summary_tokens: c.summary_tokens,
-            tail_tokens: c.tail_tokens,
-            middle_tokens: c.middle_tokens,
+            sections: c.sections,
             summarized_range: c.summarized_range.map(|(a, b)| [a, b]),
             summary_merged: c.summary_merged,
-            duplicates_marked: c.effects.duplicates_marked,
-            tool_results_cleared: c.effects.tool_results_cleared,
-            args_shrunk: c.effects.args_shrunk,
-            chars_truncated: c.effects.chars_truncated,
-            images_stripped: c.effects.images_stripped,
-            reasoning_dropped: c.effects.reasoning_dropped,
-            results_dropped: c.effects.results_dropped,
-            calls_dropped: c.effects.calls_dropped,
+            effects: c.effects,
             anchors_found: anchors.values().map(|a| a.found).sum(),
             anchors_retained: anchors.values().map(|a| a.retained).sum(),
             anchors,

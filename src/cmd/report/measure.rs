@@ -129,12 +129,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
             Ok(())
         },
     )?;
-    if crate::cmd::interrupted() {
-        eprintln!("compactor: interrupted; no report was written");
+    if crate::cmd::stopped("no report was written", &defaulted) {
         return Ok(ExitStatus::Interrupted);
-    }
-    if let Some(notice) = defaulted.notice() {
-        eprintln!("{notice}");
     }
     // The one window of the run; under `--model auto` with sessions of several
     // windows, the default one (each row names its own).

@@ -13,6 +13,7 @@
 //! SVG keeps its `viewBox` and takes the width of its container.
 
 use super::Series;
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -186,20 +187,15 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
         let mut chart = framed(&plot)
             .build_cartesian_2d(1u64..x_max, 0u64..y_max)
             .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-            .x_labels(X_TICKS)
-            .y_labels(Y_TICKS)
-            .x_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
-            .y_label_formatter(&|v| tokens_label(*v))
-            .x_desc("API call (nth assistant reply)")
-            .y_desc("request size (tokens)")
-            .label_style(("sans-serif", LABEL_FONT))
-            .axis_desc_style(("sans-serif", TITLE_FONT))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        meshed(
+            &mut chart.configure_mesh(),
+            ("API call (nth assistant reply)", "request size (tokens)"),
+        )
+        .x_labels(X_TICKS)
+        .x_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
+        .y_label_formatter(&|v| tokens_label(*v))
+        .draw()
+        .map_err(|e| e.to_string())?;
         chart
             .draw_series(DashedLineSeries::new(
                 [(1, threshold), (x_max, threshold)],
@@ -277,21 +273,16 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         let mut chart = framed(&plot)
             .build_cartesian_2d(0u32..100u32, 0u64..y_max)
             .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-            .x_labels(BINS + 1)
-            .y_labels(Y_TICKS)
-            .x_label_formatter(&|v| format!("{v}%"))
-            .y_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
-            .x_desc("tokens saved (share of the session)")
-            .y_desc("compacted sessions")
-            .label_style(("sans-serif", LABEL_FONT))
-            .axis_desc_style(("sans-serif", TITLE_FONT))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        meshed(
+            &mut chart.configure_mesh(),
+            ("tokens saved (share of the session)", "compacted sessions"),
+        )
+        .disable_x_mesh()
+        .x_labels(BINS + 1)
+        .x_label_formatter(&|v| format!("{v}%"))
+        .y_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
+        .draw()
+        .map_err(|e| e.to_string())?;
         let group = counts.len().max(1) as u32;
         // Each bin holds `group` bars of equal width, centred, with a gap either side.
         let bar = (BIN_PCT as u32 - 2) / group;
@@ -342,6 +333,27 @@ fn framed<'a, 'b, DB: DrawingBackend>(
         .x_label_area_size(52)
         .y_label_area_size(70);
     builder
+}
+
+/// The mesh every chart of the report shares: no light lines, grey bold
+/// lines, [`Y_TICKS`] on the y axis, the label and title fonts, and the axis
+/// titles `(x, y)`. The caller adds the x ticks and the tick formats.
+fn meshed<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    (x_desc, y_desc): (&str, &str),
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+        .y_labels(Y_TICKS)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", LABEL_FONT))
+        .axis_desc_style(("sans-serif", TITLE_FONT))
 }
 
 #[cfg(test)]
@@ -497,13 +509,17 @@ mod tests {
 
     #[test]
     fn token_labels_are_short_and_exact() {
-        assert_eq!(tokens_label(0), "0");
-        assert_eq!(tokens_label(250), "250");
-        assert_eq!(tokens_label(2_500), "2.5K");
-        assert_eq!(tokens_label(1_250), "1,250");
-        assert_eq!(tokens_label(40_000), "40K");
-        assert_eq!(tokens_label(1_500_000), "1.5M");
-        assert_eq!(tokens_label(2_000_000), "2M");
-        assert_eq!(tokens_label(1_000_000_000), "1,000M");
+        for (tokens, label) in [
+            (0, "0"),
+            (250, "250"),
+            (2_500, "2.5K"),
+            (1_250, "1,250"),
+            (40_000, "40K"),
+            (1_500_000, "1.5M"),
+            (2_000_000, "2M"),
+            (1_000_000_000, "1,000M"),
+        ] {
+            assert_eq!(tokens_label(tokens), label, "{tokens}");
+        }
     }
 }
