@@ -33,6 +33,7 @@ pub mod fuzzing;
 pub mod io;
 mod memo;
 pub mod model;
+mod names;
 pub mod pipeline;
 pub mod policy;
 pub mod redact;
