@@ -34,6 +34,7 @@ mod hash;
 pub mod io;
 mod memo;
 pub mod model;
+mod names;
 pub mod pipeline;
 pub mod policy;
 pub mod redact;

@@ -944,14 +944,15 @@ fn encode_group(tools: &[Message], user: Option<&Message>, marker: &Map<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Adapter;
     use crate::formats::carried::OPENAI_LAYOUT;
     use crate::formats::openai::OpenAi;
-    use crate::formats::{Adapter, Record};
+    use crate::formats::testing::{assert_same_json, decode_one};
     use crate::model::Part;
     use serde_json::json;
 
     fn decode(v: Value) -> Session {
-        Anthropic.decode(vec![Record { source: Source::default(), value: v }]).expect("decodes")
+        decode_one(&Anthropic, v).expect("decodes")
     }
 
     fn encode(s: &Session) -> Value {
@@ -959,7 +960,7 @@ mod tests {
     }
 
     fn openai(v: Value) -> Session {
-        OpenAi.decode(vec![Record { source: Source::default(), value: v }]).expect("decodes")
+        decode_one(&OpenAi, v).expect("decodes")
     }
 
     /// openai -> anthropic -> openai.
@@ -1042,8 +1043,7 @@ mod tests {
         assert!(s.messages[4].content.parts[1].is_image());
         assert_eq!(s.messages[5].text_content(), "note");
         let out = encode(&s);
-        assert_eq!(out, v);
-        assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&v).unwrap());
+        assert_same_json(&out, &v);
     }
 
     #[test]
@@ -1212,8 +1212,7 @@ mod tests {
             json!({"messages": [{"role": "user", "content": 5}]}),
             json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "content": 5}]}]}),
         ] {
-            let r =
-                Anthropic.decode(vec![Record { source: Source::default(), value: bad.clone() }]);
+            let r = decode_one(&Anthropic, bad.clone());
             assert!(r.is_err(), "accepted {bad}");
         }
         // Odd but readable shapes are kept as they are.

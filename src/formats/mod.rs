@@ -31,6 +31,8 @@ pub mod openai;
 pub mod sharegpt;
 pub(crate) mod slots;
 pub mod swe_agent;
+#[cfg(test)]
+mod testing;
 pub mod toolbench;
 
 use crate::model::{Content, Message, MessageMeta, Role, Session, Source};
@@ -219,17 +221,13 @@ impl Format {
     }
 }
 
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::names::named!(Format);
 
 impl FromStr for Format {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Format::ALL.iter().copied().find(|f| f.name() == s).ok_or_else(|| {
+        Format::from_name(s).ok_or_else(|| {
             let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
             format!("unknown format `{s}` (expected one of {})", names.join(", "))
         })

@@ -191,13 +191,10 @@ fn encode_entry(m: &Message) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Adapter;
     use crate::formats::openai::OpenAi;
-    use crate::formats::{Adapter, Record};
+    use crate::formats::testing::{assert_same_json, decode_one};
     use serde_json::json;
-
-    fn rec(v: Value) -> Vec<Record> {
-        vec![Record { source: Source { path: "a.traj".into(), line: None, index: None }, value: v }]
-    }
 
     fn function_calling() -> Value {
         json!({
@@ -235,19 +232,18 @@ mod tests {
     fn function_calling_roundtrips_with_key_order() {
         let v = function_calling();
         assert!(SweAgent.detect(std::slice::from_ref(&v)));
-        let s = SweAgent.decode(rec(v.clone())).unwrap();
+        let s = decode_one(&SweAgent, v.clone()).unwrap();
         assert_eq!(s.messages.len(), 4);
         assert_eq!(s.messages[2].tool_calls[0].id, "call_1");
         assert_eq!(s.messages[3].tool_call_id.as_deref(), Some("call_1"));
         let out = SweAgent.encode(&s, Some(&json!({"mode": "lean"}))).remove(0);
-        assert_eq!(out, v);
-        assert_eq!(out.to_string(), v.to_string());
+        assert_same_json(&out, &v);
     }
 
     #[test]
     fn text_action_stays_plain_messages() {
         let v = text_action();
-        let s = SweAgent.decode(rec(v.clone())).unwrap();
+        let s = decode_one(&SweAgent, v.clone()).unwrap();
         let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "user", "assistant", "user"]);
         assert!(s.messages.iter().all(|m| m.tool_calls.is_empty()));
@@ -258,7 +254,7 @@ mod tests {
 
     #[test]
     fn openai_conversion_puts_messages_where_history_was() {
-        let s = SweAgent.decode(rec(function_calling())).unwrap();
+        let s = decode_one(&SweAgent, function_calling()).unwrap();
         let v = OpenAi.encode(&s, None).remove(0);
         assert!(!v.to_string().contains('\u{fdd0}'));
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -273,7 +269,7 @@ mod tests {
             "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u", "extra": {"k": 1}}],
             "trajectory_format": "mini-swe-agent-1"});
         assert!(SweAgent.detect(std::slice::from_ref(&mini)));
-        let s = SweAgent.decode(rec(mini.clone())).unwrap();
+        let s = decode_one(&SweAgent, mini.clone()).unwrap();
         assert_eq!(s.messages.len(), 2);
         assert_eq!(SweAgent.encode(&s, Some(&json!({}))).remove(0), mini);
         let plain = json!({"messages": [{"role": "user", "content": "u"}], "info": {"x": 1}});
@@ -297,7 +293,7 @@ mod tests {
             json!({"history": [], "messages": [], "info": {}}),
             json!({"trajectory": []}),
         ] {
-            assert!(SweAgent.decode(rec(bad.clone())).is_err(), "{bad}");
+            assert!(decode_one(&SweAgent, bad.clone()).is_err(), "{bad}");
         }
     }
 
@@ -305,7 +301,7 @@ mod tests {
     fn ids_that_are_not_one_string_stay_as_they_are() {
         let mut v = function_calling();
         v["history"][3]["tool_call_ids"] = json!(["call_1", "call_2"]);
-        let s = SweAgent.decode(rec(v.clone())).unwrap();
+        let s = decode_one(&SweAgent, v.clone()).unwrap();
         assert_eq!(s.messages[3].tool_call_id, None);
         assert_eq!(SweAgent.encode(&s, None).remove(0), v);
     }

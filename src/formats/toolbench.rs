@@ -217,13 +217,10 @@ fn encode_legacy(m: &Message) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Adapter;
     use crate::formats::openai::OpenAi;
-    use crate::formats::{Adapter, Record};
+    use crate::formats::testing::{assert_same_json, decode_one};
     use serde_json::json;
-
-    fn rec(v: Value) -> Vec<Record> {
-        vec![Record { source: Source { path: "a.json".into(), line: None, index: None }, value: v }]
-    }
 
     fn answer() -> Value {
         json!({
@@ -252,7 +249,7 @@ mod tests {
     fn last_list_is_the_transcript_and_roundtrips() {
         let v = answer();
         assert!(ToolBench.detect(std::slice::from_ref(&v)));
-        let s = ToolBench.decode(rec(v.clone())).unwrap();
+        let s = decode_one(&ToolBench, v.clone()).unwrap();
         let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "assistant", "tool", "user", "assistant"]);
         assert_eq!(s.messages[2].tool_calls[0].id, "toolbench-call-2");
@@ -261,13 +258,12 @@ mod tests {
         assert_eq!(s.messages[5].tool_calls[0].name, "Finish");
         assert_eq!(s.tools.as_ref().unwrap()[0]["name"], "search_for_x");
         let out = ToolBench.encode(&s, Some(&json!({"mode": "lean"}))).remove(0);
-        assert_eq!(out, v);
-        assert_eq!(out.to_string(), v.to_string());
+        assert_same_json(&out, &v);
     }
 
     #[test]
     fn openai_conversion_has_ids_and_no_slots() {
-        let s = ToolBench.decode(rec(answer())).unwrap();
+        let s = decode_one(&ToolBench, answer()).unwrap();
         let v = OpenAi.encode(&s, None).remove(0);
         assert!(!v.to_string().contains('\u{fdd0}'));
         let m = &v["messages"];
@@ -287,14 +283,14 @@ mod tests {
         let v = json!({"win": false, "tree": {"size": 1}, "forward_args": {},
             "answer_generation": {"valid_data": false, "function": [], "chain": [], "finish_type": "give_up"}});
         assert!(ToolBench.detect(std::slice::from_ref(&v)));
-        let s = ToolBench.decode(rec(v.clone())).unwrap();
+        let s = decode_one(&ToolBench, v.clone()).unwrap();
         assert!(s.messages.is_empty());
         assert_eq!(ToolBench.encode(&s, None).remove(0), v);
     }
 
     #[test]
     fn dropped_calls_and_orphans_write_back_cleanly() {
-        let mut s = ToolBench.decode(rec(answer())).unwrap();
+        let mut s = decode_one(&ToolBench, answer()).unwrap();
         s.messages[5].tool_calls_mut().clear();
         let out = ToolBench.encode(&s, None).remove(0);
         let last = &out["answer_generation"]["train_messages"][1][5];
@@ -303,7 +299,7 @@ mod tests {
         let mut v = answer();
         v["answer_generation"]["train_messages"][1][2] =
             json!({"role": "assistant", "content": "hm"});
-        let s = ToolBench.decode(rec(v.clone())).unwrap();
+        let s = decode_one(&ToolBench, v.clone()).unwrap();
         assert_eq!(s.messages[3].tool_call_id, None);
         assert_eq!(ToolBench.encode(&s, None).remove(0), v);
     }
@@ -319,7 +315,7 @@ mod tests {
             json!({"answer_generation": {"train_messages": [{"role": "user"}]}}),
             json!({"answer_generation": {"train_messages": [[{"content": "no role"}]]}}),
         ] {
-            assert!(ToolBench.decode(rec(bad.clone())).is_err(), "{bad}");
+            assert!(decode_one(&ToolBench, bad.clone()).is_err(), "{bad}");
         }
     }
 }

@@ -54,7 +54,6 @@ use crate::catalog::window;
 use crate::model::Session;
 use anchors::AnchorBudget;
 use std::borrow::Cow;
-use std::fmt;
 use std::str::FromStr;
 use tool_families::ToolFamilies;
 
@@ -71,34 +70,19 @@ pub enum Mode {
     None,
 }
 
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Lean => "lean",
-            Mode::Legacy => "legacy",
-            Mode::Tiered => "tiered",
-            Mode::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::names::named!(Mode {
+    Lean => "lean",
+    Legacy => "legacy",
+    Tiered => "tiered",
+    None => "none",
+});
 
 impl FromStr for Mode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "lean" => Ok(Mode::Lean),
-            "legacy" => Ok(Mode::Legacy),
-            "tiered" => Ok(Mode::Tiered),
-            "none" => Ok(Mode::None),
-            other => Err(format!("unknown mode `{other}` (expected lean, legacy, tiered or none)")),
-        }
+        Mode::from_name(s)
+            .ok_or_else(|| format!("unknown mode `{s}` (expected lean, legacy, tiered or none)"))
     }
 }
 
@@ -114,18 +98,14 @@ pub enum Tier {
     Summary,
 }
 
-impl Tier {
-    pub fn name(self) -> &'static str {
-        match self {
-            Tier::None => "none",
-            Tier::Dedup => "dedup",
-            Tier::MicroCompact => "micro_compact",
-            Tier::Truncate => "truncate",
-            Tier::StripMedia => "strip_media",
-            Tier::Summary => "summary",
-        }
-    }
-}
+crate::names::named!(Tier {
+    None => "none",
+    Dedup => "dedup",
+    MicroCompact => "micro_compact",
+    Truncate => "truncate",
+    StripMedia => "strip_media",
+    Summary => "summary",
+});
 
 /// Everything that decides how a session is compacted.
 #[derive(Clone, Debug)]

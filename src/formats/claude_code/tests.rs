@@ -49,11 +49,7 @@ fn asst(uuid: &str, parent: &str, id: &str, blocks: Value) -> Value {
 }
 
 fn result(uuid: &str, parent: &str, id: &str, content: Value) -> Value {
-    let mut v = user(
-        uuid,
-        Some(parent),
-        json!([{"tool_use_id": id, "type": "tool_result", "content": content}]),
-    );
+    let mut v = user(uuid, Some(parent), json!([tool_result(id, content)]));
     v["toolUseResult"] = json!({"stdout": "full output", "interrupted": false});
     v["sourceToolAssistantUUID"] = json!(parent);
     v
@@ -62,6 +58,11 @@ fn result(uuid: &str, parent: &str, id: &str, content: Value) -> Value {
 fn snapshot(n: u32) -> Value {
     json!({"type": "file-history-snapshot", "messageId": format!("m{n}"),
            "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false})
+}
+
+/// A `tool_result` block in the key order Claude Code writes.
+fn tool_result(id: &str, content: Value) -> Value {
+    json!({"tool_use_id": id, "type": "tool_result", "content": content})
 }
 
 fn tool_use(id: &str, cmd: &str) -> Value {
@@ -148,22 +149,28 @@ fn calls_issued_before_their_results_keep_their_order() {
     assert_eq!(s.messages[2].attached.as_slice(), [snapshot(2)]);
 }
 
+/// u1 asks and a1 calls `t_a` (ls) and `t_b` (pwd) in one message: the
+/// opening of the tests whose one user event answers both ([`answers`]).
+fn two_calls() -> Vec<Value> {
+    let calls = json!([tool_use("t_a", "ls"), tool_use("t_b", "pwd")]);
+    vec![user("u1", None, json!("go")), asst("a1", "u1", "msg_1", calls)]
+}
+
+/// A user event (parent a1) answering [`two_calls`] in one: `t_a`'s result
+/// "a", then `t_b`'s result block as given, then `text`.
+fn answers(uuid: &str, t_b: Value, text: &str) -> Value {
+    let blocks = json!([tool_result("t_a", json!("a")), t_b, {"type": "text", "text": text}]);
+    user(uuid, Some("a1"), blocks)
+}
+
 #[test]
 fn one_event_with_several_results_and_text_round_trips() {
-    let mut both = user(
-        "r1",
-        Some("a1"),
-        json!([{"tool_use_id": "t_a", "type": "tool_result", "content": "a"},
-               {"type": "tool_result", "content": "b", "is_error": true, "tool_use_id": "t_b"},
-               {"type": "text", "text": "and hurry"}]),
-    );
+    let t_b =
+        json!({"type": "tool_result", "content": "b", "is_error": true, "tool_use_id": "t_b"});
+    let mut both = answers("r1", t_b, "and hurry");
     both["toolUseResult"] = json!("Error: b");
-    let v = vec![
-        user("u1", None, json!("go")),
-        asst("a1", "u1", "msg_1", json!([tool_use("t_a", "ls"), tool_use("t_b", "pwd")])),
-        both,
-        asst("a2", "r1", "msg_2", json!([{"type": "text", "text": "ok"}])),
-    ];
+    let mut v = two_calls();
+    v.extend([both, asst("a2", "r1", "msg_2", json!([{"type": "text", "text": "ok"}]))]);
     let s = assert_round_trip(&v);
     let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "user", "assistant"]);
@@ -174,13 +181,7 @@ fn one_event_with_several_results_and_text_round_trips() {
 
 #[test]
 fn an_event_without_uuid_is_regrouped_by_its_envelope() {
-    let mut both = user(
-        "",
-        Some("a1"),
-        json!([{"tool_use_id": "t_a", "type": "tool_result", "content": "a"},
-               {"tool_use_id": "t_b", "type": "tool_result", "content": "b"},
-               {"type": "text", "text": "more"}]),
-    );
+    let mut both = answers("", tool_result("t_b", json!("b")), "more");
     both.as_object_mut().unwrap().shift_remove("uuid");
     let mut later = both.clone();
     later["timestamp"] = json!("2026-05-01T11:00:00.000Z");
@@ -188,14 +189,8 @@ fn an_event_without_uuid_is_regrouped_by_its_envelope() {
     results_only["message"]["content"].as_array_mut().unwrap().pop();
     let mut last = results_only.clone();
     last["timestamp"] = json!("2026-05-01T12:00:00.000Z");
-    let v = vec![
-        user("u1", None, json!("go")),
-        asst("a1", "u1", "msg_1", json!([tool_use("t_a", "ls"), tool_use("t_b", "pwd")])),
-        both,
-        later,
-        results_only,
-        last,
-    ];
+    let mut v = two_calls();
+    v.extend([both, later, results_only, last]);
     let s = assert_round_trip(&v);
     let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
     // Two results + text, twice; then two results-only events: 4 tool messages
@@ -531,7 +526,7 @@ fn fuzz_decode_claude_code_repeated_uuid_user_event() {
     let mixed = vec![user(
         "u4",
         None,
-        json!([{"tool_use_id": "toolu_c1", "type": "tool_result", "content": "ok"},
+        json!([tool_result("toolu_c1", json!("ok")),
                {"type": "text", "text": "and more"}]),
     )];
     let s = assert_round_trip(&mixed);
@@ -544,8 +539,7 @@ fn fuzz_decode_claude_code_repeated_uuid_user_event() {
     let s = assert_round_trip(&two);
     assert_eq!(s.messages[1].extra[NEW_EVENT_KEY], true);
     // One event with two results of one call id stays one event.
-    let twice = json!([{"tool_use_id": "toolu_e1", "type": "tool_result", "content": "a"},
-                       {"tool_use_id": "toolu_e1", "type": "tool_result", "content": "b"}]);
+    let twice = json!([tool_result("toolu_e1", json!("a")), tool_result("toolu_e1", json!("b"))]);
     assert_round_trip(&[user("u6", None, twice)]);
 }
 

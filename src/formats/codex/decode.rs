@@ -371,20 +371,10 @@ impl Decoder {
                 Pending::Reasoning { raw, ts, .. } => {
                     seen_reasoning = true;
                     b.layout = true;
-                    let k = b
-                        .message
-                        .content
-                        .parts
-                        .iter()
-                        .filter(|p| matches!(p, Part::Reasoning(_)))
-                        .count();
-                    let at = b
-                        .message
-                        .content
-                        .parts
-                        .iter()
-                        .take_while(|p| matches!(p, Part::Reasoning(_)))
-                        .count();
+                    let parts = &b.message.content.parts;
+                    let reasoning = |p: &&Part| matches!(p, Part::Reasoning(_));
+                    let k = parts.iter().filter(reasoning).count();
+                    let at = parts.iter().take_while(reasoning).count();
                     b.message.content.parts_mut().insert(at, Part::Reasoning(raw));
                     b.message.content.form = ContentForm::Parts;
                     b.entries.push(entry("reasoning", Value::from(k), ts.as_ref()));

@@ -305,13 +305,14 @@ fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
 mod tests {
     use super::encode::encode_tool_call;
     use super::*;
-    use crate::formats::{Adapter, Record};
-    use crate::model::{Source, ToolCall};
+    use crate::formats::Adapter;
+    use crate::formats::testing::{assert_same_json, decode_one};
+    use crate::model::ToolCall;
     use serde_json::json;
     use std::sync::Arc;
 
     fn decode(v: Value) -> Result<Session, DecodeError> {
-        OpenAi.decode(vec![Record { source: Source::default(), value: v }])
+        decode_one(&OpenAi, v)
     }
 
     fn encode(s: &Session, c: Option<&Value>) -> Value {
@@ -354,8 +355,7 @@ mod tests {
             "meta": {"k": 1}
         });
         let out = roundtrip(v.clone());
-        assert_eq!(out, v);
-        assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&v).unwrap());
+        assert_same_json(&out, &v);
     }
 
     #[test]

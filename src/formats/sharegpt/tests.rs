@@ -1,11 +1,12 @@
 use super::*;
+use crate::formats::Adapter;
 use crate::formats::openai::OpenAi;
-use crate::formats::{Adapter, Record};
+use crate::formats::testing::{assert_same_json, decode_one};
 use crate::model::ArgsForm;
 use serde_json::json;
 
 fn decode(v: Value) -> Session {
-    ShareGpt.decode(vec![Record { source: Source::default(), value: v }]).expect("decodes")
+    decode_one(&ShareGpt, v).expect("decodes")
 }
 
 fn encode(s: &Session) -> Value {
@@ -96,14 +97,13 @@ fn fuzz_decode_sharegpt_anonymous_result_takes_a_named_call() {
 }
 
 fn openai(v: Value) -> Session {
-    OpenAi.decode(vec![Record { source: Source::default(), value: v }]).expect("decodes")
+    decode_one(&OpenAi, v).expect("decodes")
 }
 
 fn same(v: Value) -> Session {
     let s = decode(v.clone());
     let out = encode(&s);
-    assert_eq!(out, v);
-    assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&v).unwrap());
+    assert_same_json(&out, &v);
     s
 }
 
@@ -361,7 +361,7 @@ fn detection_and_bad_records() {
         json!({"conversations": [{"from": "human", "value": 3}]}),
         json!({"conversations": [], "messages": []}),
     ] {
-        let r = ShareGpt.decode(vec![Record { source: Source::default(), value: bad.clone() }]);
+        let r = decode_one(&ShareGpt, bad.clone());
         assert!(r.is_err(), "accepted {bad}");
     }
     for odd in [

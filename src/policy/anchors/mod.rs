@@ -47,7 +47,6 @@ use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::fmt;
 use std::sync::Arc;
 use std::sync::LazyLock;
 use std::sync::OnceLock;
@@ -74,35 +73,15 @@ pub enum Category {
     Urls,
 }
 
-impl Category {
-    pub const ALL: [Category; 7] = [
-        Category::Prs,
-        Category::Commits,
-        Category::Branches,
-        Category::Paths,
-        Category::Errors,
-        Category::Handles,
-        Category::Urls,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Category::Prs => "prs",
-            Category::Commits => "commits",
-            Category::Branches => "branches",
-            Category::Paths => "paths",
-            Category::Errors => "errors",
-            Category::Handles => "handles",
-            Category::Urls => "urls",
-        }
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::names::named!(Category {
+    Prs => "prs",
+    Commits => "commits",
+    Branches => "branches",
+    Paths => "paths",
+    Errors => "errors",
+    Handles => "handles",
+    Urls => "urls",
+});
 
 /// One distinct anchor with its count and last position.
 #[derive(Clone, Debug, PartialEq, Eq)]
