@@ -34,7 +34,6 @@ mod hash;
 pub mod io;
 mod memo;
 pub mod model;
-mod names;
 pub mod pipeline;
 pub mod policy;
 pub mod redact;

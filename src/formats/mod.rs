@@ -221,7 +221,7 @@ impl Format {
     }
 }
 
-crate::names::named!(Format);
+crate::model::names::named!(Format);
 
 impl FromStr for Format {
     type Err = String;

@@ -16,6 +16,7 @@
 //! them; `tokens` measures them.
 
 pub(crate) mod key;
+pub(crate) mod names;
 pub mod part;
 
 pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};

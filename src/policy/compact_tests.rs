@@ -29,7 +29,7 @@ fn forced(mode: Mode, window: u64) -> Policy {
 
 /// Asserts that `out` passes [`verify::verify`] against `input`, naming
 /// `what` (the mode, the case) and the problems if it does not.
-fn assert_verified(input: &Session, out: &Outcome, meter: &Meter, what: impl fmt::Display) {
+fn assert_verified(input: &Session, out: &Outcome, meter: &Meter, what: impl std::fmt::Display) {
     let problems = verify::verify(input, out, meter);
     assert!(problems.is_empty(), "{what}: {problems:?}");
 }

@@ -70,7 +70,7 @@ pub enum Mode {
     None,
 }
 
-crate::names::named!(Mode {
+crate::model::names::named!(Mode {
     Lean => "lean",
     Legacy => "legacy",
     Tiered => "tiered",
@@ -98,7 +98,7 @@ pub enum Tier {
     Summary,
 }
 
-crate::names::named!(Tier {
+crate::model::names::named!(Tier {
     None => "none",
     Dedup => "dedup",
     MicroCompact => "micro_compact",

@@ -73,7 +73,7 @@ pub enum Category {
     Urls,
 }
 
-crate::names::named!(Category {
+crate::model::names::named!(Category {
     Prs => "prs",
     Commits => "commits",
     Branches => "branches",

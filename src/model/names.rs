@@ -3,7 +3,8 @@
 //! name table, its lookup by name and its `Display`, so that every such enum
 //! spells each name once and shows it the same way.
 //!
-//! A leaf: it imports nothing of the crate, so any module may use it.
+//! It imports nothing of the crate; it sits in `model`, below every module
+//! whose enums it names (`formats`, `policy`), like the roles of a message.
 
 /// `named!(Mode { Lean => "lean", ... })` writes `Mode::ALL` (every value,
 /// in the order given), `Mode::name`, `Mode::from_name` and `Display` (the
@@ -25,7 +26,7 @@ macro_rules! named {
             }
         }
 
-        $crate::names::named!($ty);
+        $crate::model::names::named!($ty);
     };
     ($ty:ident) => {
         impl $ty {
