@@ -20,7 +20,7 @@ use arrow_array::types::{
     Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, OffsetSizeTrait};
+use arrow_array::{Array, ArrowPrimitiveType, OffsetSizeTrait};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::{DataType, TimeUnit};
 use serde_json::{Map, Number, Value};
@@ -61,6 +61,24 @@ pub(super) fn string_at(a: &dyn Array, i: usize) -> Option<&str> {
         return Some(s.value(i));
     }
     a.as_string_view_opt().map(|s| s.value(i))
+}
+
+/// Value `i` of a column of a type with one Arrow array type per time unit
+/// (timestamps, durations): `S`, `Ms`, `Us` and `Ns` for seconds to
+/// nanoseconds. `None` when `a` is not of the type `unit` names.
+fn by_unit<S, Ms, Us, Ns>(a: &dyn Array, i: usize, unit: &TimeUnit) -> Option<i64>
+where
+    S: ArrowPrimitiveType<Native = i64>,
+    Ms: ArrowPrimitiveType<Native = i64>,
+    Us: ArrowPrimitiveType<Native = i64>,
+    Ns: ArrowPrimitiveType<Native = i64>,
+{
+    match unit {
+        TimeUnit::Second => a.as_primitive_opt::<S>().map(|x| x.value(i)),
+        TimeUnit::Millisecond => a.as_primitive_opt::<Ms>().map(|x| x.value(i)),
+        TimeUnit::Microsecond => a.as_primitive_opt::<Us>().map(|x| x.value(i)),
+        TimeUnit::Nanosecond => a.as_primitive_opt::<Ns>().map(|x| x.value(i)),
+    }
 }
 
 /// Value `i` of `a` as JSON. `omit_nulls` leaves null struct fields out
@@ -117,18 +135,12 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
         }),
         DataType::Timestamp(unit, tz) => {
             let z = tz.is_some();
-            let v = match unit {
-                TimeUnit::Second => a.as_primitive_opt::<TimestampSecondType>().map(|x| x.value(i)),
-                TimeUnit::Millisecond => {
-                    a.as_primitive_opt::<TimestampMillisecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Microsecond => {
-                    a.as_primitive_opt::<TimestampMicrosecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Nanosecond => {
-                    a.as_primitive_opt::<TimestampNanosecondType>().map(|x| x.value(i))
-                }
-            }
+            let v = by_unit::<
+                TimestampSecondType,
+                TimestampMillisecondType,
+                TimestampMicrosecondType,
+                TimestampNanosecondType,
+            >(a, i, unit)
             .ok_or_else(unsupported)?;
             Ok(Value::String(timestamp(v, unit, z)))
         }
@@ -153,18 +165,12 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
             Ok(Value::String(time_of_day(v, unit)))
         }
         DataType::Duration(unit) => {
-            let v = match unit {
-                TimeUnit::Second => a.as_primitive_opt::<DurationSecondType>().map(|x| x.value(i)),
-                TimeUnit::Millisecond => {
-                    a.as_primitive_opt::<DurationMillisecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Microsecond => {
-                    a.as_primitive_opt::<DurationMicrosecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Nanosecond => {
-                    a.as_primitive_opt::<DurationNanosecondType>().map(|x| x.value(i))
-                }
-            }
+            let v = by_unit::<
+                DurationSecondType,
+                DurationMillisecondType,
+                DurationMicrosecondType,
+                DurationNanosecondType,
+            >(a, i, unit)
             .ok_or_else(unsupported)?;
             Ok(Value::from(v))
         }

@@ -420,16 +420,17 @@ fn pair_fields(a: &str, b: &str) -> Fields {
     Fields::from(vec![utf8_field(a), utf8_field(b)])
 }
 
+/// The (nullable) item field of a list of structs of `fields`.
+fn struct_item(fields: Fields) -> FieldRef {
+    Arc::new(Field::new("item", DataType::Struct(fields), true))
+}
+
 fn part_fields() -> Fields {
     Fields::from(vec![
         utf8_field("type"),
         utf8_field("text"),
         Arc::new(Field::new("image_url", DataType::Struct(pair_fields("url", "detail")), true)),
     ])
-}
-
-fn part_item() -> FieldRef {
-    Arc::new(Field::new("item", DataType::Struct(part_fields()), true))
 }
 
 fn tool_call_fields() -> Fields {
@@ -441,25 +442,17 @@ fn tool_call_fields() -> Fields {
     ])
 }
 
-fn tool_call_item() -> FieldRef {
-    Arc::new(Field::new("item", DataType::Struct(tool_call_fields()), true))
-}
-
 fn message_fields() -> Fields {
     Fields::from(vec![
         utf8_field("role"),
         utf8_field("content"),
-        Arc::new(Field::new("parts", DataType::List(part_item()), true)),
+        Arc::new(Field::new("parts", DataType::List(struct_item(part_fields())), true)),
         utf8_field("name"),
         utf8_field("tool_call_id"),
-        Arc::new(Field::new("tool_calls", DataType::List(tool_call_item()), true)),
+        Arc::new(Field::new("tool_calls", DataType::List(struct_item(tool_call_fields())), true)),
         utf8_field("reasoning_content"),
         utf8_field("extra"),
     ])
-}
-
-fn message_item() -> FieldRef {
-    Arc::new(Field::new("item", DataType::Struct(message_fields()), true))
 }
 
 /// The one schema of every Parquet file written here (see the module doc),
@@ -468,7 +461,7 @@ pub fn schema() -> SchemaRef {
     let fields = vec![
         Field::new("id", DataType::Utf8, true),
         Field::new("source", DataType::Utf8, true).with_metadata(encoding("source")),
-        Field::new("messages", DataType::List(message_item()), true)
+        Field::new("messages", DataType::List(struct_item(message_fields())), true)
             .with_metadata(encoding("messages")),
         Field::new("tools", DataType::Utf8, true).with_metadata(encoding("json")),
         Field::new("compaction", DataType::Utf8, true).with_metadata(encoding("json")),
@@ -502,12 +495,22 @@ fn offsets(lengths: impl Iterator<Item = usize>) -> Result<OffsetBuffer<i32>, St
     Ok(OffsetBuffer::new(ScalarBuffer::from(out)))
 }
 
+/// A struct array of `fields` whose children are `columns` (null where `nulls` says).
+fn struct_array(
+    fields: Fields,
+    columns: Vec<ArrayRef>,
+    nulls: Option<NullBuffer>,
+) -> Result<ArrayRef, String> {
+    let array = StructArray::try_new(fields, columns, nulls).map_err(|e| e.to_string())?;
+    Ok(Arc::new(array))
+}
+
 /// A struct array of optional string pairs.
 fn pair_array(
     fields: Fields,
     pairs: &[Option<&(Option<String>, Option<String>)>],
 ) -> Result<ArrayRef, String> {
-    let array = StructArray::try_new(
+    struct_array(
         fields,
         vec![
             utf8(pairs.iter().map(|p| p.and_then(|p| p.0.as_deref())))?,
@@ -515,8 +518,6 @@ fn pair_array(
         ],
         nulls(pairs.iter().map(Option::is_some).collect()),
     )
-    .map_err(|e| e.to_string())?;
-    Ok(Arc::new(array))
 }
 
 /// A list array of `item` over `lists` (a null list for `None`), whose items are `values`.
@@ -535,48 +536,59 @@ fn list_array<T>(
     Ok(Arc::new(list))
 }
 
+/// A list column of one list per message (null for a missing message or
+/// list): `list` picks a message's items, `columns` makes the item struct's
+/// children (of `fields`) from every item in order.
+fn message_lists<T>(
+    msgs: &[Option<&MsgRow>],
+    list: fn(&MsgRow) -> Option<&Vec<T>>,
+    fields: Fields,
+    columns: impl FnOnce(&[&T]) -> Result<Vec<ArrayRef>, String>,
+) -> Result<ArrayRef, String> {
+    let lists: Vec<Option<&Vec<T>>> = msgs.iter().map(|m| m.and_then(list)).collect();
+    let items: Vec<&T> = lists.iter().flatten().flat_map(|l| l.iter()).collect();
+    let values = struct_array(fields.clone(), columns(&items)?, None)?;
+    list_array(struct_item(fields), &lists, values)
+}
+
 fn parts_array(msgs: &[Option<&MsgRow>]) -> Result<ArrayRef, String> {
-    let lists: Vec<Option<&Vec<PartRow>>> =
-        msgs.iter().map(|m| m.and_then(|m| m.parts.as_ref())).collect();
-    let parts: Vec<&PartRow> = lists.iter().flatten().flat_map(|p| p.iter()).collect();
-    let urls: Vec<_> = parts.iter().map(|p| p.image_url.as_ref()).collect();
-    let part = StructArray::try_new(
+    message_lists(
+        msgs,
+        |m| m.parts.as_ref(),
         part_fields(),
-        vec![
-            utf8(parts.iter().map(|p| p.kind.as_deref()))?,
-            utf8(parts.iter().map(|p| p.text.as_deref()))?,
-            pair_array(pair_fields("url", "detail"), &urls)?,
-        ],
-        None,
+        |parts| {
+            let urls: Vec<_> = parts.iter().map(|p| p.image_url.as_ref()).collect();
+            Ok(vec![
+                utf8(parts.iter().map(|p| p.kind.as_deref()))?,
+                utf8(parts.iter().map(|p| p.text.as_deref()))?,
+                pair_array(pair_fields("url", "detail"), &urls)?,
+            ])
+        },
     )
-    .map_err(|e| e.to_string())?;
-    list_array(part_item(), &lists, Arc::new(part))
 }
 
 fn tool_calls_array(msgs: &[Option<&MsgRow>]) -> Result<ArrayRef, String> {
-    let lists: Vec<Option<&Vec<CallRow>>> =
-        msgs.iter().map(|m| m.and_then(|m| m.tool_calls.as_ref())).collect();
-    let calls: Vec<&CallRow> = lists.iter().flatten().flat_map(|c| c.iter()).collect();
-    let fns: Vec<_> = calls.iter().map(|c| c.function.as_ref()).collect();
-    let call = StructArray::try_new(
+    message_lists(
+        msgs,
+        |m| m.tool_calls.as_ref(),
         tool_call_fields(),
-        vec![
-            utf8(calls.iter().map(|c| c.id.as_deref()))?,
-            utf8(calls.iter().map(|c| c.kind.as_deref()))?,
-            pair_array(pair_fields("name", "arguments"), &fns)?,
-            utf8(calls.iter().map(|c| c.extra.as_deref()))?,
-        ],
-        None,
+        |calls| {
+            let fns: Vec<_> = calls.iter().map(|c| c.function.as_ref()).collect();
+            Ok(vec![
+                utf8(calls.iter().map(|c| c.id.as_deref()))?,
+                utf8(calls.iter().map(|c| c.kind.as_deref()))?,
+                pair_array(pair_fields("name", "arguments"), &fns)?,
+                utf8(calls.iter().map(|c| c.extra.as_deref()))?,
+            ])
+        },
     )
-    .map_err(|e| e.to_string())?;
-    list_array(tool_call_item(), &lists, Arc::new(call))
 }
 
 fn messages_array(rows: &[Row]) -> Result<ArrayRef, String> {
     let msgs: Vec<Option<&MsgRow>> =
         rows.iter().flat_map(|r| r.messages.iter().flatten()).map(Option::as_ref).collect();
     let field = |f: fn(&MsgRow) -> Option<&str>| utf8(msgs.iter().map(|m| m.and_then(f)));
-    let structs = StructArray::try_new(
+    let structs = struct_array(
         message_fields(),
         vec![
             field(|m| m.role.as_deref())?,
@@ -589,11 +601,10 @@ fn messages_array(rows: &[Row]) -> Result<ArrayRef, String> {
             field(|m| m.extra.as_deref())?,
         ],
         nulls(msgs.iter().map(Option::is_some).collect()),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let lists: Vec<Option<&Vec<Option<MsgRow>>>> =
         rows.iter().map(|r| r.messages.as_ref()).collect();
-    list_array(message_item(), &lists, Arc::new(structs))
+    list_array(struct_item(message_fields()), &lists, structs)
 }
 
 fn build_batch(schema: &SchemaRef, rows: &[Row]) -> Result<RecordBatch, String> {
