@@ -32,7 +32,7 @@ pub(super) fn supported(dt: &DataType) -> Result<(), String> {
         | DataType::Union(_, _)
         | DataType::RunEndEncoded(_, _)
         | DataType::ListView(_)
-        | DataType::LargeListView(_) => Err(format!("type {dt} has no JSON form here")),
+        | DataType::LargeListView(_) => Err(no_json_form(dt)),
         DataType::List(f)
         | DataType::LargeList(f)
         | DataType::FixedSizeList(f, _)
@@ -42,11 +42,16 @@ pub(super) fn supported(dt: &DataType) -> Result<(), String> {
             if key.is_dictionary_key_type() {
                 supported(value)
             } else {
-                Err(format!("type {dt} has no JSON form here"))
+                Err(no_json_form(dt))
             }
         }
         _ => Ok(()),
     }
+}
+
+/// The error for a value of type `dt`, which has no JSON form.
+fn no_json_form(dt: &DataType) -> String {
+    format!("type {dt} has no JSON form here")
 }
 
 /// The string at `i` of a string column (`None` for null or another type).
@@ -87,7 +92,7 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
     if matches!(a.data_type(), DataType::Null) || a.is_null(i) {
         return Ok(Value::Null);
     }
-    let unsupported = || format!("type {} has no JSON form here", a.data_type());
+    let unsupported = || no_json_form(a.data_type());
     macro_rules! prim {
         ($t:ty, $conv:expr) => {{
             let arr = a.as_primitive_opt::<$t>().ok_or_else(unsupported)?;
@@ -267,9 +272,7 @@ fn list_value<O: OffsetSizeTrait>(
     i: usize,
     omit_nulls: bool,
 ) -> Result<Value, String> {
-    let list = a
-        .as_list_opt::<O>()
-        .ok_or_else(|| format!("type {} has no JSON form here", a.data_type()))?;
+    let list = a.as_list_opt::<O>().ok_or_else(|| no_json_form(a.data_type()))?;
     let (start, end) = span(list.value_offsets(), i)?;
     let values = list.values();
     (start..end)
@@ -283,9 +286,7 @@ fn dictionary_value<K: ArrowDictionaryKeyType>(
     i: usize,
     omit_nulls: bool,
 ) -> Result<Value, String> {
-    let d = a
-        .as_dictionary_opt::<K>()
-        .ok_or_else(|| format!("type {} has no JSON form here", a.data_type()))?;
+    let d = a.as_dictionary_opt::<K>().ok_or_else(|| no_json_form(a.data_type()))?;
     let values = d.values();
     let key = d.keys().value(i).to_usize().filter(|k| *k < values.len());
     let Some(key) = key else { return Err(format!("dictionary key at {i} out of range")) };
