@@ -25,8 +25,10 @@ pub const REPORT_COLUMN: &str = "compactor_report";
 /// What joins the texts of a content array's parts in the `content` field.
 const PART_SEPARATOR: &str = "\n";
 
+/// The two optional strings of a [`Pair`].
+type PairStrings = (Option<String>, Option<String>);
 /// A `{name, arguments}` or `{url, detail}` pair of optional strings.
-type Pair = Option<(Option<String>, Option<String>)>;
+type Pair = Option<PairStrings>;
 
 /// One content part of a multimodal message.
 #[derive(Debug, Default, PartialEq)]
@@ -441,7 +443,7 @@ enum Child<T> {
     /// A utf8 field.
     Text(&'static str, fn(&T) -> Option<&str>),
     /// A struct field (its name, then its two utf8 fields' names).
-    Pair(&'static str, [&'static str; 2], fn(&T) -> Option<&(Option<String>, Option<String>)>),
+    Pair(&'static str, [&'static str; 2], fn(&T) -> Option<&PairStrings>),
 }
 
 fn part_children() -> [Child<PartRow>; 3] {
@@ -536,10 +538,7 @@ fn struct_array(
 }
 
 /// A struct array of optional string pairs.
-fn pair_array(
-    fields: Fields,
-    pairs: &[Option<&(Option<String>, Option<String>)>],
-) -> Result<ArrayRef, String> {
+fn pair_array(fields: Fields, pairs: &[Option<&PairStrings>]) -> Result<ArrayRef, String> {
     struct_array(
         fields,
         vec![
