@@ -246,43 +246,25 @@ pub fn gateway_triggered(request_tokens: u64, messages: usize, window: u64) -> b
 mod tests {
     use super::*;
 
+    /// `threshold_tokens` at windows (and caps) that reach each of its rules.
     #[test]
-    fn threshold_at_64k_falls_back_to_85_percent() {
-        // 0.75 × 64K = 48K, floored to 64K = the window, so 85% of it.
-        assert_eq!(threshold_tokens(64_000, None), 54_400);
-    }
-
-    #[test]
-    fn threshold_at_128k_uses_the_75_percent_floor() {
-        assert_eq!(threshold_tokens(128_000, None), 96_000);
-    }
-
-    #[test]
-    fn threshold_at_200k_uses_the_75_percent_floor() {
-        assert_eq!(threshold_tokens(200_000, None), 150_000);
-    }
-
-    #[test]
-    fn threshold_at_1m_is_half() {
-        assert_eq!(threshold_tokens(1_000_000, None), 500_000);
-    }
-
-    #[test]
-    fn threshold_minimum_is_64k() {
-        // 0.75 × 80K = 60K < 64K minimum, and 64K is still under the window.
-        assert_eq!(threshold_tokens(80_000, None), 64_000);
-    }
-
-    #[test]
-    fn threshold_cap_lowers_but_never_raises() {
-        assert_eq!(threshold_tokens(200_000, Some(100_000)), 100_000);
-        assert_eq!(threshold_tokens(200_000, Some(900_000)), 150_000);
-    }
-
-    #[test]
-    fn tiny_window_threshold_stays_below_window() {
-        assert_eq!(threshold_tokens(1_000, None), 850);
-        assert_eq!(threshold_tokens(1, None), 1);
+    fn threshold_by_rule() {
+        let cases = [
+            // 0.75 × 64K = 48K, floored to 64K = the window, so 85% of it.
+            (64_000, None, 54_400, "at 64K falls back to 85 percent"),
+            (128_000, None, 96_000, "at 128K uses the 75 percent floor"),
+            (200_000, None, 150_000, "at 200K uses the 75 percent floor"),
+            (1_000_000, None, 500_000, "at 1M is half"),
+            // 0.75 × 80K = 60K < 64K minimum, and 64K is still under the window.
+            (80_000, None, 64_000, "minimum is 64K"),
+            (200_000, Some(100_000), 100_000, "cap lowers"),
+            (200_000, Some(900_000), 150_000, "cap never raises"),
+            (1_000, None, 850, "tiny window stays below window"),
+            (1, None, 1, "tiny window stays below window"),
+        ];
+        for (window, cap, threshold, rule) in cases {
+            assert_eq!(threshold_tokens(window, cap), threshold, "threshold {rule}");
+        }
     }
 
     #[test]

@@ -161,6 +161,22 @@ pub struct SummarizerArgs {
     pub summary_cache_only: bool,
 }
 
+/// The help of INPUT where it defaults to the agents' own log folders
+/// (`compactor::discover`): a macro, so that `report` can extend the text.
+macro_rules! log_folder_inputs_help {
+    () => {
+        "Input files or directories (walked recursively, sorted); `-` reads standard input \
+     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
+     and $CODEX_HOME/sessions or ~/.codex/sessions]"
+    };
+}
+
+/// INPUT made optional, defaulting to the agents' own log folders (`stats`,
+/// `replay`, `report`).
+fn log_folder_inputs(a: clap::Arg) -> clap::Arg {
+    a.required(false).help(log_folder_inputs_help!())
+}
+
 /// Compact agent sessions.
 ///
 /// Reads sessions in any supported dialect (OpenAI, Anthropic, ShareGPT,
@@ -359,9 +375,7 @@ pub struct SynthArgs {
 ///
 ///   compactor stats --by day       # ~/.claude/projects and ~/.codex/sessions, per day
 #[derive(Debug, Args)]
-#[command(mut_arg("inputs", |a| a.required(false).help("Input files or directories (walked recursively, sorted); `-` reads standard input \
-     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
-     and $CODEX_HOME/sessions or ~/.codex/sessions]")))]
+#[command(mut_arg("inputs", log_folder_inputs))]
 pub struct StatsArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -421,9 +435,7 @@ impl GroupBy {
 ///
 ///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
 #[derive(Debug, Args)]
-#[command(mut_arg("inputs", |a| a.required(false).help("Input files or directories (walked recursively, sorted); `-` reads standard input \
-     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
-     and $CODEX_HOME/sessions or ~/.codex/sessions]")))]
+#[command(mut_arg("inputs", log_folder_inputs))]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -487,11 +499,10 @@ pub struct ReplayArgs {
 /// shard directories of one run into the report the unsharded run writes, byte
 /// for byte.
 #[derive(Debug, Args)]
-#[command(mut_arg("inputs", |a| a.required(false).help(
-    "Input files or directories (walked recursively, sorted); `-` reads standard input \
-     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
-     and $CODEX_HOME/sessions or ~/.codex/sessions]. With --merge: the report directories of the shards"
-)))]
+#[command(mut_arg("inputs", |a| log_folder_inputs(a).help(concat!(
+    log_folder_inputs_help!(),
+    ". With --merge: the report directories of the shards"
+))))]
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,

@@ -180,6 +180,15 @@ mod tests {
         }
     }
 
+    /// Facts with all three known.
+    fn known(model: &str, project: &str, day: &str) -> Facts {
+        Facts {
+            model: Some(model.to_string()),
+            project: Some(project.to_string()),
+            day: Some(day.to_string()),
+        }
+    }
+
     #[test]
     fn claude_code_model_cwd_and_day() {
         let s = decode(
@@ -198,10 +207,7 @@ mod tests {
                                    "content": [{"type": "text", "text": "hello"}]}}),
             ],
         );
-        let f = of(&s);
-        assert_eq!(f.model.as_deref(), Some("claude-opus-4-6"));
-        assert_eq!(f.project.as_deref(), Some("/p/app"));
-        assert_eq!(f.day.as_deref(), Some("2026-04-01"));
+        assert_eq!(of(&s), known("claude-opus-4-6", "/p/app", "2026-04-01"));
     }
 
     #[test]
@@ -227,10 +233,7 @@ mod tests {
                 ),
             ],
         );
-        let f = of(&s);
-        assert_eq!(f.model.as_deref(), Some("gpt-5.3-codex"));
-        assert_eq!(f.project.as_deref(), Some("C:\\w\\fleet"));
-        assert_eq!(f.day.as_deref(), Some("2026-03-27"));
+        assert_eq!(of(&s), known("gpt-5.3-codex", "C:\\w\\fleet", "2026-03-27"));
     }
 
     #[test]

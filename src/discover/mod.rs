@@ -160,6 +160,23 @@ mod tests {
         f.iter().map(|f| f.path.display().to_string()).collect()
     }
 
+    /// Makes the empty `files` under `root` and lists, by relative name, the
+    /// session files `agent`'s folder there holds.
+    fn relative_session_files(
+        agent: Agent,
+        root: &Path,
+        files: &[&str],
+    ) -> std::io::Result<Vec<String>> {
+        for p in files {
+            let p = root.join(p);
+            std::fs::create_dir_all(p.parent().unwrap_or(root))?;
+            std::fs::write(p, "")?;
+        }
+        let folder = Folder { agent, path: root.to_path_buf() };
+        let found = session_files(&folder)?.unwrap_or_default();
+        Ok(found.iter().map(|i| i.relative.display().to_string()).collect())
+    }
+
     #[test]
     fn home_defaults() {
         let f = folders(&env(None, None, Some("/h")));
@@ -186,15 +203,9 @@ mod tests {
     fn codex_reads_only_rollout_files_in_path_order() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().join("sessions");
-        for p in ["2026/03/28/rollout-b.jsonl", "2026/03/27/rollout-a.jsonl", "2026/03/27/x.jsonl"]
-        {
-            let p = root.join(p);
-            std::fs::create_dir_all(p.parent().unwrap_or(&root))?;
-            std::fs::write(p, "")?;
-        }
-        let folder = Folder { agent: Agent::Codex, path: root };
-        let files = session_files(&folder)?.unwrap_or_default();
-        let rel: Vec<String> = files.iter().map(|i| i.relative.display().to_string()).collect();
+        let files =
+            ["2026/03/28/rollout-b.jsonl", "2026/03/27/rollout-a.jsonl", "2026/03/27/x.jsonl"];
+        let rel = relative_session_files(Agent::Codex, &root, &files)?;
         assert_eq!(rel, ["codex/2026/03/27/rollout-a.jsonl", "codex/2026/03/28/rollout-b.jsonl"]);
         let missing = Folder { agent: Agent::Codex, path: dir.path().join("nope") };
         assert!(session_files(&missing)?.is_none());
@@ -205,15 +216,9 @@ mod tests {
     fn claude_code_reads_the_project_folders_not_sub_agent_logs() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().join("projects");
-        for p in ["-p-a/u1.jsonl", "-p-a/u1/subagents/agent-1.jsonl", "top.jsonl", "-p-b/u2.jsonl"]
-        {
-            let p = root.join(p);
-            std::fs::create_dir_all(p.parent().unwrap_or(&root))?;
-            std::fs::write(p, "")?;
-        }
-        let folder = Folder { agent: Agent::ClaudeCode, path: root };
-        let files = session_files(&folder)?.unwrap_or_default();
-        let rel: Vec<String> = files.iter().map(|i| i.relative.display().to_string()).collect();
+        let files =
+            ["-p-a/u1.jsonl", "-p-a/u1/subagents/agent-1.jsonl", "top.jsonl", "-p-b/u2.jsonl"];
+        let rel = relative_session_files(Agent::ClaudeCode, &root, &files)?;
         assert_eq!(rel, ["claude-code/-p-a/u1.jsonl", "claude-code/-p-b/u2.jsonl"]);
         Ok(())
     }

@@ -210,6 +210,24 @@ mod tests {
     use crate::io::atomic::write_atomic;
     use serde_json::json;
 
+    /// A writer of `layout` to `path` that has been given `values`, not finished.
+    fn writer_given(path: &Path, layout: Layout, values: &[Value]) -> SessionWriter {
+        let mut w = SessionWriter::file(path, layout).unwrap();
+        for v in values {
+            w.write(v).unwrap();
+        }
+        w
+    }
+
+    /// Writes `values` to `path` in `layout` and finishes.
+    fn write_finished(path: &Path, layout: Layout, values: &[Value]) {
+        writer_given(path, layout, values).finish().unwrap();
+    }
+
+    fn read_json(path: &Path) -> Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
     #[test]
     fn target_parsing() {
         assert_eq!(Target::parse("-"), Target::Stdout);
@@ -224,8 +242,7 @@ mod tests {
     fn nothing_appears_until_finish() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.jsonl");
-        let mut w = SessionWriter::file(&p, Layout::Jsonl).unwrap();
-        w.write(&json!({"a": 1})).unwrap();
+        let w = writer_given(&p, Layout::Jsonl, &[json!({"a": 1})]);
         assert!(!p.exists());
         w.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n");
@@ -256,9 +273,7 @@ mod tests {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
         };
-        let mut w = SessionWriter::file(&fifo, Layout::Jsonl).unwrap();
-        w.write(&json!({"a": 1})).unwrap();
-        w.finish().unwrap();
+        write_finished(&fifo, Layout::Jsonl, &[json!({"a": 1})]);
         assert_eq!(reader.join().unwrap(), "{\"a\":1}\n");
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file");
@@ -274,9 +289,7 @@ mod tests {
     fn dropped_writer_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.jsonl");
-        let mut w = SessionWriter::file(&p, Layout::Jsonl).unwrap();
-        w.write(&json!({"a": 1})).unwrap();
-        drop(w);
+        drop(writer_given(&p, Layout::Jsonl, &[json!({"a": 1})]));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
@@ -284,30 +297,17 @@ mod tests {
     fn document_layouts() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.json");
-        let mut w = SessionWriter::file(&p, Layout::Document).unwrap();
-        w.write(&json!({"a": 1})).unwrap();
-        w.finish().unwrap();
-        assert_eq!(
-            serde_json::from_slice::<Value>(&std::fs::read(&p).unwrap()).unwrap(),
-            json!({"a": 1})
-        );
-        let mut w = SessionWriter::file(&p, Layout::Array).unwrap();
-        w.write(&json!(1)).unwrap();
-        w.write(&json!(2)).unwrap();
-        w.finish().unwrap();
-        assert_eq!(
-            serde_json::from_slice::<Value>(&std::fs::read(&p).unwrap()).unwrap(),
-            json!([1, 2])
-        );
+        write_finished(&p, Layout::Document, &[json!({"a": 1})]);
+        assert_eq!(read_json(&p), json!({"a": 1}));
+        write_finished(&p, Layout::Array, &[json!(1), json!(2)]);
+        assert_eq!(read_json(&p), json!([1, 2]));
     }
 
     #[test]
     fn gzip_output_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.jsonl.gz");
-        let mut w = SessionWriter::file(&p, Layout::Jsonl).unwrap();
-        w.write(&json!({"a": 1})).unwrap();
-        w.finish().unwrap();
+        write_finished(&p, Layout::Jsonl, &[json!({"a": 1})]);
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
     }

@@ -194,28 +194,36 @@ mod tests {
         }
     }
 
+    /// Each text is estimated at its count.
+    fn assert_estimates(cases: &[(&str, u64)]) {
+        for &(text, tokens) in cases {
+            assert_eq!(estimate(text), tokens, "{text:?}");
+        }
+    }
+
     #[test]
     fn ascii_is_chars_over_four_rounded_up() {
-        assert_eq!(estimate(""), 0);
-        assert_eq!(estimate("a"), 1);
-        assert_eq!(estimate("abcd"), 1);
-        assert_eq!(estimate("abcde"), 2);
+        assert_estimates(&[("", 0), ("a", 1), ("abcd", 1), ("abcde", 2)]);
     }
 
     #[test]
     fn cjk_counts_one_per_code_point() {
-        assert_eq!(estimate("你好世界"), 4);
-        assert_eq!(estimate("안녕"), 2);
-        assert_eq!(estimate("カタカナ"), 4);
-        // 4 dense + "ab" (2 bytes -> 1 token)
-        assert_eq!(estimate("ab你好世界"), 5);
+        assert_estimates(&[
+            ("你好世界", 4),
+            ("안녕", 2),
+            ("カタカナ", 4),
+            // 4 dense + "ab" (2 bytes -> 1 token)
+            ("ab你好世界", 5),
+        ]);
     }
 
     #[test]
     fn other_scripts_count_utf8_bytes() {
-        // "é" is 2 bytes, 4 of them are 8 bytes -> 2 tokens.
-        assert_eq!(estimate("éééé"), 2);
-        // An emoji is 4 bytes -> 1 token.
-        assert_eq!(estimate("🙂"), 1);
+        assert_estimates(&[
+            // "é" is 2 bytes, 4 of them are 8 bytes -> 2 tokens.
+            ("éééé", 2),
+            // An emoji is 4 bytes -> 1 token.
+            ("🙂", 1),
+        ]);
     }
 }

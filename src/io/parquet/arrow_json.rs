@@ -20,7 +20,7 @@ use arrow_array::types::{
     Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, OffsetSizeTrait};
+use arrow_array::{Array, ArrowPrimitiveType, OffsetSizeTrait};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::{DataType, TimeUnit};
 use serde_json::{Map, Number, Value};
@@ -32,7 +32,7 @@ pub(super) fn supported(dt: &DataType) -> Result<(), String> {
         | DataType::Union(_, _)
         | DataType::RunEndEncoded(_, _)
         | DataType::ListView(_)
-        | DataType::LargeListView(_) => Err(format!("type {dt} has no JSON form here")),
+        | DataType::LargeListView(_) => Err(no_json_form(dt)),
         DataType::List(f)
         | DataType::LargeList(f)
         | DataType::FixedSizeList(f, _)
@@ -42,11 +42,16 @@ pub(super) fn supported(dt: &DataType) -> Result<(), String> {
             if key.is_dictionary_key_type() {
                 supported(value)
             } else {
-                Err(format!("type {dt} has no JSON form here"))
+                Err(no_json_form(dt))
             }
         }
         _ => Ok(()),
     }
+}
+
+/// The error for a value of type `dt`, which has no JSON form.
+fn no_json_form(dt: &DataType) -> String {
+    format!("type {dt} has no JSON form here")
 }
 
 /// The string at `i` of a string column (`None` for null or another type).
@@ -63,13 +68,31 @@ pub(super) fn string_at(a: &dyn Array, i: usize) -> Option<&str> {
     a.as_string_view_opt().map(|s| s.value(i))
 }
 
+/// Value `i` of a column of a type with one Arrow array type per time unit
+/// (timestamps, durations): `S`, `Ms`, `Us` and `Ns` for seconds to
+/// nanoseconds. `None` when `a` is not of the type `unit` names.
+fn by_unit<S, Ms, Us, Ns>(a: &dyn Array, i: usize, unit: &TimeUnit) -> Option<i64>
+where
+    S: ArrowPrimitiveType<Native = i64>,
+    Ms: ArrowPrimitiveType<Native = i64>,
+    Us: ArrowPrimitiveType<Native = i64>,
+    Ns: ArrowPrimitiveType<Native = i64>,
+{
+    match unit {
+        TimeUnit::Second => a.as_primitive_opt::<S>().map(|x| x.value(i)),
+        TimeUnit::Millisecond => a.as_primitive_opt::<Ms>().map(|x| x.value(i)),
+        TimeUnit::Microsecond => a.as_primitive_opt::<Us>().map(|x| x.value(i)),
+        TimeUnit::Nanosecond => a.as_primitive_opt::<Ns>().map(|x| x.value(i)),
+    }
+}
+
 /// Value `i` of `a` as JSON. `omit_nulls` leaves null struct fields out
 /// (inside messages, where Arrow's union-of-keys structs put them).
 pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value, String> {
     if matches!(a.data_type(), DataType::Null) || a.is_null(i) {
         return Ok(Value::Null);
     }
-    let unsupported = || format!("type {} has no JSON form here", a.data_type());
+    let unsupported = || no_json_form(a.data_type());
     macro_rules! prim {
         ($t:ty, $conv:expr) => {{
             let arr = a.as_primitive_opt::<$t>().ok_or_else(unsupported)?;
@@ -117,18 +140,12 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
         }),
         DataType::Timestamp(unit, tz) => {
             let z = tz.is_some();
-            let v = match unit {
-                TimeUnit::Second => a.as_primitive_opt::<TimestampSecondType>().map(|x| x.value(i)),
-                TimeUnit::Millisecond => {
-                    a.as_primitive_opt::<TimestampMillisecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Microsecond => {
-                    a.as_primitive_opt::<TimestampMicrosecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Nanosecond => {
-                    a.as_primitive_opt::<TimestampNanosecondType>().map(|x| x.value(i))
-                }
-            }
+            let v = by_unit::<
+                TimestampSecondType,
+                TimestampMillisecondType,
+                TimestampMicrosecondType,
+                TimestampNanosecondType,
+            >(a, i, unit)
             .ok_or_else(unsupported)?;
             Ok(Value::String(timestamp(v, unit, z)))
         }
@@ -153,18 +170,12 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
             Ok(Value::String(time_of_day(v, unit)))
         }
         DataType::Duration(unit) => {
-            let v = match unit {
-                TimeUnit::Second => a.as_primitive_opt::<DurationSecondType>().map(|x| x.value(i)),
-                TimeUnit::Millisecond => {
-                    a.as_primitive_opt::<DurationMillisecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Microsecond => {
-                    a.as_primitive_opt::<DurationMicrosecondType>().map(|x| x.value(i))
-                }
-                TimeUnit::Nanosecond => {
-                    a.as_primitive_opt::<DurationNanosecondType>().map(|x| x.value(i))
-                }
-            }
+            let v = by_unit::<
+                DurationSecondType,
+                DurationMillisecondType,
+                DurationMicrosecondType,
+                DurationNanosecondType,
+            >(a, i, unit)
             .ok_or_else(unsupported)?;
             Ok(Value::from(v))
         }
@@ -261,9 +272,7 @@ fn list_value<O: OffsetSizeTrait>(
     i: usize,
     omit_nulls: bool,
 ) -> Result<Value, String> {
-    let list = a
-        .as_list_opt::<O>()
-        .ok_or_else(|| format!("type {} has no JSON form here", a.data_type()))?;
+    let list = a.as_list_opt::<O>().ok_or_else(|| no_json_form(a.data_type()))?;
     let (start, end) = span(list.value_offsets(), i)?;
     let values = list.values();
     (start..end)
@@ -277,9 +286,7 @@ fn dictionary_value<K: ArrowDictionaryKeyType>(
     i: usize,
     omit_nulls: bool,
 ) -> Result<Value, String> {
-    let d = a
-        .as_dictionary_opt::<K>()
-        .ok_or_else(|| format!("type {} has no JSON form here", a.data_type()))?;
+    let d = a.as_dictionary_opt::<K>().ok_or_else(|| no_json_form(a.data_type()))?;
     let values = d.values();
     let key = d.keys().value(i).to_usize().filter(|k| *k < values.len());
     let Some(key) = key else { return Err(format!("dictionary key at {i} out of range")) };

@@ -25,8 +25,10 @@ pub const REPORT_COLUMN: &str = "compactor_report";
 /// What joins the texts of a content array's parts in the `content` field.
 const PART_SEPARATOR: &str = "\n";
 
+/// The two optional strings of a [`Pair`].
+type PairStrings = (Option<String>, Option<String>);
 /// A `{name, arguments}` or `{url, detail}` pair of optional strings.
-type Pair = Option<(Option<String>, Option<String>)>;
+type Pair = Option<PairStrings>;
 
 /// One content part of a multimodal message.
 #[derive(Debug, Default, PartialEq)]
@@ -293,10 +295,9 @@ fn message_row(m: &Value, bytes: &mut usize) -> Option<MsgRow> {
         }
     };
     let mut row = MsgRow::default();
-    let mut extra = Map::new();
-    for (k, v) in map {
+    let mut extra = untyped(map, |k, v| {
         *bytes += k.len() + json_size(v);
-        let fits = match (k.as_str(), v) {
+        match (k, v) {
             ("role", Value::String(s)) => set(&mut row.role, s),
             ("content", Value::String(s)) => set(&mut row.content, s),
             // A null field reads back as `content: null` (see `NO_CONTENT`).
@@ -325,16 +326,28 @@ fn message_row(m: &Value, bytes: &mut usize) -> Option<MsgRow> {
                 true
             }
             _ => false,
-        };
-        if !fits {
-            extra.insert(k.clone(), v.clone());
         }
-    }
+    });
     if !map.contains_key("content") {
         extra.insert(NO_CONTENT.into(), Value::Bool(true));
     }
     row.extra = object_text(extra);
     Some(row)
+}
+
+/// The entries of `map` that `typed` does not take (it returns false for
+/// them), for the row's `extra` object.
+fn untyped(
+    map: &Map<String, Value>,
+    mut typed: impl FnMut(&str, &Value) -> bool,
+) -> Map<String, Value> {
+    let mut extra = Map::new();
+    for (k, v) in map {
+        if !typed(k, v) {
+            extra.insert(k.clone(), v.clone());
+        }
+    }
+    extra
 }
 
 fn set(slot: &mut Option<String>, s: &str) -> bool {
@@ -377,33 +390,27 @@ fn call_row(v: &Value) -> CallRow {
         return CallRow { extra: Some(to_json_text(v)), ..CallRow::default() };
     };
     let mut call = CallRow::default();
-    let mut extra = Map::new();
-    for (k, v) in map {
-        let fits = match (k.as_str(), v) {
-            ("id", Value::String(s)) => set(&mut call.id, s),
-            ("type", Value::String(s)) => set(&mut call.kind, s),
-            ("function", Value::Object(f)) => {
-                let (mut name, mut arguments, mut exact) = (None, None, true);
-                for (fk, fv) in f {
-                    match (fk.as_str(), fv) {
-                        ("name", Value::String(s)) => name = Some(s.clone()),
-                        ("arguments", Value::String(s)) => arguments = Some(s.clone()),
-                        ("arguments", other) if !other.is_null() => {
-                            arguments = Some(to_json_text(other));
-                            exact = false;
-                        }
-                        _ => exact = false,
+    let extra = untyped(map, |k, v| match (k, v) {
+        ("id", Value::String(s)) => set(&mut call.id, s),
+        ("type", Value::String(s)) => set(&mut call.kind, s),
+        ("function", Value::Object(f)) => {
+            let (mut name, mut arguments, mut exact) = (None, None, true);
+            for (fk, fv) in f {
+                match (fk.as_str(), fv) {
+                    ("name", Value::String(s)) => name = Some(s.clone()),
+                    ("arguments", Value::String(s)) => arguments = Some(s.clone()),
+                    ("arguments", other) if !other.is_null() => {
+                        arguments = Some(to_json_text(other));
+                        exact = false;
                     }
+                    _ => exact = false,
                 }
-                call.function = Some((name, arguments));
-                exact
             }
-            _ => false,
-        };
-        if !fits {
-            extra.insert(k.clone(), v.clone());
+            call.function = Some((name, arguments));
+            exact
         }
-    }
+        _ => false,
+    });
     call.extra = object_text(extra);
     call
 }
@@ -420,46 +427,64 @@ fn pair_fields(a: &str, b: &str) -> Fields {
     Fields::from(vec![utf8_field(a), utf8_field(b)])
 }
 
-fn part_fields() -> Fields {
-    Fields::from(vec![
-        utf8_field("type"),
-        utf8_field("text"),
-        Arc::new(Field::new("image_url", DataType::Struct(pair_fields("url", "detail")), true)),
-    ])
+/// The (nullable) item field of a list of structs of `fields`.
+fn struct_item(fields: Fields) -> FieldRef {
+    Arc::new(Field::new("item", DataType::Struct(fields), true))
 }
 
-fn part_item() -> FieldRef {
-    Arc::new(Field::new("item", DataType::Struct(part_fields()), true))
+/// A nullable field `name` of lists of structs of `fields`.
+fn list_field(name: &str, fields: Fields) -> FieldRef {
+    Arc::new(Field::new(name, DataType::List(struct_item(fields)), true))
 }
 
-fn tool_call_fields() -> Fields {
-    Fields::from(vec![
-        utf8_field("id"),
-        utf8_field("type"),
-        Arc::new(Field::new("function", DataType::Struct(pair_fields("name", "arguments")), true)),
-        utf8_field("extra"),
-    ])
+/// One child of the item struct of a message's list (parts, tool calls):
+/// its field, and where an item holds its value.
+enum Child<T> {
+    /// A utf8 field.
+    Text(&'static str, fn(&T) -> Option<&str>),
+    /// A struct field (its name, then its two utf8 fields' names).
+    Pair(&'static str, [&'static str; 2], fn(&T) -> Option<&PairStrings>),
 }
 
-fn tool_call_item() -> FieldRef {
-    Arc::new(Field::new("item", DataType::Struct(tool_call_fields()), true))
+fn part_children() -> [Child<PartRow>; 3] {
+    [
+        Child::Text("type", |p| p.kind.as_deref()),
+        Child::Text("text", |p| p.text.as_deref()),
+        Child::Pair("image_url", ["url", "detail"], |p| p.image_url.as_ref()),
+    ]
+}
+
+fn tool_call_children() -> [Child<CallRow>; 4] {
+    [
+        Child::Text("id", |c| c.id.as_deref()),
+        Child::Text("type", |c| c.kind.as_deref()),
+        Child::Pair("function", ["name", "arguments"], |c| c.function.as_ref()),
+        Child::Text("extra", |c| c.extra.as_deref()),
+    ]
+}
+
+/// The fields of a struct of `children`.
+fn child_fields<T>(children: &[Child<T>]) -> Fields {
+    let field = |child: &Child<T>| match child {
+        Child::Text(name, _) => utf8_field(name),
+        Child::Pair(name, [a, b], _) => {
+            Arc::new(Field::new(*name, DataType::Struct(pair_fields(a, b)), true))
+        }
+    };
+    children.iter().map(field).collect()
 }
 
 fn message_fields() -> Fields {
     Fields::from(vec![
         utf8_field("role"),
         utf8_field("content"),
-        Arc::new(Field::new("parts", DataType::List(part_item()), true)),
+        list_field("parts", child_fields(&part_children())),
         utf8_field("name"),
         utf8_field("tool_call_id"),
-        Arc::new(Field::new("tool_calls", DataType::List(tool_call_item()), true)),
+        list_field("tool_calls", child_fields(&tool_call_children())),
         utf8_field("reasoning_content"),
         utf8_field("extra"),
     ])
-}
-
-fn message_item() -> FieldRef {
-    Arc::new(Field::new("item", DataType::Struct(message_fields()), true))
 }
 
 /// The one schema of every Parquet file written here (see the module doc),
@@ -468,7 +493,7 @@ pub fn schema() -> SchemaRef {
     let fields = vec![
         Field::new("id", DataType::Utf8, true),
         Field::new("source", DataType::Utf8, true).with_metadata(encoding("source")),
-        Field::new("messages", DataType::List(message_item()), true)
+        Field::new("messages", DataType::List(struct_item(message_fields())), true)
             .with_metadata(encoding("messages")),
         Field::new("tools", DataType::Utf8, true).with_metadata(encoding("json")),
         Field::new("compaction", DataType::Utf8, true).with_metadata(encoding("json")),
@@ -502,12 +527,19 @@ fn offsets(lengths: impl Iterator<Item = usize>) -> Result<OffsetBuffer<i32>, St
     Ok(OffsetBuffer::new(ScalarBuffer::from(out)))
 }
 
-/// A struct array of optional string pairs.
-fn pair_array(
+/// A struct array of `fields` whose children are `columns` (null where `nulls` says).
+fn struct_array(
     fields: Fields,
-    pairs: &[Option<&(Option<String>, Option<String>)>],
+    columns: Vec<ArrayRef>,
+    nulls: Option<NullBuffer>,
 ) -> Result<ArrayRef, String> {
-    let array = StructArray::try_new(
+    let array = StructArray::try_new(fields, columns, nulls).map_err(|e| e.to_string())?;
+    Ok(Arc::new(array))
+}
+
+/// A struct array of optional string pairs.
+fn pair_array(fields: Fields, pairs: &[Option<&PairStrings>]) -> Result<ArrayRef, String> {
+    struct_array(
         fields,
         vec![
             utf8(pairs.iter().map(|p| p.and_then(|p| p.0.as_deref())))?,
@@ -515,8 +547,6 @@ fn pair_array(
         ],
         nulls(pairs.iter().map(Option::is_some).collect()),
     )
-    .map_err(|e| e.to_string())?;
-    Ok(Arc::new(array))
 }
 
 /// A list array of `item` over `lists` (a null list for `None`), whose items are `values`.
@@ -535,65 +565,49 @@ fn list_array<T>(
     Ok(Arc::new(list))
 }
 
-fn parts_array(msgs: &[Option<&MsgRow>]) -> Result<ArrayRef, String> {
-    let lists: Vec<Option<&Vec<PartRow>>> =
-        msgs.iter().map(|m| m.and_then(|m| m.parts.as_ref())).collect();
-    let parts: Vec<&PartRow> = lists.iter().flatten().flat_map(|p| p.iter()).collect();
-    let urls: Vec<_> = parts.iter().map(|p| p.image_url.as_ref()).collect();
-    let part = StructArray::try_new(
-        part_fields(),
-        vec![
-            utf8(parts.iter().map(|p| p.kind.as_deref()))?,
-            utf8(parts.iter().map(|p| p.text.as_deref()))?,
-            pair_array(pair_fields("url", "detail"), &urls)?,
-        ],
-        None,
-    )
-    .map_err(|e| e.to_string())?;
-    list_array(part_item(), &lists, Arc::new(part))
-}
-
-fn tool_calls_array(msgs: &[Option<&MsgRow>]) -> Result<ArrayRef, String> {
-    let lists: Vec<Option<&Vec<CallRow>>> =
-        msgs.iter().map(|m| m.and_then(|m| m.tool_calls.as_ref())).collect();
-    let calls: Vec<&CallRow> = lists.iter().flatten().flat_map(|c| c.iter()).collect();
-    let fns: Vec<_> = calls.iter().map(|c| c.function.as_ref()).collect();
-    let call = StructArray::try_new(
-        tool_call_fields(),
-        vec![
-            utf8(calls.iter().map(|c| c.id.as_deref()))?,
-            utf8(calls.iter().map(|c| c.kind.as_deref()))?,
-            pair_array(pair_fields("name", "arguments"), &fns)?,
-            utf8(calls.iter().map(|c| c.extra.as_deref()))?,
-        ],
-        None,
-    )
-    .map_err(|e| e.to_string())?;
-    list_array(tool_call_item(), &lists, Arc::new(call))
+/// A list column of one list per message (null for a missing message or
+/// list): `list` picks a message's items, whose struct is of `children`.
+fn message_lists<T>(
+    msgs: &[Option<&MsgRow>],
+    list: fn(&MsgRow) -> Option<&Vec<T>>,
+    children: &[Child<T>],
+) -> Result<ArrayRef, String> {
+    let lists: Vec<Option<&Vec<T>>> = msgs.iter().map(|m| m.and_then(list)).collect();
+    let items: Vec<&T> = lists.iter().flatten().flat_map(|l| l.iter()).collect();
+    let column = |child: &Child<T>| match child {
+        Child::Text(_, get) => utf8(items.iter().map(|item| get(item))),
+        Child::Pair(_, [a, b], get) => {
+            let pairs: Vec<_> = items.iter().map(|item| get(item)).collect();
+            pair_array(pair_fields(a, b), &pairs)
+        }
+    };
+    let columns = children.iter().map(column).collect::<Result<Vec<_>, _>>()?;
+    let fields = child_fields(children);
+    let values = struct_array(fields.clone(), columns, None)?;
+    list_array(struct_item(fields), &lists, values)
 }
 
 fn messages_array(rows: &[Row]) -> Result<ArrayRef, String> {
     let msgs: Vec<Option<&MsgRow>> =
         rows.iter().flat_map(|r| r.messages.iter().flatten()).map(Option::as_ref).collect();
     let field = |f: fn(&MsgRow) -> Option<&str>| utf8(msgs.iter().map(|m| m.and_then(f)));
-    let structs = StructArray::try_new(
+    let structs = struct_array(
         message_fields(),
         vec![
             field(|m| m.role.as_deref())?,
             field(|m| m.content.as_deref())?,
-            parts_array(&msgs)?,
+            message_lists(&msgs, |m| m.parts.as_ref(), &part_children())?,
             field(|m| m.name.as_deref())?,
             field(|m| m.tool_call_id.as_deref())?,
-            tool_calls_array(&msgs)?,
+            message_lists(&msgs, |m| m.tool_calls.as_ref(), &tool_call_children())?,
             field(|m| m.reasoning_content.as_deref())?,
             field(|m| m.extra.as_deref())?,
         ],
         nulls(msgs.iter().map(Option::is_some).collect()),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let lists: Vec<Option<&Vec<Option<MsgRow>>>> =
         rows.iter().map(|r| r.messages.as_ref()).collect();
-    list_array(message_item(), &lists, Arc::new(structs))
+    list_array(struct_item(message_fields()), &lists, structs)
 }
 
 fn build_batch(schema: &SchemaRef, rows: &[Row]) -> Result<RecordBatch, String> {
