@@ -205,7 +205,7 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// The arguments parsed as a JSON object, if they are one. Parsed once per
-    /// distinct text (see [`crate::memo::call_args`]).
+    /// distinct text (see `memo::call_args`).
     pub fn args_object(&self) -> Option<Arc<Map<String, Value>>> {
         crate::memo::call_args::parsed(&self.arguments)
     }
