@@ -453,3 +453,34 @@ fn corpus_openai_sessions_survive_anthropic_and_back() {
     assert_eq!(sessions, 5);
     assert!(after < before / 2, "{before} -> {after}");
 }
+
+/// A top-level `system` field that is not the prompt (kept by
+/// `--keep-source-fields`) never takes the prompt's key, before or after the
+/// messages: the Anthropic record's `system` is the prompt, the field rides as
+/// `openai_system`, and converting back gives the input byte for byte.
+#[test]
+fn a_source_system_field_never_replaces_the_prompt() {
+    let dir = TestDir::new();
+    let prompt = r#"{"role":"system","content":"You are helpful."},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}"#;
+    for line in [
+        format!(r#"{{"messages":[{prompt}],"system":{{"note":"x"}}}}"#),
+        format!(r#"{{"system":{{"note":"x"}},"messages":[{prompt}]}}"#),
+    ] {
+        let input = dir.write("in.jsonl", format!("{line}\n"));
+        let (there, back) = (dir.join("there.jsonl"), dir.join("back.jsonl"));
+        let convert = |from: &PathBuf, to: &str, out: &PathBuf| {
+            run_ok(
+                compactor()
+                    .args(["compact", "-q", "--keep-source-fields", "--to", to, "-o"])
+                    .arg(out)
+                    .arg(from),
+            );
+        };
+        convert(&input, "anthropic", &there);
+        let written = json_lines(&std::fs::read_to_string(&there).unwrap());
+        assert_eq!(written[0]["system"], "You are helpful.", "{line}");
+        assert_eq!(written[0]["openai_system"], serde_json::json!({"note": "x"}), "{line}");
+        convert(&there, "openai", &back);
+        assert_eq!(std::fs::read_to_string(&back).unwrap(), format!("{line}\n"));
+    }
+}

@@ -672,10 +672,9 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     let has_prompt = system.is_some();
     let mut messages: Vec<(&str, Value)> = system.map(|s| ("system", s)).into_iter().collect();
     messages.push(("messages", Value::Array(encode_messages(rest))));
-    // The prompt is placed with the messages: a `system` field after them is
-    // written as it is.
-    let not_prompt =
-        |v: &Value, pending: bool| (pending && has_prompt) || v.is_string() || v.is_array();
+    // `system` is the prompt's key: a source field of that name is carried
+    // aside when there is a prompt, or when it would be read back as one.
+    let not_prompt = |v: &Value| has_prompt || v.is_string() || v.is_array();
     let mut out = write_top(session, messages, not_prompt);
     carry_session(&mut out, session, compaction);
     Value::Object(out)

@@ -149,12 +149,12 @@ impl Top {
 /// its `extra` in order, with `messages` (the dialect's keys for them, in
 /// order) at the `messages` key, the tool schemas at a `tools` slot, other
 /// unfilled slots left out, and a `system` field that is not the prompt
-/// (`not_prompt(value, messages still to place)`) as [`OPENAI_SYSTEM`]. What
+/// (`not_prompt(value)`) as [`OPENAI_SYSTEM`]. What
 /// found no key goes last: the messages, then the tools.
 pub(crate) fn write_top(
     session: &Session,
     messages: Vec<(&str, Value)>,
-    not_prompt: impl Fn(&Value, bool) -> bool,
+    not_prompt: impl Fn(&Value) -> bool,
 ) -> Map<String, Value> {
     let mut out = Map::new();
     let mut messages = Some(messages);
@@ -171,7 +171,7 @@ pub(crate) fn write_top(
                     out.insert("tools".into(), t);
                 }
             }
-            "system" if not_prompt(v, messages.is_some()) => {
+            "system" if not_prompt(v) => {
                 out.insert(OPENAI_SYSTEM.into(), v.clone());
             }
             _ if is_slot(v) => {}

@@ -582,7 +582,7 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
     let rest = if top.is_some() { &msgs[1..] } else { msgs };
     let system = top.and_then(|m| message_json(m).get("content").cloned());
     let conversations = vec![("conversations", Value::Array(encode_entries(rest)))];
-    let mut out = write_top(session, conversations, |v, _| top.is_some() || v.is_string());
+    let mut out = write_top(session, conversations, |v| top.is_some() || v.is_string());
     if let Some(s) = system {
         let at = top
             .and_then(layout_of)
