@@ -41,7 +41,6 @@ fn cases() -> Vec<Case> {
 fn golden_cases() {
     let cases = cases();
     assert!(cases.len() >= 4, "golden cases are missing");
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let dir = TestDir::new();
     for case in cases {
         let out = dir.join(&format!("{}.out.jsonl", case.name));
@@ -65,15 +64,7 @@ fn golden_cases() {
         let golden = root().join("fixtures/golden");
         for (got, suffix) in [(&out, "expected.jsonl"), (&report, "report.jsonl")] {
             let want: &Path = &golden.join(format!("{}.{suffix}", case.name));
-            let got = std::fs::read_to_string(got).unwrap();
-            if update {
-                std::fs::write(want, &got).unwrap();
-            } else {
-                let expected = std::fs::read_to_string(want).unwrap_or_else(|_| {
-                    panic!("{} is missing: run with UPDATE_GOLDEN=1", want.display())
-                });
-                eqnice!(expected, got);
-            }
+            assert_golden(want, &std::fs::read_to_string(got).unwrap());
         }
     }
 }

@@ -457,12 +457,7 @@ fn summarizer_prompt_golden() {
     }
     assert!(got.contains("[REDACTED:openai_key]") && got.contains("[image omitted]"));
     let want = root().join("fixtures/summarizer/prompt.golden.txt");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&want, &got).unwrap();
-    }
-    let expected = std::fs::read_to_string(&want)
-        .unwrap_or_else(|_| panic!("{} is missing: run with UPDATE_GOLDEN=1", want.display()));
-    eqnice!(expected, got);
+    assert_golden(&want, &got);
 }
 
 #[test]
@@ -576,10 +571,5 @@ fn summarizer_prompt_golden_updates_a_previous_summary_without_nesting_it() {
         assert!(!user.contains(frame), "{frame} was sent: {user}");
     }
     let want = root().join("fixtures/summarizer/prompt_update.golden.txt");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&want, &got).unwrap();
-    }
-    let expected = std::fs::read_to_string(&want)
-        .unwrap_or_else(|_| panic!("{} is missing: run with UPDATE_GOLDEN=1", want.display()));
-    eqnice!(expected, got);
+    assert_golden(&want, &got);
 }

@@ -162,3 +162,15 @@ pub fn session_counts(s: &Session) -> (usize, usize, usize) {
 pub fn o200k_meter() -> Meter {
     Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
 }
+
+/// `got` against the golden file `want`; with `UPDATE_GOLDEN` set, `got`
+/// becomes the golden file instead (review the diff).
+pub fn assert_golden(want: &Path, got: &str) {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(want, got).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(want)
+        .unwrap_or_else(|_| panic!("{} is missing: run with UPDATE_GOLDEN=1", want.display()));
+    eqnice!(expected, got);
+}
