@@ -103,6 +103,13 @@ impl Engine<'_> {
             reason,
             raw,
         };
+        // One session's outcome: what it wrote, or its rejection with `raw`.
+        let settle = |out: &mut Vec<Processed>,
+                      done: Result<Option<Processed>, (Source, String)>,
+                      raw: Vec<u8>| match done {
+            Ok(done) => out.extend(done),
+            Err((source, why)) => out.push(reject(source, why, raw)),
+        };
         // Kept text is written back only by a kept session's own writer,
         // which gives the lines JSON Lines output and redaction use.
         let keep = format == Format::OpenAi && self.same(format) && (self.lines || self.redact);
@@ -147,18 +154,20 @@ impl Engine<'_> {
                         RecordSessions::One(record) => {
                             let raws = raw.clone().map(|r| vec![r]);
                             let bytes = raw_of(&record, raw);
-                            match self.session(input, format, vec![record], raws) {
-                                Ok(done) => out.extend(done),
-                                Err(e) => out.push(reject(e.0, e.1, bytes)),
-                            }
+                            settle(
+                                &mut out,
+                                self.session(input, format, vec![record], raws),
+                                bytes,
+                            );
                         }
                         RecordSessions::Items(items) => {
                             for rec in items {
                                 let bytes = raw_of(&rec, None);
-                                match self.session(input, format, vec![rec], None) {
-                                    Ok(done) => out.extend(done),
-                                    Err(e) => out.push(reject(e.0, e.1, bytes)),
-                                }
+                                settle(
+                                    &mut out,
+                                    self.session(input, format, vec![rec], None),
+                                    bytes,
+                                );
                             }
                         }
                     }
@@ -185,10 +194,7 @@ impl Engine<'_> {
                 }
                 let bytes: Vec<u8> = raws.join(&b'\n');
                 let raws = all_lines.then_some(raws);
-                match self.session(input, format, good, raws) {
-                    Ok(done) => out.extend(done),
-                    Err(e) => out.push(reject(e.0, e.1, bytes)),
-                }
+                settle(&mut out, self.session(input, format, good, raws), bytes);
                 out
             }
         }
