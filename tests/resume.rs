@@ -118,10 +118,7 @@ fn resume_needs_a_directory_output() {
     assert!(err.contains("--resume needs a directory output"), "{err}");
 }
 
-/// Rounds of kills at most; the test stops after 4 once a kill landed mid-run.
-const MAX_ROUNDS: usize = 10;
-
-/// A small deterministic generator for the kill times (no `rand` needed).
+/// A small deterministic generator for the kill points (no `rand` needed).
 fn next(state: &mut u64) -> u64 {
     *state ^= *state << 13;
     *state ^= *state >> 7;
@@ -129,44 +126,120 @@ fn next(state: &mut u64) -> u64 {
     *state
 }
 
-/// Kills real runs with SIGKILL at pseudo-random moments, several times over,
-/// resuming after each kill; then checks both promises: only complete files
-/// under final names at every stop, and the resumed result byte-identical to a
-/// run that was never interrupted. `RESUME_SEED` picks other moments.
+/// Inputs of the kill tests: enough work for many output batches (a batch is
+/// committed every `BATCH_FILES` files or 100 ms, `io/sync_batch.rs`), so a
+/// run records its progress several times before it ends.
+const KILL_INPUTS: usize = 96;
+
+fn kill_seed() -> u64 {
+    let seed =
+        std::env::var("RESUME_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e37_79b9);
+    eprintln!("kill points from RESUME_SEED={seed}");
+    seed
+}
+
+/// Every file under a final name is complete: it equals the reference.
+fn assert_complete(out: &Path, expected: &BTreeMap<String, Vec<u8>>, when: &str) {
+    for (name, body) in outputs(out) {
+        assert_eq!(&body, &expected[&name], "{name} incomplete after a kill {when}");
+    }
+}
+
+/// Resumes `out` once more to the end; checks it skipped exactly what the
+/// manifest held and gives the reference bytes. Returns how many it skipped.
+fn finish(input: &Path, out: &Path, expected: &BTreeMap<String, Vec<u8>>, what: &str) -> usize {
+    let recorded = manifest_lines(out).min(KILL_INPUTS);
+    let last = run_ok(&mut compact(input, out, &["--resume"]));
+    let skipped = skipped(&last.stderr);
+    // Every input the manifest recorded is skipped; the rest is done now.
+    assert_eq!(skipped, recorded, "{what}");
+    assert_eq!(&outputs(out), expected, "{what}: resumed output differs");
+    assert_eq!(manifest_lines(out), KILL_INPUTS);
+    skipped
+}
+
+/// Kills real runs with SIGKILL once they have recorded progress, several
+/// times over, resuming after each kill; then checks both promises: only
+/// complete files under final names at every stop, and the resumed result
+/// byte-identical to a run that was never interrupted.
+///
+/// The kill waits on what the run did, not on the clock: it polls the
+/// manifest and kills once it holds more lines than the run started with (a
+/// seeded threshold within the first half of the work left) and fewer than
+/// all, so the kill lands mid-run on a fast machine and a loaded one alike.
+/// `RESUME_SEED` picks other thresholds.
 #[cfg(unix)]
 #[test]
 fn a_killed_run_is_finished_by_resume_with_identical_bytes() {
     let dir = TestDir::new();
-    let input = synth_inputs(&dir, 24, 60_000);
+    let input = synth_inputs(&dir, KILL_INPUTS, 60_000);
     let reference = dir.join("reference");
-    // Kill moments are drawn over the length of an uninterrupted run, so that
-    // they land mid-run on a fast machine and on a loaded one alike.
+    run_ok(&mut compact(&input, &reference, &["-q"]));
+    let expected = outputs(&reference);
+    assert_eq!(expected.len(), KILL_INPUTS);
+
+    let mut state = kill_seed();
+    let mut mid_run_kills = 0;
+    for round in 0..3 {
+        let out = dir.join(&format!("out{round}"));
+        // Kill up to three times, each run resuming the one before.
+        for kill in 0..3 {
+            let start = manifest_lines(&out);
+            if start >= KILL_INPUTS {
+                break;
+            }
+            let half_left = ((KILL_INPUTS - start) / 2).max(1) as u64;
+            let threshold = start + 1 + (next(&mut state) % half_left) as usize;
+            let mut child = compact(&input, &out, &["-q", "--resume"])
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let seen = loop {
+                if child.try_wait().unwrap().is_some() {
+                    break None; // finished on its own before the threshold was seen
+                }
+                let lines = manifest_lines(&out);
+                if lines >= threshold && lines < KILL_INPUTS {
+                    let _ = child.kill(); // SIGKILL
+                    break Some(lines);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            };
+            child.wait().unwrap();
+            let when = format!("in round {round}, kill {kill}, at {seen:?} of {KILL_INPUTS}");
+            assert_complete(&out, &expected, &when);
+            if let Some(lines) = seen {
+                // The run was stopped between its first and last record.
+                assert!(manifest_lines(&out) >= lines, "{when}: the manifest lost lines");
+                mid_run_kills += 1;
+            }
+        }
+        let skipped = finish(&input, &out, &expected, &format!("round {round}"));
+        assert!(skipped > 0, "round {round}: the resume skipped nothing");
+    }
+    assert!(mid_run_kills >= 3, "only {mid_run_kills} of 9 kills landed mid-run");
+}
+
+/// The timed variant, an extra beside the test above: kills at pseudo-random
+/// moments over the length of an uninterrupted run. Whether a kill lands
+/// mid-run depends on the machine's speed, so only the two promises are
+/// asserted (complete files at every stop, identical bytes after resuming).
+#[cfg(unix)]
+#[test]
+fn a_run_killed_at_random_moments_resumes_to_identical_bytes() {
+    let dir = TestDir::new();
+    let input = synth_inputs(&dir, KILL_INPUTS, 60_000);
+    let reference = dir.join("reference");
     let started = std::time::Instant::now();
     run_ok(&mut compact(&input, &reference, &["-q"]));
     let run_ms = (started.elapsed().as_millis() as u64).max(50);
     let expected = outputs(&reference);
-    assert_eq!(expected.len(), 24);
 
-    let mut state: u64 =
-        std::env::var("RESUME_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e37_79b9);
-    eprintln!("kill moments from RESUME_SEED={state}");
-    let mut resumed_partway = false;
-    // How far into a run kills land, relative to an uninterrupted one: halved
-    // when a round ended with every input done, doubled when with none, so the
-    // kills find the middle however loaded the machine is.
-    let mut scale = 1.0f64;
-    for round in 0..MAX_ROUNDS {
-        if round >= 4 && resumed_partway {
-            break;
-        }
+    let mut state = kill_seed();
+    for round in 0..2 {
         let out = dir.join(&format!("out{round}"));
-        let mut done_before_last_kill = 0;
-        // Kill up to three times, each run resuming the one before.
         for _ in 0..3 {
-            // A share of the work left, drawn in [5%, 100%).
-            let share = (5 + next(&mut state) % 95) as f64 / 100.0;
-            let left = (24 - manifest_lines(&out).min(24)) as f64 / 24.0;
-            let delay = (scale * share * left * run_ms as f64) as u64 + 5;
+            let delay = (5 + next(&mut state) % 95) * run_ms / 100;
             let mut child = compact(&input, &out, &["-q", "--resume"])
                 .stderr(std::process::Stdio::null())
                 .spawn()
@@ -174,24 +247,8 @@ fn a_killed_run_is_finished_by_resume_with_identical_bytes() {
             std::thread::sleep(std::time::Duration::from_millis(delay));
             let _ = child.kill(); // SIGKILL
             child.wait().unwrap();
-            // Every file under a final name is complete: it equals the reference.
-            for (name, body) in outputs(&out) {
-                assert_eq!(body, expected[&name], "{name} incomplete after a kill at {delay} ms");
-            }
-            done_before_last_kill = manifest_lines(&out);
+            assert_complete(&out, &expected, &format!("at {delay} ms"));
         }
-        let last = run_ok(&mut compact(&input, &out, &["--resume"]));
-        let skipped = skipped(&last.stderr);
-        // Every input the manifest recorded is skipped; the rest is done now.
-        assert_eq!(skipped, done_before_last_kill.min(24), "round {round}");
-        resumed_partway |= skipped > 0 && skipped < 24;
-        assert_eq!(outputs(&out), expected, "round {round}: resumed output differs");
-        assert_eq!(manifest_lines(&out), 24);
-        match skipped {
-            0 => scale *= 2.0,
-            24 => scale /= 2.0,
-            _ => {}
-        }
+        finish(&input, &out, &expected, &format!("round {round}"));
     }
-    assert!(resumed_partway, "no kill landed in the middle of a run; try another RESUME_SEED");
 }
