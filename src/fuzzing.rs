@@ -22,7 +22,7 @@
 use crate::formats::{Format, Record, Unit};
 use crate::io::parquet::ParquetReader;
 use crate::io::{Input, Payload, RawRecord};
-use crate::model::{Session, Source};
+use crate::model::{History, Session, Source};
 use crate::pipeline::{Engine, Item, Job, JobReader, Output, Processed};
 use crate::policy::verify::verify;
 use crate::policy::{Mode, Policy, compact, summary};
@@ -203,7 +203,12 @@ fn check_job(engine: &Engine<'_>, job: Job) {
     let format = job.format;
     let adapter = format.adapter();
     let copies: Vec<RawRecord> = job.records.iter().map(copy_record).collect();
-    let out = engine.process(Job { input: job.input, format, records: job.records });
+    let out = engine.process(Job {
+        input: job.input,
+        format,
+        history: History::default(),
+        records: job.records,
+    });
 
     // Parse the records as the engine does, to know what it must give back.
     let mut parsed: Vec<Parsed> = Vec::new();
@@ -283,6 +288,7 @@ fn check_job(engine: &Engine<'_>, job: Job) {
         }
         let decoded = adapter.decode(
             unit.iter().map(|(s, v, _)| Record { source: s.clone(), value: v.clone() }).collect(),
+            History::default(),
         );
         match (result, &decoded) {
             (Processed::Session(done), Ok(_)) => {
@@ -332,7 +338,7 @@ fn round_trip(format: Format, unit: &[Parsed], session: &Session) {
         .zip(encoded)
         .map(|((s, _, _), value)| Record { source: s.clone(), value })
         .collect();
-    match adapter.decode(again) {
+    match adapter.decode(again, History::default()) {
         Ok(s) => assert!(s == *session, "{format}: decode(encode(s)) != s"),
         Err(e) => panic!("{format}: what encode wrote does not decode: {e}"),
     }
@@ -354,8 +360,9 @@ pub fn parquet(data: &[u8]) {
                 && let Payload::Value(v) = r.payload
             {
                 // A readable row is a record the OpenAI adapter gets: it must not panic either.
-                let _ =
-                    Format::OpenAi.adapter().decode(vec![Record { source: r.source, value: v }]);
+                let _ = Format::OpenAi
+                    .adapter()
+                    .decode(vec![Record { source: r.source, value: v }], History::default());
             }
             rows += 1;
             if rows >= PARQUET_MAX_ROWS {
@@ -542,10 +549,10 @@ pub fn pipeline(data: &[u8]) {
     };
     for (i, record) in records.iter().enumerate() {
         let source = Source { path: "fuzz.jsonl".into(), line: Some(i as u64 + 1), index: None };
-        let Ok(session) = Format::OpenAi
-            .adapter()
-            .decode(vec![Record { source: source.clone(), value: record.clone() }])
-        else {
+        let Ok(session) = Format::OpenAi.adapter().decode(
+            vec![Record { source: source.clone(), value: record.clone() }],
+            History::default(),
+        ) else {
             continue;
         };
         for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered] {
@@ -559,6 +566,7 @@ pub fn pipeline(data: &[u8]) {
         let job = || Job {
             input: 0,
             format: Format::OpenAi,
+            history: History::default(),
             records: body
                 .split(|&b| b == b'\n')
                 .take(8)
@@ -622,7 +630,7 @@ fn check_compaction(session: &Session, mode: Mode, window: u64) {
     let adapter = Format::OpenAi.adapter();
     for value in adapter.encode(&out.session, compaction) {
         let record = Record { source: session.source.clone(), value: value.clone() };
-        match adapter.decode(vec![record]) {
+        match adapter.decode(vec![record], History::default()) {
             Ok(back) => {
                 let again = adapter.encode(&back, None);
                 assert!(

@@ -3,7 +3,7 @@
 //! promise is checked. Skipped, with the reason printed, when the corpus is absent.
 
 use compactor::io::expand_inputs;
-use compactor::model::Session;
+use compactor::model::{History, Session};
 use compactor::pipeline::{Item, JobReader, decode_job};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
@@ -119,7 +119,7 @@ fn every_corpus_file_reads_in_its_format_and_compacts_validly() {
             .into_iter()
             .map(|value| compactor::formats::Record { source: session.source.clone(), value })
             .collect();
-        let back = adapter.decode(records).unwrap();
+        let back = adapter.decode(records, History::Full).unwrap();
         let c = &out.compaction;
         // Known miss (README, "Long turns"): a Codex summary merged into an
         // assistant message with calls reads back as two messages.

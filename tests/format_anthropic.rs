@@ -9,7 +9,7 @@ use crate::util::{
     TestDir, compactor, files_under, fixture, json_lines, line_records, o200k_meter, root, run_ok,
 };
 use compactor::formats::{DETECT_RECORDS, Format, Record};
-use compactor::model::{Part, Role, Session, Source};
+use compactor::model::{History, Part, Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, sanitize::validate, verify::verify};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub(crate) fn fixture_files(dir: &str) -> Vec<PathBuf> {
 pub(crate) fn decode(format: Format, record: &Record) -> Session {
     format
         .adapter()
-        .decode(vec![record.clone()])
+        .decode(vec![record.clone()], History::Full)
         .unwrap_or_else(|e| panic!("{}: {format} decode: {e}", record.source))
 }
 

@@ -9,7 +9,7 @@ use crate::util::{
 use compactor::formats::claude_code::ClaudeCode;
 use compactor::formats::openai::OpenAi;
 use compactor::formats::{Adapter, DETECT_RECORDS, Format, Record};
-use compactor::model::{Role, Session, Source};
+use compactor::model::{CallMark, History, Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -25,8 +25,15 @@ fn fixture_files() -> Vec<PathBuf> {
     files_under(&fixture("claude_code"), ".jsonl")
 }
 
+/// The log at `path` read `--history full` (the default).
 fn decode(path: &Path) -> Session {
-    ClaudeCode.decode(line_records(path)).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
+    decode_as(path, History::Full)
+}
+
+fn decode_as(path: &Path, history: History) -> Session {
+    ClaudeCode
+        .decode(line_records(path), history)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
 }
 
 fn is_main(v: &Value) -> bool {
@@ -47,7 +54,8 @@ fn blocks(v: &Value) -> Vec<&Value> {
 /// What the test counts straight from the file, independently of the adapter.
 #[derive(Debug, Default, PartialEq)]
 struct Counts {
-    /// Main-chain user + assistant events after the last compact boundary.
+    /// Main-chain user + assistant events: after the last compact boundary
+    /// (`live`), or all but the agent's summaries (`full`).
     chat_events: usize,
     /// Distinct runs of assistant events sharing one `message.id`.
     assistant_messages: usize,
@@ -60,16 +68,24 @@ struct Counts {
     boundaries: usize,
 }
 
-fn count(values: &[Value]) -> Counts {
+fn count(values: &[Value], history: History) -> Counts {
     let mut c = Counts::default();
     let boundary = |v: &Value| {
         ty(v) == "system" && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
     };
     c.boundaries = values.iter().filter(|v| boundary(v) && is_main(v)).count();
-    let live = values.iter().rposition(|v| boundary(v) && is_main(v)).map_or(0, |i| i + 1);
+    let live = match history {
+        History::Live => {
+            values.iter().rposition(|v| boundary(v) && is_main(v)).map_or(0, |i| i + 1)
+        }
+        History::Full => 0,
+    };
+    let agents_summary = |v: &Value| {
+        history == History::Full && v.get("isCompactSummary") == Some(&Value::Bool(true))
+    };
     let mut last_id: Option<&str> = None;
     for v in &values[live..] {
-        if !is_main(v) {
+        if !is_main(v) || agents_summary(v) {
             continue;
         }
         match ty(v) {
@@ -116,7 +132,7 @@ fn count_session(s: &Session) -> Counts {
         tool_results: role(Role::Tool),
         user_messages: role(Role::User),
         tool_calls: s.messages.iter().map(|m| m.tool_calls.len()).sum(),
-        boundaries: s.earlier_compactions.len(),
+        boundaries: s.recorded_compactions.len(),
     }
 }
 
@@ -125,6 +141,8 @@ fn count_session(s: &Session) -> Counts {
 fn assert_round_trip(path: &Path) -> (usize, usize) {
     let recs = line_records(path);
     let values: Vec<Value> = recs.iter().map(|r| r.value.clone()).collect();
+    let live = ClaudeCode.encode(&decode_as(path, History::Live), None);
+    assert_eq!(live, values, "{}: read live", path.display());
     let out = ClaudeCode.encode(&decode(path), None);
     assert_eq!(out.len(), values.len(), "{}: line count", path.display());
     for (i, (a, b)) in values.iter().zip(&out).enumerate() {
@@ -143,16 +161,24 @@ fn corpus_sessions_decode_with_the_counts_of_the_file() {
     let files = corpus_files(&dir);
     assert_eq!(files.len(), 4);
     let mut totals = (0, 0, 0);
-    for path in &files {
-        let s = decode(path);
+    for (path, history) in files.iter().flat_map(|p| [(p, History::Full), (p, History::Live)]) {
+        let s = decode_as(path, history);
         let values: Vec<Value> = line_records(path).into_iter().map(|r| r.value).collect();
-        let expected = count(&values);
-        assert_eq!(count_session(&s), expected, "{}", path.display());
+        let expected = count(&values, history);
+        assert_eq!(count_session(&s), expected, "{} {history}", path.display());
         assert!(s.tools.is_none());
         assert!(s.messages.iter().all(|m| !m.role.is_system()), "no invented system prompt");
         assert!(s.messages.iter().all(|m| m.meta.timestamp.is_some()));
-        let with_usage = s.messages.iter().filter(|m| m.meta.usage.is_some()).count();
-        assert_eq!(with_usage, expected.assistant_messages, "{}", path.display());
+        // Every provider call has its usage; Claude Code's own messages are no call.
+        let synthetic = |m: &&compactor::model::Message| {
+            m.extra.get("message").and_then(|x| x.get("model")).and_then(Value::as_str)
+                == Some("<synthetic>")
+        };
+        for m in s.messages.iter().filter(|m| m.role == Role::Assistant) {
+            let mark = if synthetic(&m) { CallMark::NoCall } else { CallMark::Opens };
+            assert_eq!(m.meta.call, mark, "{}", path.display());
+            assert!(m.meta.usage.is_some(), "{}", path.display());
+        }
         let passthrough: usize =
             s.messages.iter().map(|m| m.attached.len()).sum::<usize>() + s.trailing.len();
         let merged: usize = s
@@ -175,7 +201,7 @@ fn corpus_sessions_decode_with_the_counts_of_the_file() {
             path.display()
         );
         println!(
-            "{}: {} lines, {} chat events -> {} messages ({} user, {} assistant, {} tool), {} tool calls, {} earlier compactions, {} passthrough",
+            "{} ({history}): {} lines, {} chat events -> {} messages ({} user, {} assistant, {} tool), {} tool calls, {} recorded compactions, {} passthrough",
             path.display(),
             values.len(),
             expected.chat_events,
@@ -184,7 +210,7 @@ fn corpus_sessions_decode_with_the_counts_of_the_file() {
             expected.assistant_messages,
             expected.tool_results,
             expected.tool_calls,
-            s.earlier_compactions.len(),
+            s.recorded_compactions.len(),
             passthrough
         );
         totals.0 += s.messages.len();
@@ -346,6 +372,7 @@ fn corpus_sessions_compact_into_valid_event_streams() {
                             value: v.clone(),
                         })
                         .collect(),
+                    History::Full,
                 )
                 .unwrap();
             assert_eq!(shape(&again), shape(&out.session), "{what}");
@@ -424,11 +451,13 @@ fn no_other_dialect_fixture_is_claimed() {
 }
 
 #[test]
-fn edge_compact_boundary_keeps_only_the_live_context() {
-    let s = decode(&fixture("claude_code/edge_compact_boundary.jsonl"));
-    assert_eq!(s.earlier_compactions.len(), 1);
-    assert_eq!(s.earlier_compactions[0].pre_tokens, Some(155_000));
-    assert_eq!(s.earlier_compactions[0].trigger.as_deref(), Some("auto"));
+fn edge_compact_boundary_read_live_keeps_only_the_live_context() {
+    let s = decode_as(&fixture("claude_code/edge_compact_boundary.jsonl"), History::Live);
+    assert_eq!(s.recorded_compactions.len(), 1);
+    let c = &s.recorded_compactions[0];
+    assert_eq!(c.pre_tokens, Some(155_000));
+    assert_eq!(c.trigger.as_deref(), Some("auto"));
+    assert_eq!(c.at, None, "live: it happened before the first message read");
     let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["user", "user", "assistant", "tool", "assistant"]);
     // The compact summary is the first live message; the six records before it
@@ -453,6 +482,42 @@ fn edge_compact_boundary_keeps_only_the_live_context() {
     policy.force = true;
     let out = compact(&s, &policy, &o200k_meter());
     assert!(verify(&s, &out, &o200k_meter()).is_empty());
+}
+
+/// Issue 37: read `--history full` (the default), the same log is the
+/// conversation as it happened: the four chat events before the boundary,
+/// then those after it, with the agent's summary kept apart as a recorded
+/// compaction after the first three messages; the log writes back line for
+/// line either way.
+#[test]
+fn edge_compact_boundary_read_full_is_the_whole_conversation() {
+    let path = fixture("claude_code/edge_compact_boundary.jsonl");
+    let s = decode(&path);
+    let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]
+    );
+    assert_eq!(s.messages[0].text_content(), "Fix the failing parser test in src/parse.rs");
+    assert!(
+        s.messages.iter().all(|m| !m.text_content().starts_with("This session is being continued"))
+    );
+    assert_eq!(s.recorded_compactions.len(), 1);
+    let c = &s.recorded_compactions[0];
+    assert_eq!(c.at, Some(4), "after the four messages before the boundary (lines 2-5)");
+    assert_eq!((c.pre_tokens, c.trigger.as_deref()), (Some(155_000), Some("auto")));
+    assert_eq!(c.timestamp, line_records(&path)[5].value["timestamp"].as_str().map(str::to_string));
+    let summary = c.summary.text().expect("the isCompactSummary text");
+    assert!(summary.starts_with("This session is being continued from a previous conversation"));
+    assert!(c.kept.is_empty(), "a plain auto-compaction keeps no messages verbatim");
+    // Four provider calls (four message ids), each with its usage.
+    let calls: Vec<_> = s.messages.iter().filter(|m| m.opens_call()).collect();
+    assert_eq!(calls.len(), 4, "two before the boundary, two after (one streamed in three events)");
+    assert!(calls.iter().all(|m| m.meta.usage.is_some()));
+    // The boundary and the summary pass through in place: the file comes back.
+    let out = ClaudeCode.encode(&s, None);
+    let values: Vec<Value> = line_records(&path).into_iter().map(|r| r.value).collect();
+    assert_eq!(out, values);
 }
 
 #[test]
@@ -530,6 +595,7 @@ fn fixtures_compact_into_valid_event_streams() {
                     .iter()
                     .map(|v| Record { source: Source::default(), value: v.clone() })
                     .collect(),
+                History::Full,
             )
             .unwrap();
         assert_eq!(shape(&again), shape(&out.session), "{what}");
@@ -619,7 +685,10 @@ fn cli_converts_a_claude_code_log_to_openai_without_losing_a_message() {
         let lines = json_lines(&std::fs::read_to_string(&out).unwrap());
         assert_eq!(lines.len(), 1, "{name}: one OpenAI session");
         let converted = OpenAi
-            .decode(vec![Record { source: Source::default(), value: lines[0].clone() }])
+            .decode(
+                vec![Record { source: Source::default(), value: lines[0].clone() }],
+                History::Full,
+            )
             .unwrap();
         let source = decode(&input);
         assert_eq!(shape(&converted), shape(&source), "{name}");
@@ -657,11 +726,13 @@ fn fixture_counts_are_the_files_counts() {
     let mut by_file = BTreeMap::new();
     for path in fixture_files() {
         let values: Vec<Value> = line_records(&path).into_iter().map(|r| r.value).collect();
+        let live = decode_as(&path, History::Live);
+        assert_eq!(count_session(&live), count(&values, History::Live), "{}", path.display());
         let s = decode(&path);
-        assert_eq!(count_session(&s), count(&values), "{}", path.display());
+        assert_eq!(count_session(&s), count(&values, History::Full), "{}", path.display());
         by_file.insert(path.file_name().unwrap().to_string_lossy().to_string(), s.messages.len());
     }
     assert_eq!(by_file.len(), 10);
-    assert_eq!(by_file["edge_compact_boundary.jsonl"], 5);
+    assert_eq!(by_file["edge_compact_boundary.jsonl"], 8, "full: before and after the boundary");
     assert_eq!(by_file["edge_sidechain.jsonl"], 4);
 }

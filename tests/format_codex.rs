@@ -7,14 +7,19 @@ use crate::corpus::corpus;
 use crate::util::*;
 use compactor::formats::codex::Codex;
 use compactor::formats::{Adapter, Format, Record};
-use compactor::model::{Role, Session, Source};
+use compactor::model::{CallMark, History, RecordedSummary, Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// The rollout at `path` read `--history full` (the default).
 fn decode(path: &Path) -> Session {
-    Codex.decode(line_records(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    decode_as(path, History::Full)
+}
+
+fn decode_as(path: &Path, history: History) -> Session {
+    Codex.decode(line_records(path), history).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
@@ -32,10 +37,14 @@ fn fixture_files() -> Vec<PathBuf> {
 /// Messages, tool calls and tool results counted straight from the lines,
 /// following the rules of the adapter's header (not its code): the system
 /// prompt, message items, one message per run of consecutive calls, one per
-/// output whose call is live; before the last `compacted` only the prompt
-/// counts, and its replacement history counts as live items.
-fn independent_counts(lines: &[Value]) -> (usize, usize, usize) {
-    let last_compacted = lines.iter().rposition(|l| l["type"] == "compacted");
+/// output whose call is live. Read `live`, before the last `compacted` only
+/// the prompt counts, and its replacement history counts as live items; read
+/// `full`, every item counts and a `compacted` line only ends a call group.
+fn independent_counts(lines: &[Value], history: History) -> (usize, usize, usize) {
+    let last_compacted = match history {
+        History::Live => lines.iter().rposition(|l| l["type"] == "compacted"),
+        History::Full => None,
+    };
     let mut items: Vec<&Value> = Vec::new();
     let mut messages = 0;
     for (i, l) in lines.iter().enumerate() {
@@ -59,6 +68,7 @@ fn independent_counts(lines: &[Value]) -> (usize, usize, usize) {
                 }
             }
             _ if l["type"] == "response_item" => items.push(&l["payload"]),
+            _ if l["type"] == "compacted" => items.push(&Value::Null),
             _ => {}
         }
     }
@@ -105,19 +115,19 @@ fn counts(s: &Session) -> (usize, usize, usize) {
 fn corpus_rollouts_decode_with_independent_counts() {
     let Some(files) = corpus_files() else { panic!("{}", crate::corpus::ABSENT) };
     let mut total = (0, 0, 0);
-    for path in &files {
-        let s = decode(path);
+    for (path, history) in files.iter().flat_map(|p| [(p, History::Full), (p, History::Live)]) {
+        let s = decode_as(path, history);
         let lines: Vec<Value> = line_records(path).into_iter().map(|r| r.value).collect();
         let got = counts(&s);
         println!(
-            "{}: {} messages, {} tool calls, {} results, {} earlier compactions",
+            "{} ({history}): {} messages, {} tool calls, {} results, {} recorded compactions",
             path.display(),
             got.0,
             got.1,
             got.2,
-            s.earlier_compactions.len()
+            s.recorded_compactions.len()
         );
-        assert_eq!(got, independent_counts(&lines), "{}", path.display());
+        assert_eq!(got, independent_counts(&lines, history), "{} {history}", path.display());
         assert_eq!(s.messages[0].role, Role::System);
         assert!(s.messages[0].text_content().starts_with("You are Codex"));
         total = (total.0 + got.0, total.1 + got.1, total.2 + got.2);
@@ -129,10 +139,10 @@ fn corpus_rollouts_decode_with_independent_counts() {
 fn corpus_and_fixtures_roundtrip_line_for_line() {
     let mut files = corpus_files().unwrap_or_default();
     files.extend(fixture_files());
-    for path in &files {
+    for (path, history) in files.iter().flat_map(|p| [(p, History::Full), (p, History::Live)]) {
         let rs = line_records(path);
         let original: Vec<Value> = rs.iter().map(|r| r.value.clone()).collect();
-        let s = Codex.decode(rs).unwrap();
+        let s = Codex.decode(rs, history).unwrap();
         let out = Codex.encode(&s, None);
         assert_eq!(out.len(), original.len(), "{}", path.display());
         for (i, (a, b)) in out.iter().zip(&original).enumerate() {
@@ -169,6 +179,7 @@ fn corpus_sessions_compact_and_keep_their_promises() {
                             .into_iter()
                             .map(|value| Record { source: Source::default(), value })
                             .collect(),
+                        History::Full,
                     )
                     .unwrap();
                 // Known miss (README, "Long turns"): a summary merged into an
@@ -256,6 +267,7 @@ fn cli_compacts_a_rollout_into_a_rollout() {
     let s = Codex
         .decode(
             lines.iter().map(|v| Record { source: Source::default(), value: v.clone() }).collect(),
+            History::Full,
         )
         .unwrap();
     assert_eq!(s.messages.len() as u64, rows[0]["messages_after"].as_u64().unwrap());
@@ -334,7 +346,10 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
         }
         // And it reads back as an OpenAI session with the same shape.
         let back = compactor::formats::openai::OpenAi
-            .decode(vec![Record { source: Source::default(), value: rows[0].clone() }])
+            .decode(
+                vec![Record { source: Source::default(), value: rows[0].clone() }],
+                History::Full,
+            )
             .unwrap();
         assert_eq!(counts(&back), counts(&codex), "{name}");
         assert_eq!(back.messages[0].text_content(), codex.messages[0].text_content());
@@ -342,10 +357,10 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
 }
 
 #[test]
-fn compacted_item_replaces_earlier_history() {
-    let s = decode(&fixture("codex/edge_compacted.jsonl"));
-    assert_eq!(s.earlier_compactions.len(), 1);
-    assert_eq!(s.earlier_compactions[0].pre_tokens, Some(950));
+fn compacted_item_replaces_earlier_history_read_live() {
+    let s = decode_as(&fixture("codex/edge_compacted.jsonl"), History::Live);
+    assert_eq!(s.recorded_compactions.len(), 1);
+    assert_eq!(s.recorded_compactions[0].pre_tokens, Some(950));
     let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(
         roles,
@@ -373,8 +388,8 @@ fn compacted_item_replaces_earlier_history() {
     assert_eq!(history[0]["content"][0]["text"], "Build the CLI in src/main.rs.");
 
     // The real one: a Codex Desktop session compacted mid-run.
-    let s = decode(&fixture("codex/fleet_compacted.jsonl"));
-    assert_eq!(s.earlier_compactions.len(), 1);
+    let s = decode_as(&fixture("codex/fleet_compacted.jsonl"), History::Live);
+    assert_eq!(s.recorded_compactions.len(), 1);
     let live_users = s.messages.iter().filter(|m| m.role == Role::User).count();
     let line = fixture_lines("fleet_compacted.jsonl")
         .into_iter()
@@ -385,10 +400,57 @@ fn compacted_item_replaces_earlier_history() {
     assert_eq!(live_users, history_users, "only the replacement history's user messages are live");
 }
 
+/// Issue 37: read `--history full`, the rollout is the conversation as it
+/// happened (the items before the `compacted` line included); the
+/// compaction is recorded after the seven messages before it, its summary
+/// encrypted (Codex's remote compaction), what it kept (its replacement
+/// history's messages) read apart; and the file writes back line for line.
 #[test]
-fn legacy_compacted_message_is_a_user_summary() {
-    let s = decode(&fixture("codex/edge_compacted_legacy.jsonl"));
-    assert_eq!(s.earlier_compactions.len(), 1);
+fn compacted_item_read_full_is_a_recorded_compaction() {
+    let path = fixture("codex/edge_compacted.jsonl");
+    let s = decode(&path);
+    let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "developer",
+            "user",
+            "assistant",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "user",
+            "assistant",
+            "tool",
+            "assistant"
+        ]
+    );
+    assert_eq!(s.messages[3].text_content(), "Starting with the argument parser.");
+    assert_eq!(s.recorded_compactions.len(), 1);
+    let c = &s.recorded_compactions[0];
+    assert_eq!(c.at, Some(7));
+    assert_eq!(c.pre_tokens, Some(950));
+    assert_eq!(c.summary, RecordedSummary::Encrypted);
+    let kept: Vec<&str> = c.kept.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(kept, ["user", "developer", "user"]);
+    // One call per response: the reply's text opens it, its call continues it.
+    let marks: Vec<CallMark> =
+        s.messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.meta.call).collect();
+    use CallMark::{Continues, Opens};
+    assert_eq!(marks, [Opens, Continues, Opens, Opens, Opens]);
+    assert!(s.messages[3].meta.usage.is_some(), "the token_count after the call");
+    assert!(s.messages[4].meta.usage.is_none(), "the call's usage is on its first message");
+    let out = Codex.encode(&s, None);
+    let original: Vec<Value> = line_records(&path).into_iter().map(|r| r.value).collect();
+    assert_eq!(out, original);
+}
+
+#[test]
+fn legacy_compacted_message_is_a_user_summary_read_live() {
+    let s = decode_as(&fixture("codex/edge_compacted_legacy.jsonl"), History::Live);
+    assert_eq!(s.recorded_compactions.len(), 1);
     assert_eq!(s.messages[1].role, Role::User);
     assert_eq!(
         s.messages[1].text_content(),
@@ -415,7 +477,11 @@ fn odd_items_pass_through_and_usage_is_read() {
     assert!(group.tool_calls[1].arguments.starts_with(r#"{"input":"*** Begin Patch"#));
     // Codex counts cached tokens inside input_tokens (1,200 with 600 cached):
     // the model holds them apart, as Anthropic does.
-    let usage = group.meta.usage.unwrap();
+    // The usage is on the message that opened the call (the group, or the
+    // reply's text before it in the same response).
+    let opener = s.messages[..=5].iter().rev().find(|m| m.opens_call()).unwrap();
+    assert!(group.meta.call == CallMark::Opens || group.meta.usage.is_none());
+    let usage = opener.meta.usage.unwrap();
     assert_eq!(
         (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens, usage.prompt_tokens()),
         (Some(600), Some(600), Some(50), Some(1200))

@@ -8,13 +8,13 @@ use crate::util::*;
 use compactor::formats::openai::OpenAi;
 use compactor::formats::swe_agent::SweAgent;
 use compactor::formats::{Adapter, Format, Record};
-use compactor::model::{Role, Session, Source};
+use compactor::model::{History, Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn decode_value(value: Value) -> Session {
-    SweAgent.decode(vec![Record { source: Source::default(), value }]).unwrap()
+    SweAgent.decode(vec![Record { source: Source::default(), value }], History::Full).unwrap()
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
@@ -206,7 +206,10 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
         assert_eq!(rows.len(), 1, "{name}");
         let swe = decode_value(read_document(&path));
         let back = OpenAi
-            .decode(vec![Record { source: Source::default(), value: rows[0].clone() }])
+            .decode(
+                vec![Record { source: Source::default(), value: rows[0].clone() }],
+                History::Full,
+            )
             .unwrap();
         assert_eq!(session_counts(&back), session_counts(&swe), "{name}");
         for (a, b) in back.messages.iter().zip(&swe.messages) {
@@ -257,6 +260,8 @@ fn mini_swe_agent_reads_as_swe_agent() {
     assert_eq!(session_counts(&s), (7, 0, 0));
     assert_eq!(s.messages[2].extra["extra"]["response"]["id"], "r1");
     assert_eq!(SweAgent.encode(&s, Some(&serde_json::json!({}))).remove(0), doc);
-    let plain = OpenAi.decode(vec![Record { source: Source::default(), value: doc }]).unwrap();
+    let plain = OpenAi
+        .decode(vec![Record { source: Source::default(), value: doc }], History::Full)
+        .unwrap();
     assert_eq!(plain.messages, s.messages);
 }

@@ -9,13 +9,13 @@ use crate::util::*;
 use compactor::formats::openai::OpenAi;
 use compactor::formats::toolbench::ToolBench;
 use compactor::formats::{Adapter, Format, Record};
-use compactor::model::{Role, Session, Source};
+use compactor::model::{History, Role, Session, Source};
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn decode_value(value: Value) -> Session {
-    ToolBench.decode(vec![Record { source: Source::default(), value }]).unwrap()
+    ToolBench.decode(vec![Record { source: Source::default(), value }], History::Full).unwrap()
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
@@ -207,8 +207,9 @@ fn cli_converts_to_openai_keeping_every_message_call_and_result() {
     assert_eq!(rows.len(), 1);
     let tb = decode_value(read_document(&path));
     assert_eq!(session_counts(&tb), (11, 4, 3));
-    let back =
-        OpenAi.decode(vec![Record { source: Source::default(), value: rows[0].clone() }]).unwrap();
+    let back = OpenAi
+        .decode(vec![Record { source: Source::default(), value: rows[0].clone() }], History::Full)
+        .unwrap();
     assert_eq!(session_counts(&back), session_counts(&tb));
     assert_eq!(back.tools, tb.tools);
     let m = &rows[0]["messages"];

@@ -164,6 +164,7 @@ proptest! {
             batch.iter().enumerate().map(|(i, ops)| Item::Job(Job {
                 input: 0,
                 format: Format::OpenAi,
+                history: compactor::model::History::Full,
                 records: vec![RawRecord {
                     source: Source { path: "gen".into(), line: Some(i as u64 + 1), index: None },
                     payload: Payload::Line(build(ops).to_string().into_bytes()),

@@ -5,12 +5,12 @@
 
 use crate::util::{TestDir, compactor, fixture, json_lines, line_records, run_code, run_ok};
 use compactor::formats::Format;
-use compactor::model::{Role, Session};
+use compactor::model::{History, Role, Session};
 use compactor::request::{Api, Repair, check, normalize};
 use serde_json::Value;
 
 fn decode(rel: &str, format: Format) -> Session {
-    format.adapter().decode(line_records(&fixture(rel))).unwrap()
+    format.adapter().decode(line_records(&fixture(rel)), History::Full).unwrap()
 }
 
 /// One line per message: role, then `[call ids]` or `(answered id)`, then
@@ -325,9 +325,12 @@ fn normalizing_is_valid_and_idempotent_on_every_dialect() {
     for (rel, format) in cases {
         let records = line_records(&fixture(rel));
         let sessions: Vec<Session> = if format.unit() == compactor::formats::Unit::File {
-            vec![format.adapter().decode(records).unwrap()]
+            vec![format.adapter().decode(records, History::Full).unwrap()]
         } else {
-            records.into_iter().map(|r| format.adapter().decode(vec![r]).unwrap()).collect()
+            records
+                .into_iter()
+                .map(|r| format.adapter().decode(vec![r], History::Full).unwrap())
+                .collect()
         };
         for s in sessions {
             for api in [Api::ChatCompletions, Api::Messages] {

@@ -21,6 +21,19 @@ pub struct Prices {
     pub output: f64,
 }
 
+/// A cache write with a 1-hour lifetime costs this many times the input
+/// price (Anthropic's prompt-caching price list, which Claude Code's 1-hour
+/// writes follow: `usage.cache_creation.ephemeral_1h_input_tokens`); the
+/// `cache_write` price is the 5-minute one (1.25x).
+pub const CACHE_WRITE_1H_INPUT_MULTIPLIER: f64 = 2.0;
+
+impl Prices {
+    /// Dollars per million tokens of a 1-hour cache write.
+    pub fn cache_write_1h(&self) -> f64 {
+        self.input * CACHE_WRITE_1H_INPUT_MULTIPLIER
+    }
+}
+
 const TABLE: &[(&str, Prices)] = &[
     ("claude-3-5-haiku", Prices { input: 0.8, cache_read: 0.08, cache_write: 1.0, output: 4.0 }),
     ("claude-3-5-sonnet", Prices { input: 3.0, cache_read: 0.3, cache_write: 3.75, output: 15.0 }),

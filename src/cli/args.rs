@@ -62,9 +62,32 @@ pub struct InputArgs {
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
 
+    /// Which part of an agent's log is read (Claude Code, Codex): `full`, the
+    /// conversation as it happened (before and after the agent's own compactions,
+    /// which are measured apart), or `live`, what follows its last compaction (the
+    /// context a resumed agent sees)
+    #[arg(long, value_enum, default_value_t = HistoryArg::Full, value_name = "full|live")]
+    pub history: HistoryArg,
+
     /// Say which format was detected for each file
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// `--history`: which part of an agent's log is read ([`compactor::model::History`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistoryArg {
+    Full,
+    Live,
+}
+
+impl HistoryArg {
+    pub fn resolve(self) -> compactor::model::History {
+        match self {
+            HistoryArg::Full => compactor::model::History::Full,
+            HistoryArg::Live => compactor::model::History::Live,
+        }
+    }
 }
 
 /// Window, counter and policy options shared by every command that compacts.

@@ -56,8 +56,7 @@ fn anchors_line(session: &Session, args: &AnchorsArgs, policy: &Policy, meter: &
     let set = if args.region == "middle" {
         let tokens = meter.messages(msgs);
         let head = boundaries::head_end(msgs, policy.protect_first_n);
-        let budget = compactor::catalog::window::lean_tail_budget(policy.window);
-        let tail = boundaries::tail_start(msgs, &tokens, head, budget).max(head);
+        let tail = boundaries::tail_start(msgs, &tokens, head, policy.tail(Mode::Lean)).max(head);
         let calls = index_calls(msgs);
         let mut set = AnchorSet::new();
         for (i, m) in msgs[head..tail].iter().enumerate() {

@@ -243,5 +243,21 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
         r.cache_read_original,
         r.cache_read_live,
     )?;
+    if let Some(rec) = &r.recorded {
+        let cost = r.cost_recorded.map(|c| format!(", ${c:.2}")).unwrap_or_default();
+        let n = compactor::policy::tool_families::thousands;
+        writeln!(
+            out,
+            "  recorded (the agent's own calls as billed): {} calls, {} compactions, peak {}, billed {}, cache reads {}, cache writes {} ({} of them 1-hour), output {}{cost}",
+            n(rec.calls as u64),
+            n(rec.compactions as u64),
+            n(rec.peak),
+            n(rec.billed),
+            n(rec.cache_read),
+            n(rec.cache_write),
+            n(rec.cache_write_1h),
+            n(rec.output),
+        )?;
+    }
     Ok(())
 }

@@ -144,11 +144,11 @@ fn print_stats(
         top(&st.tool_calls_by_name, 6, "")
     )?;
     writeln!(out, "  by tool     {:>12}   {}", "", top(&st.tokens_by_tool, 6, " tok"))?;
-    if st.earlier_compactions > 0 {
+    if st.recorded_compactions > 0 {
         writeln!(
             out,
             "  compacted   {:>12}   earlier compactions recorded in the log",
-            n(st.earlier_compactions)
+            n(st.recorded_compactions)
         )?;
     }
     if st.usage.calls > 0 {

@@ -174,7 +174,7 @@ mod tests {
                 value,
             })
             .collect();
-        match format.adapter().decode(records) {
+        match format.adapter().decode(records, crate::model::History::Full) {
             Ok(s) => s,
             Err(e) => panic!("{e}"),
         }

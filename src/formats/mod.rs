@@ -35,7 +35,7 @@ pub mod swe_agent;
 mod testing;
 pub mod toolbench;
 
-use crate::model::{Content, Message, MessageMeta, Role, Session, Source};
+use crate::model::{Content, History, Message, MessageMeta, Role, Session, Source};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -92,8 +92,10 @@ pub trait Adapter: Sync + Send {
     /// Returns true if and only if these first records of a file (at most
     /// [`DETECT_RECORDS`]) look like this dialect.
     fn detect(&self, first: &[Value]) -> bool;
-    /// Reads one unit (one record, or every record of a file in order) as a session.
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError>;
+    /// Reads one unit (one record, or every record of a file in order) as a
+    /// session. `history` matters only to the dialects whose logs record the
+    /// agent's own compactions (Claude Code, Codex); the others ignore it.
+    fn decode(&self, records: Vec<Record>, history: History) -> Result<Session, DecodeError>;
     /// Writes a session back as records (one for a record dialect, the file's
     /// lines for a file dialect). `compaction` is added where the shape has room.
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value>;
@@ -150,7 +152,7 @@ impl<D: RecordDialect> Adapter for D {
         D::fits(first)
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
+    fn decode(&self, records: Vec<Record>, _: History) -> Result<Session, DecodeError> {
         let Record { source, value } = single(records)?;
         D::decode_record(value, source)
     }

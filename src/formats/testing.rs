@@ -8,7 +8,7 @@ use serde_json::Value;
 /// `dialect`'s session of `value` read as a unit's single record (of no
 /// file, line or element: a record dialect's record or a one-document file).
 pub(crate) fn decode_one(dialect: &dyn Adapter, value: Value) -> Result<Session, DecodeError> {
-    dialect.decode(vec![Record { source: Source::default(), value }])
+    dialect.decode(vec![Record { source: Source::default(), value }], crate::model::History::Full)
 }
 
 /// `out` is `expected`: equal as values and as JSON text (so in key order too).

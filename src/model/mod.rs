@@ -18,8 +18,10 @@
 pub(crate) mod key;
 pub(crate) mod names;
 pub mod part;
+pub mod recorded;
 
 pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};
+pub use recorded::{CallMark, History, RecordedCompaction, RecordedSummary};
 
 use serde_json::{Map, Value};
 use std::fmt;
@@ -73,18 +75,11 @@ pub struct Session {
     pub extra: Arc<Map<String, Value>>,
     /// Records after the last message that are not chat (file dialects).
     pub trailing: Vec<Value>,
-    /// Compactions the source recorded before we saw it (Claude Code
-    /// `compact_boundary`, Codex `compacted`), oldest first.
-    pub earlier_compactions: Vec<EarlierCompaction>,
-}
-
-/// A compaction the agent itself performed, as its log records it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EarlierCompaction {
-    /// The request size the agent reported before compacting, if it did.
-    pub pre_tokens: Option<u64>,
-    /// `auto` / `manual` or the like, as recorded.
-    pub trigger: Option<String>,
+    /// Compactions the agent made before we saw the log (Claude Code
+    /// `compact_boundary`, Codex `compacted`), oldest first. Their positions
+    /// index `messages` ([`RecordedCompaction::at`]): a copy of the session
+    /// holding other messages ([`Session::with_messages`]) has none.
+    pub recorded_compactions: Vec<RecordedCompaction>,
 }
 
 impl Session {
@@ -99,7 +94,7 @@ impl Session {
             tools: self.tools.clone(),
             extra: self.extra.clone(),
             trailing: self.trailing.clone(),
-            earlier_compactions: self.earlier_compactions.clone(),
+            recorded_compactions: Vec::new(),
         }
     }
 
@@ -158,6 +153,10 @@ pub struct Usage {
     pub input_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
     pub cache_write_tokens: Option<u64>,
+    /// The part of `cache_write_tokens` written with a 1-hour lifetime
+    /// (Claude Code's `cache_creation.ephemeral_1h_input_tokens`), priced
+    /// higher than a 5-minute write.
+    pub cache_write_1h_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
 }
 
@@ -176,7 +175,10 @@ impl Usage {
 pub struct MessageMeta {
     /// ISO-8601 timestamp as recorded, when the transcript has one.
     pub timestamp: Option<String>,
+    /// The provider's usage of the call this message opens ([`CallMark::Opens`]).
     pub usage: Option<Usage>,
+    /// How an assistant message relates to the provider's calls.
+    pub call: CallMark,
 }
 
 /// Reasoning text kept beside a message (`reasoning_content`, `reasoning`).

@@ -164,7 +164,7 @@ fn decode_units<T>(
         let (first, decoded) = match unit {
             Decodable::Records(unit) => {
                 let first = unit.first().map(|r| r.source.clone()).unwrap_or_default();
-                (first, adapter.decode(unit).map(&whole))
+                (first, adapter.decode(unit, job.history).map(&whole))
             }
             Decodable::Decoded(first, decoded) => (first, decoded),
         };

@@ -6,7 +6,7 @@ use super::{Item, Job};
 use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::{Payload, RawRecord};
-use crate::model::{Session, Source};
+use crate::model::{History, Session, Source};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
 use crate::report::wire::{CompactionObject, SessionRow};
@@ -88,7 +88,7 @@ fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
 impl Engine<'_> {
     /// Processes one job.
     pub fn process(&self, job: Job) -> Vec<Processed> {
-        let Job { input, format, records } = job;
+        let Job { input, format, history, records } = job;
         let invalid = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
             input,
             source,
@@ -156,7 +156,7 @@ impl Engine<'_> {
                             let bytes = raw_of(&record, raw);
                             settle(
                                 &mut out,
-                                self.session(input, format, vec![record], raws),
+                                self.session(input, format, history, vec![record], raws),
                                 bytes,
                             );
                         }
@@ -165,7 +165,7 @@ impl Engine<'_> {
                                 let bytes = raw_of(&rec, None);
                                 settle(
                                     &mut out,
-                                    self.session(input, format, vec![rec], None),
+                                    self.session(input, format, history, vec![rec], None),
                                     bytes,
                                 );
                             }
@@ -194,7 +194,7 @@ impl Engine<'_> {
                 }
                 let bytes: Vec<u8> = raws.join(&b'\n');
                 let raws = all_lines.then_some(raws);
-                settle(&mut out, self.session(input, format, good, raws), bytes);
+                settle(&mut out, self.session(input, format, history, good, raws), bytes);
                 out
             }
         }
@@ -205,14 +205,14 @@ impl Engine<'_> {
         &self,
         input: usize,
         format: Format,
+        history: History,
         records: Vec<Record>,
         raw_lines: Option<Vec<Vec<u8>>>,
     ) -> Result<Option<Processed>, (Source, String)> {
         let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
-        let session =
-            format.adapter().decode(records).map_err(|DecodeError { source, message }| {
-                (source.unwrap_or_else(|| first.clone()), message)
-            })?;
+        let session = format.adapter().decode(records, history).map_err(
+            |DecodeError { source, message }| (source.unwrap_or_else(|| first.clone()), message),
+        )?;
         if self.shard.is_some_and(|s| !s.contains(&session.id)) {
             return Ok(None);
         }

@@ -32,12 +32,15 @@ pub use read::JobReader;
 
 use crate::formats::Format;
 use crate::io::{Container, RawRecord, ReadError};
+use crate::model::History;
 
 /// Work for one session (or, for record dialects, one record that may hold several).
 #[derive(Debug)]
 pub struct Job {
     pub input: usize,
     pub format: Format,
+    /// Which part of an agent log becomes messages ([`History`]).
+    pub history: History,
     pub records: Vec<RawRecord>,
 }
 

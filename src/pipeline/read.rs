@@ -6,7 +6,7 @@ use super::decode::Unparsed;
 use super::{Item, Job};
 use crate::formats::{DETECT_RECORDS, Format, Record, Unit};
 use crate::io::{Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader};
-use crate::model::Source;
+use crate::model::{History, Source};
 use serde_json::Value;
 use std::collections::VecDeque;
 
@@ -22,6 +22,7 @@ pub struct JobReader<'a> {
     inputs: &'a [Input],
     from: Option<Format>,
     options: ReadOptions,
+    history: History,
     next_input: usize,
     current: Option<Current>,
     queue: VecDeque<Item>,
@@ -34,6 +35,7 @@ impl<'a> JobReader<'a> {
             inputs,
             from,
             options: ReadOptions::default(),
+            history: History::default(),
             next_input: 0,
             current: None,
             queue: VecDeque::new(),
@@ -43,6 +45,12 @@ impl<'a> JobReader<'a> {
     /// Sets how inputs are read (e.g. the Parquet messages column).
     pub fn with_options(mut self, options: ReadOptions) -> JobReader<'a> {
         self.options = options;
+        self
+    }
+
+    /// Sets which part of an agent log its jobs make into messages.
+    pub fn with_history(mut self, history: History) -> JobReader<'a> {
+        self.history = history;
         self
     }
 
@@ -116,6 +124,7 @@ impl<'a> JobReader<'a> {
             self.queue.push_back(Item::Job(Job {
                 input: idx,
                 format,
+                history: self.history,
                 records: head.into_iter().collect(),
             }));
             self.queue.push_back(Item::Failed { input: idx, error });
@@ -138,13 +147,18 @@ impl<'a> JobReader<'a> {
                 }
                 continue;
             };
-            let (input, format) = (cur.input, cur.format);
+            let (input, format, history) = (cur.input, cur.format, self.history);
             match format.unit() {
                 Unit::Record => {
                     let next = cur.head.pop_front().map(Ok).or_else(|| cur.reader.next_record());
                     match next {
                         Some(Ok(r)) => {
-                            return Some(Item::Job(Job { input, format, records: vec![r] }));
+                            return Some(Item::Job(Job {
+                                input,
+                                format,
+                                history,
+                                records: vec![r],
+                            }));
                         }
                         Some(Err(error)) => {
                             self.current = None;
@@ -171,7 +185,7 @@ impl<'a> JobReader<'a> {
                     }
                     self.current = None;
                     if !records.is_empty() {
-                        self.queue.push_back(Item::Job(Job { input, format, records }));
+                        self.queue.push_back(Item::Job(Job { input, format, history, records }));
                     }
                     if let Some(error) = failure {
                         self.queue.push_back(Item::Failed { input, error });
@@ -204,7 +218,7 @@ fn undetected(head: &VecDeque<RawRecord>) -> Option<Unparsed> {
         Some(o) if o.contains_key("messages") => Format::OpenAi,
         _ => return None,
     };
-    let e = dialect.adapter().decode(vec![record]).err()?;
+    let e = dialect.adapter().decode(vec![record], History::default()).err()?;
     Some((first.source.clone(), format!("not a session (read as {dialect}): {e}"), raw))
 }
 

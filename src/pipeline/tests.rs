@@ -4,7 +4,7 @@
 use super::*;
 use crate::formats::{DETECT_RECORDS, Record};
 use crate::io::{Input, Payload};
-use crate::model::{Session, Source};
+use crate::model::{History, Session, Source};
 use crate::policy::{self, Policy};
 use crate::tokens::Meter;
 
@@ -82,7 +82,8 @@ fn openai_lines() -> Vec<Vec<u8>> {
 
 fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
     let record = RawRecord { source: Source::default(), payload: Payload::Line(line.to_vec()) };
-    let job = Job { input: 0, format: Format::OpenAi, records: vec![record] };
+    let job =
+        Job { input: 0, format: Format::OpenAi, history: History::Full, records: vec![record] };
     let mut out = Vec::new();
     for p in engine.process(job) {
         match p {
@@ -107,6 +108,7 @@ fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
         let job = || Job {
             input: 0,
             format: Format::OpenAi,
+            history: History::Full,
             records: vec![RawRecord {
                 source: Source::default(),
                 payload: Payload::Line(line.clone()),
@@ -216,6 +218,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 let job = Job {
                     input: 0,
                     format: Format::OpenAi,
+                    history: History::Full,
                     records: vec![RawRecord {
                         source: source.clone(),
                         payload: Payload::Line(line.clone()),
@@ -224,7 +227,13 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 let got: Vec<_> = engine.process(job).into_iter().map(outcome).collect();
                 let record = Record { source, value: serde_json::from_slice(line).unwrap() };
                 let want: Vec<_> = engine
-                    .session(0, Format::OpenAi, vec![record], Some(vec![line.clone()]))
+                    .session(
+                        0,
+                        Format::OpenAi,
+                        History::Full,
+                        vec![record],
+                        Some(vec![line.clone()]),
+                    )
                     .unwrap()
                     .into_iter()
                     .map(outcome)

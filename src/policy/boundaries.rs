@@ -17,6 +17,11 @@
 //!   user's request rides in the summary's `## Active Task`, verbatim. The
 //!   visible-reply rule then looks inside the turn only (a reply before the
 //!   ask is an earlier turn's, and would pull the whole turn back just the same).
+//!   We depart from the reference on purpose: an opening ask of at most
+//!   [`Tail::whole_ask_tokens`] (half the summary cap in lean and tiered mode)
+//!   qualifies too, however many chars it has, and the summary quotes it
+//!   whole. Real asks run to thousands of chars; under the 1,400-char rule
+//!   they kept a session of one long turn over the trigger after compaction.
 //! - Nothing to fold (H): [`first_group_end`] gives the cut a compaction that
 //!   must fold uses when the aligned cut would leave the middle empty: the
 //!   message after the head and its whole tool group are folded.
@@ -57,6 +62,17 @@ const SUMMARY_PROBE_EXTRA: usize = 4;
 /// (H, reference #80449): a request short enough to quote whole in the
 /// summary's `## Active Task`.
 pub const AUTONOMOUS_OPENING_MAX_CHARS: usize = 1_400;
+
+/// What decides the tail's start besides the messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Tail {
+    /// The tail budget in tokens (soft ceiling 1.5 × this).
+    pub budget: u64,
+    /// An opening ask of at most this many tokens makes a long turn
+    /// autonomous whatever its length in chars; 0 keeps the reference's rule
+    /// alone ([`AUTONOMOUS_OPENING_MAX_CHARS`]).
+    pub whole_ask_tokens: u64,
+}
 
 /// Where each tool group starts and ends, by call id.
 ///
@@ -153,14 +169,15 @@ fn min_tail(available: usize) -> usize {
     MIN_TAIL_MESSAGES.min(compressible_cap).min(available)
 }
 
-/// Start of the tail for `budget` tokens. `tokens[i]` is message `i`'s size.
+/// Start of the tail under `tail`. `tokens[i]` is message `i`'s size.
 /// `msgs` may be the pruned messages (`Cow`s, see [`super::Slot`]).
 pub fn tail_start<M: Borrow<Message>>(
     msgs: &[M],
     tokens: &[u64],
     head_end: usize,
-    budget: u64,
+    tail: Tail,
 ) -> usize {
+    let budget = tail.budget;
     let n = msgs.len();
     if n <= head_end + 1 {
         // At most one message after the head: it is the newest, and the newest
@@ -206,7 +223,7 @@ pub fn tail_start<M: Borrow<Message>>(
     if let Some(u) = last_real_user(msgs, head_end)
         && u < cut
     {
-        if autonomous_turn(msgs, tokens, u, soft) {
+        if autonomous_turn(msgs, tokens, u, soft, tail.whole_ask_tokens) {
             replies_from = u + 1;
         } else {
             cut = groups.align_backward(u);
@@ -228,12 +245,19 @@ pub fn tail_start<M: Borrow<Message>>(
 /// Returns true if and only if the turn opened by the real user message at
 /// `u` (it and everything after it) is an autonomous turn (H, #80449): bigger
 /// than the `soft` ceiling in tokens, with tool calls inside it, opened by a
-/// message of at most [`AUTONOMOUS_OPENING_MAX_CHARS`] chars that is not itself
-/// over the ceiling.
-fn autonomous_turn<M: Borrow<Message>>(msgs: &[M], tokens: &[u64], u: usize, soft: u64) -> bool {
+/// message of at most [`AUTONOMOUS_OPENING_MAX_CHARS`] chars or at most
+/// `whole_ask_tokens` tokens that is not itself over the ceiling.
+fn autonomous_turn<M: Borrow<Message>>(
+    msgs: &[M],
+    tokens: &[u64],
+    u: usize,
+    soft: u64,
+    whole_ask_tokens: u64,
+) -> bool {
     let opening = msgs[u].borrow();
-    let short = real_user_text(opening)
-        .is_some_and(|t| !super::more_chars_than(&t, AUTONOMOUS_OPENING_MAX_CHARS));
+    let short = real_user_text(opening).is_some_and(|t| {
+        !super::more_chars_than(&t, AUTONOMOUS_OPENING_MAX_CHARS) || tokens[u] <= whole_ask_tokens
+    });
     let turn: u64 = tokens[u..].iter().sum();
     let calls = msgs[u + 1..].iter().any(|m| m.borrow().has_tool_calls());
     short && tokens[u] <= soft && turn > soft && calls
@@ -286,8 +310,8 @@ mod tests {
             user("look at this"),
         ];
         let tokens = [5, 5, 5, 5, 1_500];
-        assert_eq!(tail_start(&msgs, &tokens, 4, 100), 4);
-        assert_eq!(tail_start(&msgs[..4], &tokens[..4], 4, 100), 4);
+        assert_eq!(tail_start(&msgs, &tokens, 4, reference(100)), 4);
+        assert_eq!(tail_start(&msgs[..4], &tokens[..4], 4, reference(100)), 4);
     }
 
     #[test]
@@ -340,7 +364,7 @@ mod tests {
         }
         let tokens = vec![10u64; msgs.len()];
         // Soft ceiling 81: the walk takes 19..=12 (80 tokens) and stops at result 12.
-        assert_eq!(tail_start(&msgs, &tokens, 4, 54), 10);
+        assert_eq!(tail_start(&msgs, &tokens, 4, reference(54)), 10);
     }
 
     #[test]
@@ -358,7 +382,7 @@ mod tests {
         }
         let tokens = vec![10u64; msgs.len()];
         for budget in 1..200 {
-            let cut = tail_start(&msgs, &tokens, 4, budget);
+            let cut = tail_start(&msgs, &tokens, 4, reference(budget));
             assert!(!(11..=15).contains(&cut), "budget {budget}: cut {cut} splits the group");
         }
     }
@@ -384,7 +408,7 @@ mod tests {
             msgs.push(if i % 2 == 0 { user("u") } else { asst("a") });
         }
         let tokens = vec![1u64; msgs.len()];
-        let cut = tail_start(&msgs, &tokens, 4, 1_000_000);
+        let cut = tail_start(&msgs, &tokens, 4, reference(1_000_000));
         assert_eq!(msgs.len() - cut, MIN_TAIL_MESSAGES);
     }
 
@@ -393,9 +417,14 @@ mod tests {
         let msgs: Vec<Message> =
             [user("a"), asst("b"), user("c"), asst("d"), user("e"), asst("f"), user("g")].into();
         let tokens = vec![1u64; msgs.len()];
-        let cut = tail_start(&msgs, &tokens, 3, 1_000_000);
+        let cut = tail_start(&msgs, &tokens, 3, reference(1_000_000));
         // available = 3 after the head (one must remain summarizable): min tail 3.
         assert_eq!(cut, 4);
+    }
+
+    /// The reference's tail rule at `budget` tokens (no ask accepted by size).
+    fn reference(budget: u64) -> Tail {
+        Tail { budget, whole_ask_tokens: 0 }
     }
 
     /// `sys u a u | ask reply (call result) x 12`, 5 tokens a message, budget
@@ -416,7 +445,7 @@ mod tests {
     fn newest_user_and_visible_reply_end_in_the_tail() {
         // An opening message over 1,400 chars: not an autonomous turn, the rule holds.
         let (msgs, tokens) = one_long_turn(&"x".repeat(AUTONOMOUS_OPENING_MAX_CHARS + 1));
-        let cut = tail_start(&msgs, &tokens, 4, 20);
+        let cut = tail_start(&msgs, &tokens, 4, reference(20));
         assert_eq!(cut, 4, "cut {cut} must keep the user message at 4");
         // No tool calls inside the turn: not autonomous either.
         let mut plain = msgs;
@@ -424,7 +453,7 @@ mod tests {
         for m in &mut plain[6..] {
             *m = asst("thinking aloud");
         }
-        assert_eq!(tail_start(&plain, &tokens, 4, 20), 4);
+        assert_eq!(tail_start(&plain, &tokens, 4, reference(20)), 4);
     }
 
     /// SPEC 5 "autonomous turn" (H, reference #80449): one ask of at most 1,400
@@ -434,28 +463,41 @@ mod tests {
     #[test]
     fn an_autonomous_turn_is_cut_inside() {
         let (msgs, tokens) = one_long_turn(&"x".repeat(AUTONOMOUS_OPENING_MAX_CHARS));
-        let cut = tail_start(&msgs, &tokens, 4, 20);
+        let cut = tail_start(&msgs, &tokens, 4, reference(20));
         assert_eq!(cut, 5, "the visible reply at 5, inside the turn, pulls the cut back to it");
         // A reply before the ask is an earlier turn's: it does not pull the cut back.
         let mut earlier = msgs.clone();
         earlier.swap(4, 5);
-        let cut = tail_start(&earlier, &tokens, 4, 20);
+        let cut = tail_start(&earlier, &tokens, 4, reference(20));
         assert_eq!(cut, earlier.len() - MIN_TAIL_MESSAGES);
         let mut silent = msgs;
         silent[5] = calls(&["k-first"]);
         silent.insert(6, result("k-first", "out"));
         let tokens = vec![5u64; silent.len()];
-        let cut = tail_start(&silent, &tokens, 4, 20);
+        let cut = tail_start(&silent, &tokens, 4, reference(20));
         // The walk stops at the soft ceiling but keeps the 8-message floor.
         assert_eq!(cut, silent.len() - MIN_TAIL_MESSAGES);
         assert!(silent[cut].has_tool_calls());
         // The turn no bigger than the soft ceiling: the rule holds.
         let small = vec![1u64; silent.len()];
-        assert_eq!(tail_start(&silent, &small, 4, 20), 4);
+        assert_eq!(tail_start(&silent, &small, 4, reference(20)), 4);
         // The opening message itself over the soft ceiling: the rule holds.
         let mut big_ask = tokens;
         big_ask[4] = 31;
-        assert_eq!(tail_start(&silent, &big_ask, 4, 20), 4);
+        assert_eq!(tail_start(&silent, &big_ask, 4, reference(20)), 4);
+    }
+
+    /// Our departure from the reference (docs/rules.md 6.5): an opening ask
+    /// over 1,400 chars still opens an autonomous turn when its tokens fit
+    /// `whole_ask_tokens`; one token more and the reference's rule holds.
+    #[test]
+    fn a_long_ask_within_half_the_summary_cap_opens_an_autonomous_turn() {
+        let (msgs, mut tokens) = one_long_turn(&"x".repeat(AUTONOMOUS_OPENING_MAX_CHARS * 3));
+        tokens[4] = 12; // the ask: 12 tokens, under the soft ceiling of 30
+        let lean = |limit| Tail { budget: 20, whole_ask_tokens: limit };
+        assert_eq!(tail_start(&msgs, &tokens, 4, lean(12)), 5, "at the limit: cut inside");
+        assert_eq!(tail_start(&msgs, &tokens, 4, lean(11)), 4, "one over: the ask is kept");
+        assert_eq!(tail_start(&msgs, &tokens, 4, reference(20)), 4, "the reference's rule");
     }
 
     /// SPEC 5 "nothing to fold" (H): the cut moves to the message after the
@@ -490,7 +532,7 @@ mod tests {
         }
         let tokens: Vec<u64> = (0..msgs.len() as u64).map(|i| 5 + i % 7).collect();
         for budget in [1u64, 10, 50, 100, 200, 400, 10_000] {
-            let cut = tail_start(&msgs, &tokens, 4, budget);
+            let cut = tail_start(&msgs, &tokens, 4, reference(budget));
             assert!(cut >= 4 && cut <= msgs.len());
             assert!(msgs.len() - cut >= MIN_TAIL_MESSAGES.min(msgs.len() - 5));
             if cut < msgs.len() {

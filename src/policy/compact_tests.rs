@@ -515,6 +515,86 @@ fn an_autonomous_turn_is_cut_inside_and_its_ask_rides_in_the_summary() {
     assert_verified(&s, &out, &m, Mode::Lean);
 }
 
+/// An ask of exactly `tokens` tokens as a user message under `m` (sentences
+/// of the same few words, then single words to the exact count).
+fn ask_of(tokens: u64, m: &Meter) -> String {
+    let mut ask = String::from("Port the billing service to the new queue.");
+    while m.message(&msg(Role::User, &format!("{ask} Keep the public API stable."))) <= tokens {
+        ask.push_str(" Keep the public API stable.");
+    }
+    while m.message(&msg(Role::User, &format!("{ask} ok"))) <= tokens {
+        ask.push_str(" ok");
+    }
+    assert_eq!(m.message(&msg(Role::User, &ask)), tokens, "the ask is built to the token");
+    ask
+}
+
+/// `sys, hello, Hi, first, Read it., ask, (call, result) x 120`: the ask at
+/// 5 is after the head and opens a turn far bigger than the tail.
+fn one_ask_then_calls(ask: &str) -> Session {
+    let mut msgs = vec![
+        msg(Role::System, "You are a coding agent."),
+        msg(Role::User, "hello"),
+        msg(Role::Assistant, "Hi, what shall I do?"),
+        msg(Role::User, "first, read the repo"),
+        msg(Role::Assistant, "Read it."),
+        msg(Role::User, ask),
+    ];
+    for k in 0..120 {
+        let id = format!("c{k}");
+        msgs.push(calls(&[&id]));
+        msgs.push(result(&id, &output(k, 300)));
+    }
+    with_msgs(msgs)
+}
+
+/// Issue 36 point 3, our departure from the reference (docs/rules.md 6.5): at
+/// a 32K window half the summary cap is 2,400 tokens. An opening ask of
+/// exactly that (about 9,000 chars, far over the reference's 1,400) still
+/// opens an autonomous turn in lean mode: the cut falls inside the turn, the
+/// request ends under the trigger and the summary quotes the ask whole (stage
+/// 3 would cut it at 6,000 chars). One token more and the reference's rule
+/// holds: the ask stays in the tail, the request stays over the trigger.
+/// Legacy keeps the reference's rule at any size.
+#[test]
+fn a_long_opening_ask_within_half_the_summary_cap_is_folded_whole() {
+    let m = meter();
+    let window = 32_000;
+    let limit = summary::whole_ask_max_tokens(window);
+    assert_eq!(limit, 2_400);
+    let p = Policy::new(Mode::Lean, window);
+
+    let ask = ask_of(limit, &m);
+    assert!(ask.chars().count() > crate::policy::truncate::TRUNCATE_OVER_CHARS);
+    let s = one_ask_then_calls(&ask);
+    let out = compact(&s, &p, &m);
+    let c = &out.compaction;
+    assert!(c.tokens_before > p.threshold, "{}", c.tokens_before);
+    assert_eq!(c.reason, Reason::Compacted);
+    assert!(c.tokens_after <= p.threshold, "{} > {}", c.tokens_after, p.threshold);
+    let (from, to) = c.summarized_range.expect("a summary");
+    assert!(from <= 5 && to > 5, "the ask at 5 is folded: {from}..{to}");
+    let summary = out.session.messages.iter().find(|m| summary::is_summary(m)).unwrap();
+    let text = summary.text_content();
+    assert!(text.contains(&format!("{}\n{}", summary::heading::ACTIVE_TASK, ask)), "whole");
+    assert!(c.sections.summary_tokens <= summary::summary_max_tokens(window));
+    assert_verified(&s, &out, &m, Mode::Lean);
+
+    let over = ask_of(limit + 1, &m);
+    let s = one_ask_then_calls(&over);
+    let out = compact(&s, &p, &m);
+    let c = &out.compaction;
+    assert!(c.tokens_after > p.threshold, "the ask and its whole turn stay: {}", c.tokens_after);
+    assert!(out.session.messages.iter().any(|x| x.text_content() == over), "kept verbatim");
+    assert_verified(&s, &out, &m, Mode::Lean);
+
+    let s = one_ask_then_calls(&ask);
+    let legacy = compact(&s, &Policy::new(Mode::Legacy, window), &m);
+    let after = legacy.compaction.tokens_after;
+    assert!(after > p.threshold, "legacy: the reference's 1,400-char rule ({after})");
+    assert!(legacy.session.messages.iter().any(|x| x.text_content() == ask));
+}
+
 /// SPEC 5 "nothing to fold" (H): a head that absorbs a six-call parallel
 /// group, then a short exchange that fits: the aligned cut would land on the
 /// head's end; it moves past the first message after the head, which is

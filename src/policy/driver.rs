@@ -111,7 +111,9 @@ fn compact_tiered<'a>(
     let target = policy.tiered_target();
     let msgs = &session.messages;
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
-    let protected = boundaries::tail_start(msgs, tokens, head_end, policy.tail_budget(Mode::Lean));
+    // The protected range of tiered mode is lean's.
+    let tail = policy.tail(Mode::Lean);
+    let protected = boundaries::tail_start(msgs, tokens, head_end, tail);
     // Stages 1, 2 and 4 reach into the head (SPEC 5); truncation does not.
     let scope =
         Scope { reach: 0..protected.max(head_end), body: head_end..protected.max(head_end) };
@@ -173,13 +175,13 @@ pub(super) fn summarize<'a>(
     let Sizes { tokens, fixed, before } = *sizes;
     let session = input.session();
     let msgs = &session.messages;
-    let budget = policy.tail_budget(if mode == Mode::Legacy { Mode::Legacy } else { Mode::Lean });
+    let tail = policy.tail(mode);
     let head_end = boundaries::head_end(msgs, policy.protect_first_n);
     let too_short = || Outcome {
         session: Cow::Borrowed(session),
         compaction: unchanged_record(session.messages.len(), mode, before, Reason::TooShort),
     };
-    let mut protected = boundaries::tail_start(msgs, tokens, head_end, budget);
+    let mut protected = boundaries::tail_start(msgs, tokens, head_end, tail);
     if protected <= head_end {
         // Nothing to fold (H): this compaction must fold, so the first group goes.
         match boundaries::first_group_end(msgs, head_end) {
@@ -213,7 +215,7 @@ pub(super) fn summarize<'a>(
         }
         Pruning::Done { slots, effects, tokens } => (slots, effects, tokens),
     };
-    let mut cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, budget).min(protected);
+    let mut cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, tail).min(protected);
     if cut <= head_end {
         // Nothing to fold once pruned (H): the cut steps past the first group,
         // and the protected tail starts there if it started before.
@@ -243,6 +245,7 @@ pub(super) fn summarize<'a>(
             budget_tokens: window::summary_budget(middle_tokens, policy.window),
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),
             max_tokens: summary::summary_max_tokens(policy.window),
+            whole_ask_tokens: tail.whole_ask_tokens,
             pruned: &rewritten,
         };
         let (built, used) = match &policy.summarizer {

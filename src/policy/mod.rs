@@ -174,6 +174,24 @@ impl Policy {
         }
     }
 
+    /// The longest ask a summarizing pass in `mode` quotes whole and accepts
+    /// as an autonomous turn's opening, in tokens: half the summary cap, but
+    /// legacy keeps the reference's rule (docs/rules.md 6.5).
+    fn whole_ask_tokens(&self, mode: Mode) -> u64 {
+        match mode {
+            Mode::Legacy => 0,
+            Mode::Lean | Mode::Tiered | Mode::None => summary::whole_ask_max_tokens(self.window),
+        }
+    }
+
+    /// What finds the tail of a summarizing pass in `mode` (stage 5).
+    pub fn tail(&self, mode: Mode) -> boundaries::Tail {
+        boundaries::Tail {
+            budget: self.tail_budget(mode),
+            whole_ask_tokens: self.whole_ask_tokens(mode),
+        }
+    }
+
     /// The size `tiered` mode stops at.
     pub fn tiered_target(&self) -> u64 {
         self.target_tokens.unwrap_or(self.threshold / 2)

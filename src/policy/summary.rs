@@ -79,6 +79,20 @@ const APPENDIX_SHRINK_STEPS: usize = 8;
 pub fn summary_max_tokens(window: u64) -> u64 {
     (window as f64 * SUMMARY_MAX_WINDOW_RATIO) as u64
 }
+
+/// Share of the summary cap ([`summary_max_tokens`]) an ask may take and still
+/// be quoted whole under `## Active Task` (lean and tiered; we depart from the
+/// reference here, docs/rules.md 6.5): the rest of the cap is left to the body.
+pub const WHOLE_ASK_SHARE_OF_CAP: f64 = 0.5;
+
+/// The most tokens of an ask that lean quotes whole under `## Active Task` at
+/// `window` tokens, and the opening ask the autonomous-turn rule accepts
+/// ([`super::boundaries::tail_start`]): half the summary cap, 2,400 tokens
+/// at a 32K window. Legacy keeps the reference's rule (0 here: only
+/// [`super::boundaries::AUTONOMOUS_OPENING_MAX_CHARS`] and stage 3 apply).
+pub fn whole_ask_max_tokens(window: u64) -> u64 {
+    (summary_max_tokens(window) as f64 * WHOLE_ASK_SHARE_OF_CAP) as u64
+}
 /// Lean: chars per verbatim user message (H).
 pub const USER_MESSAGE_MAX_CHARS: usize = 4_000;
 /// A verbatim user message over the limit keeps this much of its start ...
@@ -188,6 +202,10 @@ pub struct SummaryInput<'a> {
     /// Token ceiling of the whole summary text ([`summary_max_tokens`]): lean's
     /// appendices shrink to stay under it.
     pub max_tokens: u64,
+    /// The active task is quoted whole up to this many tokens
+    /// ([`whole_ask_max_tokens`]); a longer one, or any in legacy mode (0), as
+    /// stage 3 leaves it.
+    pub whole_ask_tokens: u64,
     /// Indices in `all` of messages outside the middle that pruning changed (the
     /// head's and the kept messages' one-liners): lean indexes their anchors too,
     /// since the output no longer holds them.
@@ -868,9 +886,8 @@ fn render_core(d: &Draft, lim: Limits) -> String {
         s.push_str(&body);
         s.push_str("\n\n");
     };
-    // The active task is quoted verbatim, truncated only by the stage-3 rule.
-    let task = d.active_task.as_deref().map(|t| truncate_text(t).unwrap_or_else(|| t.to_string()));
-    section(heading::ACTIVE_TASK, task.unwrap_or_else(|| NONE.to_string()));
+    // The active task is quoted verbatim, as `quote_task` left it.
+    section(heading::ACTIVE_TASK, d.active_task.clone().unwrap_or_else(|| NONE.to_string()));
     section(heading::GOAL, block(d.goal.as_deref(), lim.text_chars.min(600)));
     section(heading::CONSTRAINTS, bullets(&d.constraints, lim.items));
     let actions = if d.actions.is_empty() {
@@ -895,6 +912,16 @@ fn render_core(d: &Draft, lim: Limits) -> String {
     section(heading::FILES, bullets(&d.files, lim.items * FILES_PER_ITEM));
     section(heading::REMAINING, bullets(&d.remaining, lim.items * REMAINING_PER_ITEM));
     s
+}
+
+/// The active task as the summary quotes it: whole when it fits `whole_tokens`
+/// (an autonomous turn's ask has no other copy: the tail no longer holds it),
+/// else as stage 3 leaves it.
+fn quote_task(task: String, whole_tokens: u64, meter: &Meter) -> String {
+    if meter.fits(&task, whole_tokens) {
+        return task;
+    }
+    truncate_text(&task).unwrap_or(task)
 }
 
 /// The lean `## User Messages (verbatim)` body: new messages newest first, then
@@ -1031,6 +1058,7 @@ fn deterministic_core(
     previous: &Previous,
 ) -> (String, usize) {
     let mut draft = extract(input, previous);
+    draft.active_task = draft.active_task.map(|t| quote_task(t, input.whole_ask_tokens, meter));
     draft.clip_shown();
     let mut limits = Limits::START;
     let mut core = render_core(&draft, limits);

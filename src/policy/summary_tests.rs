@@ -20,6 +20,7 @@ fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {
         budget_tokens: budget,
         anchor_budget_chars: 7_000,
         max_tokens: u64::MAX,
+        whole_ask_tokens: 0,
         pruned: &[],
     };
     build_summary(&input, &meter())

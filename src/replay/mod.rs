@@ -15,6 +15,18 @@
 //! (ours_live − ours_original)`. Otherwise our own count. With `gateway`, the
 //! fallback trigger (85% of the window or 5,000 messages) applies instead.
 //!
+//! Under `--history full` a log may hold the agent's own compactions: the
+//! provider then measured the agent's context, not the whole history, and
+//! the correction is against our count of that context
+//! ([`agent::AgentContext`]): `provider + (ours_live − ours_agent)`.
+//!
+//! ## Calls
+//! A call is one provider response as the log records it
+//! ([`Message::opens_call`]): the messages of one response count once, and
+//! messages the client wrote (Claude Code's `<synthetic>` ones) not at all.
+//! [`Recorded`] sums the usage the log records over those calls: the agent's
+//! bill, its own compactions included.
+//!
 //! ## Anti-thrash (H)
 //! After two compactions in a row that leave the request at or above the
 //! threshold, compaction stops for the session, and the result says so.
@@ -34,10 +46,12 @@
 //! original message is copied only into the input of a compaction it takes
 //! part in, and compactions skip the anchor-retention figure (never read here).
 
+pub mod agent;
+
 use crate::catalog::prices::Prices;
 use crate::catalog::window;
 use crate::model::key::message_key;
-use crate::model::{Message, Role, Session};
+use crate::model::{Message, Session};
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
 use serde::Serialize;
@@ -67,6 +81,10 @@ pub struct Call {
     pub tokens_live: u64,
     /// The provider's recorded prompt size for this call, when the log has it.
     pub provider_tokens: Option<u64>,
+    /// Our count of the request the agent itself sent, where its own
+    /// compactions made it differ from `tokens_original` (`--history full`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_agent: Option<u64>,
     /// Compactions performed before this call.
     pub compactions: u32,
     /// Cache reads / writes of this request, without and with compaction.
@@ -83,16 +101,18 @@ impl Call {
     /// doc): the provider's recorded prompt size corrected by what compaction
     /// removed, where the log has it; our count of the live history otherwise.
     pub fn trigger_tokens(&self) -> u64 {
-        trigger_size(self.provider_tokens, self.tokens_live, self.tokens_original)
+        let measured = self.tokens_agent.unwrap_or(self.tokens_original);
+        trigger_size(self.provider_tokens, self.tokens_live, measured)
     }
 }
 
-/// The trigger's measure of a request: `provider + (live − original)` where the
-/// provider recorded the prompt size (`original` is our count of the uncompacted
-/// request it measured), else `live`, our count.
-fn trigger_size(provider: Option<u64>, live: u64, original: u64) -> u64 {
+/// The trigger's measure of a request: `provider + (live − measured)` where the
+/// provider recorded the prompt size (`measured` is our count of the request
+/// it measured: the uncompacted history, or the agent's own context after
+/// its compactions), else `live`, our count.
+fn trigger_size(provider: Option<u64>, live: u64, measured: u64) -> u64 {
     match provider {
-        Some(p) => (p + live).saturating_sub(original),
+        Some(p) => (p + live).saturating_sub(measured),
         None => live,
     }
 }
@@ -106,6 +126,54 @@ pub struct CompactionPoint {
     pub tokens_after: u64,
     /// Still at or over the threshold after compacting.
     pub ineffective: bool,
+}
+
+/// The calls as the provider billed them: the usage the log records for
+/// each call, summed (the agent's own compactions, where it made them,
+/// are in these figures).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Recorded {
+    /// Calls whose usage the log records.
+    pub calls: usize,
+    /// The agent's compactions among the messages replayed.
+    pub compactions: usize,
+    /// The largest prompt the provider measured.
+    pub peak: u64,
+    /// Prompt tokens billed: uncached input, cache reads and cache writes.
+    pub billed: u64,
+    /// Uncached input tokens.
+    pub input: u64,
+    pub cache_read: u64,
+    /// Cache writes, of which `cache_write_1h` with a 1-hour lifetime.
+    pub cache_write: u64,
+    pub cache_write_1h: u64,
+    pub output: u64,
+}
+
+impl Recorded {
+    fn add(&mut self, u: &crate::model::Usage) {
+        let Some(prompt) = u.prompt_tokens() else { return };
+        self.calls += 1;
+        self.peak = self.peak.max(prompt);
+        self.billed += prompt;
+        self.input += u.input_tokens.unwrap_or(0);
+        self.cache_read += u.cache_read_tokens.unwrap_or(0);
+        self.cache_write += u.cache_write_tokens.unwrap_or(0);
+        self.cache_write_1h += u.cache_write_1h_tokens.unwrap_or(0);
+        self.output += u.output_tokens.unwrap_or(0);
+    }
+
+    /// Dollars of these calls: uncached input, cache reads, 5-minute and
+    /// 1-hour cache writes and output, each at its price.
+    pub fn cost(&self, p: &Prices) -> f64 {
+        let write_1h = self.cache_write_1h.min(self.cache_write);
+        (self.input as f64 * p.input
+            + self.cache_read as f64 * p.cache_read
+            + (self.cache_write - write_1h) as f64 * p.cache_write
+            + write_1h as f64 * p.cache_write_1h()
+            + self.output as f64 * p.output)
+            / 1e6
+    }
 }
 
 /// A replay's figures and final history.
@@ -128,6 +196,8 @@ pub struct Replay {
     pub cache_write_original: u64,
     pub cache_write_live: u64,
     pub output_tokens: u64,
+    /// The calls as the log records their usage; `None` when it records none.
+    pub recorded: Option<Recorded>,
     /// The live history at the end is `compacted` (the last compaction's
     /// output) followed by the original messages from `appended_from` on:
     /// kept apart so that the original messages are never copied
@@ -259,12 +329,23 @@ pub fn replay_prepared(
     // shares with the one sent at the previous call.
     let mut live_shared: Option<usize> = None;
     let mut ineffective_in_a_row = 0u32;
+    // Our count of the context the agent sent (the provider measured it).
+    let agent = agent::AgentContext::new(session, meter);
+    let mut agent_total = base;
+    let mut recorded = Recorded::default();
 
     for (i, m) in msgs.iter().enumerate() {
-        if m.role == Role::Assistant {
+        if let Some(restart) = agent.restart_at(i) {
+            agent_total = base + restart;
+            recorded.compactions += 1;
+        }
+        if m.opens_call() {
             let provider = m.meta.usage.and_then(|u| u.prompt_tokens());
+            if let Some(u) = &m.meta.usage {
+                recorded.add(u);
+            }
             // The trigger, measured before the call.
-            let measured = |live_total: u64| trigger_size(provider, live_total, original.total());
+            let measured = |live_total: u64| trigger_size(provider, live_total, agent_total);
             let fires = |size: u64, n: usize| match trigger {
                 Trigger::Threshold => size >= policy.threshold,
                 Trigger::Gateway => window::gateway_triggered(size, n, policy.window),
@@ -316,6 +397,7 @@ pub fn replay_prepared(
                 tokens_original: original.total(),
                 tokens_live: live_req.total(),
                 provider_tokens: provider,
+                tokens_agent: (!agent.is_whole_history()).then_some(agent_total),
                 compactions: out.compactions.len() as u32,
                 cache_read_original: read_original,
                 cache_write_original: original.total() - read_original,
@@ -338,7 +420,9 @@ pub fn replay_prepared(
         }
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());
+        agent_total += tokens[i];
     }
+    out.recorded = (recorded.calls > 0).then_some(recorded);
     out.compacted = compacted;
     out.appended_from = appended_from;
     out

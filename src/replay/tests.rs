@@ -2,7 +2,7 @@
 //! the cache model on hand-computed figures, and the provider-usage trigger.
 
 use super::*;
-use crate::model::{ToolCall, Usage};
+use crate::model::{Role, ToolCall, Usage};
 use crate::policy::Mode;
 use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
 

@@ -65,7 +65,7 @@ pub struct Stats {
     pub images: u64,
     pub image_tokens: u64,
     pub reasoning_tokens: u64,
-    pub earlier_compactions: u64,
+    pub recorded_compactions: u64,
     pub largest: Vec<Largest>,
     pub usage: UsageComparison,
 }
@@ -84,7 +84,7 @@ impl Stats {
     pub fn of_session(s: &Session, meter: &Meter) -> Stats {
         let mut st = Stats {
             sessions: 1,
-            earlier_compactions: s.earlier_compactions.len() as u64,
+            recorded_compactions: s.recorded_compactions.len() as u64,
             ..Stats::default()
         };
         st.tool_schema_tokens = meter.tools(s.tools.as_ref());
@@ -162,7 +162,7 @@ impl Stats {
     pub fn merge(&mut self, other: &Stats) {
         crate::policy::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
             tool_calls, tool_calls_by_name, tokens, tokens_by_role, tokens_by_tool,
-            tool_schema_tokens, images, image_tokens, reasoning_tokens, earlier_compactions);
+            tool_schema_tokens, images, image_tokens, reasoning_tokens, recorded_compactions);
         let mut largest = std::mem::take(&mut self.largest);
         largest.extend(other.largest.iter().cloned());
         self.largest = top(largest);

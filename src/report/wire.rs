@@ -305,6 +305,13 @@ pub struct ReplayRow {
     /// ... and their dollars at the same prices (`--prices`; not in `cost_live`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summarizer_cost: Option<f64>,
+    /// The calls as the provider billed them (the usage the log records; the
+    /// agent's own compactions where it made them), when it records any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<crate::replay::Recorded>,
+    /// Their dollars (`--prices`), 1-hour cache writes at their own price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_recorded: Option<f64>,
 }
 
 /// How a replay was run, as its rows name it: the input's format, the mode,
@@ -358,6 +365,8 @@ impl ReplayRow {
             cost_live: cost.map(|c| round(c.1)),
             summarizer: r.summarizer.clone(),
             summarizer_cost: r.summarizer.as_ref().and(prices).map(|p| round(r.summarizer_cost(p))),
+            recorded: r.recorded.clone(),
+            cost_recorded: r.recorded.as_ref().zip(prices).map(|(rec, p)| round(rec.cost(p))),
         }
     }
 }

@@ -13,6 +13,7 @@ use anyhow::bail;
 use compactor::formats::Format;
 use compactor::io::output::{Layout, Target};
 use compactor::io::{Input, ReadOptions, expand_inputs};
+use compactor::model::History;
 use compactor::pipeline::Engine;
 use compactor::pipeline::Policies;
 use compactor::pipeline::shard::Shard;
@@ -30,6 +31,8 @@ pub struct Compact {
     pub meter: Meter,
     pub pool: rayon::ThreadPool,
     pub read: ReadOptions,
+    /// `--history`: which part of an agent's log becomes messages.
+    pub history: History,
     /// `--report`: `-` is standard output.
     pub report: Option<PathBuf>,
     pub rejects: Option<PathBuf>,
@@ -120,6 +123,7 @@ impl Compact {
             meter,
             pool,
             read: read_options(&args.input),
+            history: args.input.history.resolve(),
             report: args.report.clone(),
             rejects: args.rejects.clone(),
             shard: args.shard,
@@ -266,7 +270,7 @@ fn output_options(args: &CompactArgs) -> String {
     let keep = if args.keep_source_fields { " keep_source_fields=true" } else { "" };
     format!(
         "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} \
-         source_column={:?} shard={:?} redact={}{keep}",
+         source_column={:?} shard={:?} redact={} history={}{keep}",
         args.mode,
         args.budget,
         args.force,
@@ -276,7 +280,8 @@ fn output_options(args: &CompactArgs) -> String {
         args.input.messages_column,
         args.input.source_column,
         args.shard.map(|s| s.to_string()),
-        args.redact
+        args.redact,
+        args.input.history.resolve()
     ) + &super::summarizer_options(&args.summarizer).unwrap_or_default()
 }
 

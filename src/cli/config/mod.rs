@@ -21,6 +21,7 @@ use compactor::Mode;
 use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
 use compactor::formats::Format;
 use compactor::io::{Input, ReadOptions, expand_inputs_noting};
+use compactor::model::History;
 use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
@@ -35,6 +36,8 @@ pub struct Reading {
     /// `--from`: `None` detects each file's dialect.
     pub from: Option<Format>,
     pub options: ReadOptions,
+    /// `--history`: which part of an agent's log becomes messages.
+    pub history: History,
     pub pool: rayon::ThreadPool,
     /// `-v`: name each file's detected format on stderr as it is read.
     pub verbose: bool,
@@ -48,12 +51,21 @@ impl Reading {
             if args.inputs.is_empty() { discovery::inputs()? } else { inputs(&args.inputs)? };
         let from = input_format(&args.from)?;
         let pool = thread_pool(args.threads)?;
-        Ok(Reading { inputs, from, options: read_options(args), pool, verbose: args.verbose })
+        Ok(Reading {
+            inputs,
+            from,
+            options: read_options(args),
+            history: args.history.resolve(),
+            pool,
+            verbose: args.verbose,
+        })
     }
 
     /// A reader of every input, in order.
     pub fn reader(&self) -> JobReader<'_> {
-        JobReader::new(&self.inputs, self.from).with_options(self.options.clone())
+        JobReader::new(&self.inputs, self.from)
+            .with_options(self.options.clone())
+            .with_history(self.history)
     }
 }
 

@@ -125,6 +125,7 @@ fn compact_batch(
                 Ok(payload) => engine.process(Job {
                     input: 0,
                     format: Format::OpenAi,
+                    history: compactor::model::History::default(),
                     records: vec![RawRecord { source, payload }],
                 }),
                 Err(reason) => {

@@ -31,8 +31,9 @@ fn run_files(cfg: &Compact, files: &Files) -> anyhow::Result<ExitStatus> {
     let inputs = std::mem::take(&mut resume.todo);
     let engine = cfg.engine();
     let mut sink = Sink::create(cfg, files, &inputs, resume)?;
-    let mut jobs =
-        compactor::pipeline::JobReader::new(&inputs, files.from).with_options(cfg.read.clone());
+    let mut jobs = compactor::pipeline::JobReader::new(&inputs, files.from)
+        .with_options(cfg.read.clone())
+        .with_history(cfg.history);
     compactor::exec::run_ordered(
         &cfg.pool,
         config::in_flight(&cfg.pool),

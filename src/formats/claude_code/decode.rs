@@ -8,8 +8,8 @@ use super::*;
 use crate::formats::openai::decode_part;
 use crate::formats::{DecodeError, Record, event_message, kind_of};
 use crate::model::{
-    ArgsForm, Content, ContentForm, Message, MessageMeta, Part, Role, Session, Source, ToolCall,
-    Usage,
+    ArgsForm, CallMark, Content, ContentForm, History, Message, MessageMeta, Part, Role, Session,
+    Source, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -78,9 +78,35 @@ fn usage_of(envelope: &Map<String, Value>) -> Option<Usage> {
         input_tokens: get("input_tokens"),
         cache_read_tokens: get("cache_read_input_tokens"),
         cache_write_tokens: get("cache_creation_input_tokens"),
+        cache_write_1h_tokens: u
+            .get("cache_creation")
+            .and_then(|c| c.get("ephemeral_1h_input_tokens"))
+            .and_then(Value::as_u64),
         output_tokens: get("output_tokens"),
     };
     (usage != Usage::default()).then_some(usage)
+}
+
+/// The model Claude Code names on the messages it writes itself (API errors,
+/// "No response requested."): no provider call made them.
+const SYNTHETIC_MODEL: &str = "<synthetic>";
+
+/// An assistant event's `message.id`.
+fn message_id(envelope: &Map<String, Value>) -> Option<&str> {
+    envelope.get("message")?.get("id")?.as_str()
+}
+
+/// How an assistant event relates to the provider's calls, given the
+/// `message.id` of the call the assistant message before it belongs to.
+fn call_mark(envelope: &Map<String, Value>, previous_call: Option<&str>) -> CallMark {
+    let model = envelope.get("message").and_then(|m| m.get("model")).and_then(Value::as_str);
+    if model == Some(SYNTHETIC_MODEL) {
+        return CallMark::NoCall;
+    }
+    match message_id(envelope) {
+        Some(id) if Some(id) == previous_call => CallMark::Continues,
+        _ => CallMark::Opens,
+    }
 }
 
 /// Reads a `tool_use` block as a call, or `None` when it is not a well-formed one.
@@ -187,6 +213,8 @@ struct Decoder {
     messages: Vec<Message>,
     pending: Vec<Value>,
     open: Option<OpenTurn>,
+    /// The `message.id` of the provider call the last assistant message belongs to.
+    last_call: Option<String>,
 }
 
 impl Decoder {
@@ -223,7 +251,11 @@ impl Decoder {
     }
 
     fn message(&mut self, role: Role, content: Content, extra: Map<String, Value>) -> Message {
-        let meta = MessageMeta { timestamp: timestamp_of(&extra), usage: usage_of(&extra) };
+        let meta = MessageMeta {
+            timestamp: timestamp_of(&extra),
+            usage: usage_of(&extra),
+            call: CallMark::Opens,
+        };
         let mut m = event_message(role, content, meta, extra);
         m.attached = std::mem::take(&mut self.pending).into();
         m
@@ -233,7 +265,15 @@ impl Decoder {
         let Event { envelope, content } = ev;
         let RawContent::Blocks(blocks) = content else {
             self.close();
-            let m = self.message(Role::Assistant, content_of(content), envelope);
+            let mark = call_mark(&envelope, self.last_call.as_deref());
+            if mark != CallMark::NoCall {
+                self.last_call = message_id(&envelope).map(str::to_string);
+            }
+            let mut m = self.message(Role::Assistant, content_of(content), envelope);
+            m.meta.call = mark;
+            if mark == CallMark::Continues {
+                m.meta.usage = None;
+            }
             self.messages.push(m);
             return;
         };
@@ -277,11 +317,20 @@ impl Decoder {
             return;
         }
         self.close();
+        let mark = call_mark(&envelope, self.last_call.as_deref());
+        if mark != CallMark::NoCall {
+            self.last_call = id.clone();
+        }
         let mut m = self.message(
             Role::Assistant,
             Content { parts: parts.into(), form: ContentForm::Parts },
             envelope,
         );
+        m.meta.call = mark;
+        if mark == CallMark::Continues {
+            // The call's usage is on the message that opened it.
+            m.meta.usage = None;
+        }
         m.tool_calls = calls.into();
         if m.content.parts.is_empty() && !m.tool_calls.is_empty() {
             // Only calls: `content: null` in the OpenAI shape. Blocks are written
@@ -362,19 +411,23 @@ impl Decoder {
     }
 }
 
-/// Reads every record of one Claude Code log as a session.
-pub fn decode_events(records: Vec<Record>) -> Result<Session, DecodeError> {
+/// Reads every record of one Claude Code log as a session, its `history`
+/// made into messages (the module docs say which events).
+pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, DecodeError> {
     let Some(first) = records.first() else {
         return Err(DecodeError::new("a Claude Code log without records"));
     };
     let source = Source { path: first.source.path.clone(), line: None, index: None };
-    let live_from = records
-        .iter()
-        .rposition(|r| r.value.as_object().is_some_and(is_boundary))
-        .map_or(0, |i| i + 1);
+    let live_from = match history {
+        History::Full => 0,
+        History::Live => records
+            .iter()
+            .rposition(|r| r.value.as_object().is_some_and(is_boundary))
+            .map_or(0, |i| i + 1),
+    };
     let mut d = Decoder::default();
     let mut id = None;
-    let mut earlier = Vec::new();
+    let mut recorded: Vec<RecordedCompaction> = Vec::new();
     for (i, Record { source: at, value }) in records.into_iter().enumerate() {
         let map = match value {
             Value::Object(map) => map,
@@ -398,9 +451,19 @@ pub fn decode_events(records: Vec<Record>) -> Result<Session, DecodeError> {
                 .map(str::to_string);
         }
         if is_boundary(&map) {
-            earlier.push(boundary_record(&map));
+            let position = (history == History::Full).then_some(d.messages.len());
+            let mut c = boundary_record(&map, position);
+            if history == History::Full {
+                c.kept = preserved(&map, &d.messages);
+            }
+            recorded.push(c);
         }
-        let chat = i >= live_from && !is_sidechain(&map);
+        let summary = is_compact_summary(&map);
+        if summary && let Some(c) = recorded.last_mut() {
+            c.summary = summary_text(&map);
+        }
+        // Under `full`, the agent's summary is a recorded compaction's, not conversation.
+        let chat = i >= live_from && !is_sidechain(&map) && !(summary && history == History::Full);
         match type_of(&map) {
             Some("assistant") if chat => d.assistant(take_event(map, &at)?),
             Some("user") if chat => d.user(take_event(map, &at)?),
@@ -413,7 +476,47 @@ pub fn decode_events(records: Vec<Record>) -> Result<Session, DecodeError> {
         source,
         messages: d.messages,
         trailing: d.pending,
-        earlier_compactions: earlier,
+        recorded_compactions: recorded,
         ..Session::default()
     })
+}
+
+/// Returns true if and only if `map` is the agent's summary of a compaction
+/// (a main-chain `user` event with `isCompactSummary: true`).
+fn is_compact_summary(map: &Map<String, Value>) -> bool {
+    type_of(map) == Some("user")
+        && map.get("isCompactSummary") == Some(&Value::Bool(true))
+        && !is_sidechain(map)
+}
+
+/// The text of a summary event (a string content, or its text blocks joined).
+fn summary_text(map: &Map<String, Value>) -> RecordedSummary {
+    let Some(content) = map.get("message").and_then(|m| m.get("content")) else {
+        return RecordedSummary::Absent;
+    };
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    if text.is_empty() { RecordedSummary::Absent } else { RecordedSummary::Text(text) }
+}
+
+/// The messages a boundary's `compactMetadata.preservedSegment` kept verbatim
+/// (`headUuid` through `tailUuid`, read before it), copied; none when it has
+/// no segment or names messages not read.
+fn preserved(map: &Map<String, Value>, messages: &[Message]) -> Vec<Message> {
+    let segment = map.get("compactMetadata").and_then(|m| m.get("preservedSegment"));
+    let uuid = |k: &str| segment.and_then(|s| s.get(k)).and_then(Value::as_str);
+    let (Some(head), Some(tail)) = (uuid("headUuid"), uuid("tailUuid")) else { return Vec::new() };
+    let at = |u: &str| messages.iter().position(|m| uuid_of(m) == Some(u));
+    let end = messages.iter().rposition(|m| uuid_of(m) == Some(tail));
+    match (at(head), end) {
+        (Some(h), Some(t)) if h <= t => messages[h..=t].to_vec(),
+        _ => Vec::new(),
+    }
 }

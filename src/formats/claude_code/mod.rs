@@ -91,7 +91,7 @@ mod encode;
 mod tests;
 
 use super::{Adapter, DecodeError, Record, Unit};
-use crate::model::{EarlierCompaction, Message, Part, Session};
+use crate::model::{History, Message, Part, RecordedCompaction, RecordedSummary, Session};
 use serde_json::{Map, Value};
 
 pub use decode::decode_events;
@@ -145,8 +145,8 @@ impl Adapter for ClaudeCode {
         fits * 2 > first.len()
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        decode_events(records)
+    fn decode(&self, records: Vec<Record>, history: History) -> Result<Session, DecodeError> {
+        decode_events(records, history)
     }
 
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
@@ -185,11 +185,16 @@ fn is_boundary(map: &Map<String, Value>) -> bool {
         && !is_sidechain(map)
 }
 
-fn boundary_record(map: &Map<String, Value>) -> EarlierCompaction {
+/// A boundary as a recorded compaction after `at` messages (its summary and
+/// kept messages are read by the caller).
+fn boundary_record(map: &Map<String, Value>, at: Option<usize>) -> RecordedCompaction {
     let meta = map.get("compactMetadata");
-    EarlierCompaction {
+    RecordedCompaction {
+        at,
+        timestamp: map.get("timestamp").and_then(Value::as_str).map(str::to_string),
         pre_tokens: meta.and_then(|m| m.get("preTokens")).and_then(Value::as_u64),
         trigger: meta.and_then(|m| m.get("trigger")).and_then(Value::as_str).map(str::to_string),
+        ..RecordedCompaction::default()
     }
 }
 

@@ -1,6 +1,6 @@
 use super::align::align;
 use super::*;
-use crate::model::{ContentForm, Role, Source};
+use crate::model::{ContentForm, History, Role, Source};
 use crate::policy::summary::SUMMARY_PREFIX;
 use serde_json::json;
 use std::collections::HashSet;
@@ -17,12 +17,18 @@ fn recs(values: &[Value]) -> Vec<Record> {
 }
 
 fn decode(values: &[Value]) -> Session {
-    ClaudeCode.decode(recs(values)).expect("decodes")
+    decode_as(values, History::Full)
 }
 
-/// Decode + encode must give the same values and the same bytes.
+fn decode_as(values: &[Value], history: History) -> Session {
+    ClaudeCode.decode(recs(values), history).expect("decodes")
+}
+
+/// Decode + encode must give the same values and the same bytes, under both
+/// readings of the history; returns the session read `live`.
 fn assert_round_trip(values: &[Value]) -> Session {
-    let s = decode(values);
+    assert_eq!(ClaudeCode.encode(&decode(values), None), values, "read full");
+    let s = decode_as(values, History::Live);
     let out = ClaudeCode.encode(&s, None);
     assert_eq!(out, values);
     for (a, b) in out.iter().zip(values) {
@@ -241,10 +247,16 @@ fn compact_boundary_history_is_passthrough_and_recorded() {
     assert_eq!(s.messages[0].attached.len(), 3);
     assert_eq!(s.messages[0].attached[2], boundary);
     assert!(crate::policy::summary::is_summary(&s.messages[0]));
-    assert_eq!(
-        s.earlier_compactions,
-        [EarlierCompaction { pre_tokens: Some(123456), trigger: Some("manual".into()) }]
-    );
+    assert_eq!(s.recorded_compactions.len(), 1);
+    let c = &s.recorded_compactions[0];
+    assert_eq!((c.at, c.pre_tokens, c.trigger.as_deref()), (None, Some(123456), Some("manual")));
+    // Read full: the old turn and the new one, the summary recorded apart.
+    let full = decode(&v);
+    let texts: Vec<_> = full.messages.iter().map(Message::text_content).collect();
+    assert_eq!(texts, ["old ask", "old answer", "continuing"]);
+    let c = &full.recorded_compactions[0];
+    assert_eq!(c.at, Some(2));
+    assert!(c.summary.text().is_some_and(|t| t.ends_with("Summary: x")));
 }
 
 #[test]
@@ -290,10 +302,10 @@ fn malformed_events_are_errors_naming_the_line() {
         (vec![json!({"type": "user", "uuid": "u1", "message": {"role": "user", "content": 5}})], 1),
         (vec![json!({"type": "user", "claudeCodeBlock": {}, "message": {"content": "x"}})], 1),
     ] {
-        let err = ClaudeCode.decode(recs(&bad)).expect_err("rejected");
+        let err = ClaudeCode.decode(recs(&bad), History::Full).expect_err("rejected");
         assert_eq!(err.source.and_then(|s| s.line), Some(line), "{}", err.message);
     }
-    assert!(ClaudeCode.decode(Vec::new()).is_err());
+    assert!(ClaudeCode.decode(Vec::new(), History::Full).is_err());
 }
 
 #[test]
@@ -431,7 +443,7 @@ fn a_new_summary_after_an_old_boundary_hangs_from_the_boundary() {
         user("u2", Some("b1"), json!("This session is being continued from ...")),
         asst("a2", "u2", "msg_2", json!([{"type": "text", "text": "continuing"}])),
     ];
-    let mut s = decode(&v);
+    let mut s = decode_as(&v, History::Live);
     // The core folds the old summary into a new one, which carries its records.
     let old = s.messages.remove(0);
     let mut summary = Message::text(Role::User, format!("{SUMMARY_PREFIX} updated"));

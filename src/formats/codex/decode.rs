@@ -8,8 +8,8 @@ use super::*;
 use crate::formats::openai::decode_part;
 use crate::formats::{DecodeError, Record, event_message};
 use crate::model::{
-    ArgsForm, Content, ContentForm, EarlierCompaction, Message, MessageMeta, Part, Role, Session,
-    ToolCall, Usage,
+    ArgsForm, CallMark, Content, ContentForm, History, Message, MessageMeta, Part,
+    RecordedCompaction, RecordedSummary, Role, Session, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -41,6 +41,9 @@ enum Step {
     Meta { line: Map<String, Value>, text: String },
     /// A `compacted` line whose summary is its `message` (no replacement history).
     Summary { line: Map<String, Value>, text: String },
+    /// A `compacted` line read as a recorded compaction (`--history full`):
+    /// it passes through, and the compaction is recorded after the messages so far.
+    Recorded { line: Value, compaction: RecordedCompaction },
 }
 
 /// A line that waits to be placed: kept as is, or reasoning looking for its message.
@@ -68,9 +71,17 @@ struct Decoder {
     calls: HashSet<String>,
     /// The running total of the previous `token_count`, to skip repeats.
     last_total: Option<Value>,
+    /// The message that opened the provider call whose response is being
+    /// read (closed by the call's `token_count`).
+    call_open: Option<usize>,
+    /// Compactions recorded so far, placed after the messages before them.
+    recorded: Vec<RecordedCompaction>,
 }
 
-pub(super) fn decode_records(records: Vec<Record>) -> Result<Session, DecodeError> {
+pub(super) fn decode_records(
+    records: Vec<Record>,
+    history: History,
+) -> Result<Session, DecodeError> {
     let first_source = records.first().map(|r| r.source.clone()).unwrap_or_default();
     for r in &records {
         match r.value.as_object() {
@@ -89,8 +100,11 @@ pub(super) fn decode_records(records: Vec<Record>) -> Result<Session, DecodeErro
             }
         }
     }
-    let last_compacted = records.iter().rposition(|r| is_compacted(&r.value));
-    let mut earlier = Vec::new();
+    let last_compacted = match history {
+        History::Live => records.iter().rposition(|r| is_compacted(&r.value)),
+        History::Full => None,
+    };
+    let mut live_recorded = Vec::new();
     let mut last_usage_total: Option<u64> = None;
     let mut id = None;
     let mut meta_seen = false;
@@ -100,9 +114,8 @@ pub(super) fn decode_records(records: Vec<Record>) -> Result<Session, DecodeErro
         if let Some(total) = token_total(&value) {
             last_usage_total = Some(total);
         }
-        if is_compacted(&value) {
-            earlier.push(EarlierCompaction { pre_tokens: last_usage_total, trigger: None });
-        }
+        let compaction =
+            is_compacted(&value).then(|| recorded_compaction(&value, last_usage_total));
         if !meta_seen
             && value.get("timestamp").is_some_and(Value::is_string)
             && let Some((line, text)) = session_meta(&value)
@@ -116,10 +129,19 @@ pub(super) fn decode_records(records: Vec<Record>) -> Result<Session, DecodeErro
             steps.push(Step::Meta { line, text });
             continue;
         }
-        match last_compacted {
-            Some(k) if i < k => steps.push(Step::Keep(value)),
-            Some(k) if i == k => expand_compacted(value, &mut steps),
-            _ => steps.push(line_step(value)),
+        match (history, compaction) {
+            (History::Full, Some(compaction)) => {
+                steps.push(Step::Recorded { line: value, compaction })
+            }
+            (History::Live, compaction) => {
+                live_recorded.extend(compaction);
+                match last_compacted {
+                    Some(k) if i < k => steps.push(Step::Keep(value)),
+                    Some(k) if i == k => expand_compacted(value, &mut steps),
+                    _ => steps.push(line_step(value)),
+                }
+            }
+            (History::Full, None) => steps.push(line_step(value)),
         }
     }
     let mut d = Decoder::default();
@@ -133,14 +155,59 @@ pub(super) fn decode_records(records: Vec<Record>) -> Result<Session, DecodeErro
     });
     let trailing: Vec<Value> = trailing.collect();
     let messages = d.done.into_iter().map(Building::finish).collect();
+    let recorded = match history {
+        History::Full => d.recorded,
+        History::Live => live_recorded,
+    };
     Ok(Session {
         id: id.unwrap_or_else(|| first_source.to_string()),
         source: first_source,
         messages,
         trailing,
-        earlier_compactions: earlier,
+        recorded_compactions: recorded,
         ..Session::default()
     })
+}
+
+/// A `compacted` line as a recorded compaction (placed nowhere; `--history
+/// full` places it after the messages before it): its summary, and under
+/// `full` what its replacement history kept, read as messages.
+fn recorded_compaction(line: &Value, pre_tokens: Option<u64>) -> RecordedCompaction {
+    let payload = line.get("payload");
+    let items = payload.and_then(|p| p.get("replacement_history")).and_then(Value::as_array);
+    let encrypted = items.is_some_and(|items| {
+        items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("compaction"))
+    });
+    let summary = match payload.and_then(|p| p.get("message")).and_then(Value::as_str) {
+        Some(text) if !text.is_empty() => RecordedSummary::Text(text.to_string()),
+        _ if encrypted => RecordedSummary::Encrypted,
+        _ => RecordedSummary::Absent,
+    };
+    let kept = items.map(|items| replacement_messages(items)).unwrap_or_default();
+    RecordedCompaction {
+        at: None,
+        timestamp: line.get("timestamp").and_then(Value::as_str).map(str::to_string),
+        trigger: None,
+        pre_tokens,
+        summary,
+        kept,
+    }
+}
+
+/// The chat items of a replacement history, read as messages on their own.
+fn replacement_messages(items: &[Value]) -> Vec<Message> {
+    let mut d = Decoder::default();
+    for item in items {
+        if let Value::Object(p) = item
+            && let Some(kind) = classify(p)
+        {
+            let step =
+                Step::Item { kind, payload: p.clone(), ts: None, at: None, fallback: Value::Null };
+            d.step(step);
+        }
+    }
+    d.flush_reasoning();
+    d.done.into_iter().map(|b| b.message).collect()
 }
 
 fn is_compacted(v: &Value) -> bool {
@@ -306,6 +373,14 @@ impl Decoder {
             Step::Summary { line, text } => {
                 self.marked(Role::User, text, line, "compacted_message")
             }
+            Step::Recorded { line, mut compaction } => {
+                self.flush_reasoning();
+                self.group_open = false;
+                self.call_open = None;
+                compaction.at = Some(self.done.len());
+                self.recorded.push(compaction);
+                self.keep(line);
+            }
         }
     }
 
@@ -410,6 +485,7 @@ impl Decoder {
         let message = line_message(role.clone(), content, extra, at);
         let mut b = Building::new(message);
         if role == Role::Assistant {
+            b.message.meta.call = self.call_mark(ts.is_none());
             self.absorb(&mut b, true);
         } else {
             self.flush_reasoning();
@@ -442,6 +518,7 @@ impl Decoder {
         }
         let content = Content { parts: Default::default(), form: ContentForm::Null };
         let mut message = line_message(Role::Assistant, content, extra, at);
+        message.meta.call = self.call_mark(ts.is_none());
         message.tool_calls = Arc::new(vec![call]);
         let mut b = Building::new(message);
         b.layout = true;
@@ -507,7 +584,23 @@ impl Decoder {
         self.push(Building::new(message));
     }
 
-    /// Gives a `token_count`'s per-request usage to the assistant message it follows.
+    /// How the assistant message about to be pushed relates to the provider's
+    /// calls: it opens one unless a call's response is still being read (a
+    /// reply's text, then its calls). Messages of a replacement history
+    /// (`replayed`: no line of their own) were no call of this rollout.
+    fn call_mark(&mut self, replayed: bool) -> CallMark {
+        if replayed {
+            return CallMark::NoCall;
+        }
+        if self.call_open.is_some() {
+            return CallMark::Continues;
+        }
+        self.call_open = Some(self.done.len());
+        CallMark::Opens
+    }
+
+    /// Gives a `token_count`'s per-request usage to the assistant message that
+    /// opened the call it closes.
     fn note_usage(&mut self, v: &Value) {
         let Some(p) =
             v.get("payload").filter(|_| v.get("type").and_then(Value::as_str) == Some("event_msg"))
@@ -523,13 +616,15 @@ impl Decoder {
             return;
         }
         self.last_total = total;
+        // A new total closes the call being read, whatever it gave.
+        let open = self.call_open.take();
         let Some(last) = info.get("last_token_usage").and_then(Value::as_object) else { return };
         // Reasoning still waiting means this request's output is not decoded yet.
         if self.pending.iter().any(|p| matches!(p, Pending::Reasoning { .. })) {
             return;
         }
-        let Some(b) = self.done.last_mut() else { return };
-        if b.message.role != Role::Assistant || b.message.meta.usage.is_some() {
+        let Some(b) = open.and_then(|i| self.done.get_mut(i)) else { return };
+        if b.message.meta.usage.is_some() {
             return;
         }
         let get = |k: &str| last.get(k).and_then(Value::as_u64);
@@ -539,6 +634,7 @@ impl Decoder {
             input_tokens: get("input_tokens").map(|i| i.saturating_sub(cached.unwrap_or(0))),
             cache_read_tokens: cached,
             cache_write_tokens: None,
+            cache_write_1h_tokens: None,
             output_tokens: get("output_tokens"),
         };
         if usage != Usage::default() {
@@ -596,5 +692,5 @@ fn line_message(
     extra: Map<String, Value>,
     at: Option<String>,
 ) -> Message {
-    event_message(role, content, MessageMeta { timestamp: at, usage: None }, extra)
+    event_message(role, content, MessageMeta { timestamp: at, ..MessageMeta::default() }, extra)
 }

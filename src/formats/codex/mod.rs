@@ -72,7 +72,7 @@ mod encode;
 mod tests;
 
 use super::{Adapter, DecodeError, Record, Unit};
-use crate::model::Session;
+use crate::model::{History, Session};
 use serde_json::{Map, Value};
 
 use decode::decode_records;
@@ -146,8 +146,8 @@ impl Adapter for Codex {
             })
     }
 
-    fn decode(&self, records: Vec<Record>) -> Result<Session, DecodeError> {
-        decode_records(records)
+    fn decode(&self, records: Vec<Record>, history: History) -> Result<Session, DecodeError> {
+        decode_records(records, history)
     }
 
     fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {

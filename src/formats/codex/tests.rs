@@ -1,6 +1,6 @@
 use super::*;
 use crate::formats::openai::OpenAi;
-use crate::model::{Message, Part, Role, Source};
+use crate::model::{CallMark, History, Message, Part, Role, Source};
 use serde_json::json;
 
 fn rec(i: usize, value: Value) -> Record {
@@ -11,7 +11,13 @@ fn rec(i: usize, value: Value) -> Record {
 }
 
 fn decode(lines: &[Value]) -> Session {
-    Codex.decode(lines.iter().cloned().enumerate().map(|(i, v)| rec(i, v)).collect()).unwrap()
+    decode_as(lines, History::Full)
+}
+
+fn decode_as(lines: &[Value], history: History) -> Session {
+    Codex
+        .decode(lines.iter().cloned().enumerate().map(|(i, v)| rec(i, v)).collect(), history)
+        .unwrap()
 }
 
 fn line(ts: &str, ty: &str, payload: Value) -> Value {
@@ -107,7 +113,12 @@ fn parallel_calls_are_one_group_with_interleaved_records() {
     let group = &s.messages[3];
     let ids: Vec<&str> = group.tool_calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["a", "b"]);
-    assert_eq!(group.meta.usage.and_then(|u| u.output_tokens), Some(3));
+    // The reply's text opened the call; its calls continue it, and the
+    // call's usage is on the message that opened it.
+    assert_eq!(s.messages[2].meta.call, CallMark::Opens);
+    assert_eq!(group.meta.call, CallMark::Continues);
+    assert_eq!(group.meta.usage, None);
+    assert_eq!(s.messages[2].meta.usage.and_then(|u| u.output_tokens), Some(3));
     assert!(matches!(s.messages[2].content.parts[0], Part::Reasoning(_)));
     assert_eq!(s.messages[2].text_content(), "Listing.");
     assert_eq!(s.messages[4].tool_call_id.as_deref(), Some("b"));
@@ -227,14 +238,15 @@ fn replacement_history_is_live_and_written_back_in_its_line() {
         item("t4", output("old", json!("late"))),
         item("t5", text("user", "new ask")),
     ];
-    let s = decode(&lines);
+    let s = decode_as(&lines, History::Live);
     let texts: Vec<_> = s.messages.iter().map(Message::text_content).collect();
     assert_eq!(
         texts,
         ["be good", "old ask", "<environment_context>x</environment_context>", "new ask"]
     );
     assert_eq!(s.messages[1].meta.timestamp.as_deref(), Some("t3"));
-    assert_eq!(s.earlier_compactions.len(), 1);
+    assert_eq!(s.recorded_compactions.len(), 1);
+    assert_eq!(Codex.encode(&decode(&lines), None), lines, "read full");
     assert_eq!(Codex.encode(&s, None), lines);
     // A summary inserted inside the replacement history goes into it.
     let mut s2 = s.clone();
@@ -322,7 +334,7 @@ fn bad_lines_are_errors_that_name_the_line() {
         let mut lines = sample();
         lines.insert(3, bad);
         let err = Codex
-            .decode(lines.into_iter().enumerate().map(|(i, v)| rec(i, v)).collect())
+            .decode(lines.into_iter().enumerate().map(|(i, v)| rec(i, v)).collect(), History::Full)
             .unwrap_err();
         assert_eq!(err.source.and_then(|s| s.line), Some(4));
     }
@@ -383,9 +395,12 @@ fn any_value_in_any_field_roundtrips_or_errors() {
                 }
                 *at = kind.clone();
                 tried += 1;
-                let records = lines.iter().cloned().enumerate().map(|(i, v)| rec(i, v)).collect();
-                if let Ok(s) = Codex.decode(records) {
-                    assert_eq!(Codex.encode(&s, None), lines, "{i} {path:?} {kind}");
+                let records: Vec<Record> =
+                    lines.iter().cloned().enumerate().map(|(i, v)| rec(i, v)).collect();
+                for history in [History::Full, History::Live] {
+                    if let Ok(s) = Codex.decode(records.clone(), history) {
+                        assert_eq!(Codex.encode(&s, None), lines, "{i} {path:?} {kind} {history}");
+                    }
                 }
             }
         }

@@ -135,7 +135,11 @@ pub fn decode_message(value: Value) -> Result<Message, String> {
             break;
         }
     }
-    let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map) };
+    let meta = MessageMeta {
+        timestamp: timestamp_of(&map),
+        usage: usage_of(&map),
+        ..MessageMeta::default()
+    };
     Ok(Message {
         role,
         content,
@@ -176,6 +180,10 @@ fn usage_of(map: &Map<String, Value>) -> Option<Usage> {
         },
         cache_read_tokens: get(&["cache_read_input_tokens"]).or(openai_cached),
         cache_write_tokens: get(&["cache_creation_input_tokens"]),
+        cache_write_1h_tokens: u
+            .get("cache_creation")
+            .and_then(|c| c.get("ephemeral_1h_input_tokens"))
+            .and_then(Value::as_u64),
         output_tokens: get(&["completion_tokens", "output_tokens"]),
     };
     (usage != Usage::default()).then_some(usage)
