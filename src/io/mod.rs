@@ -8,9 +8,11 @@
 //!   its magic bytes, not its name.
 //! - [`output`] writes results atomically (temp file, fsync, rename).
 //! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
+//! - [`lock`] keeps a second run from writing an output a run is writing.
 
 pub mod arrow_ipc;
 pub mod atomic;
+pub mod lock;
 pub mod manifest;
 pub mod output;
 pub mod parquet;

@@ -46,6 +46,13 @@ struct BatchOut {
 }
 
 pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
+    let _lock = match &stream.output {
+        Some(path) => crate::cmd::output_lock::lock(
+            &compactor::io::output::Target::File(path.clone()),
+            &path.display().to_string(),
+        )?,
+        None => None,
+    };
     let input = &stream.input;
     let mut reader =
         IpcReader::open(input).map_err(|e| anyhow!("{}: {}", input.display, e.message))?;
