@@ -119,7 +119,7 @@ impl Compact {
             policies,
             meter,
             pool,
-            read: read_options(&args.input),
+            read: read_options_keeping(&args.input, args.rejects.as_deref()),
             report: args.report.clone(),
             rejects: args.rejects.clone(),
             shard: args.shard,
@@ -278,6 +278,18 @@ fn output_options(args: &CompactArgs) -> String {
         args.shard.map(|s| s.to_string()),
         args.redact
     ) + &super::summarizer_options(&args.summarizer).unwrap_or_default()
+}
+
+/// [`read_options`], and with `--rejects FILE` records over `--max-record-bytes`
+/// kept in spills beside `FILE` (on its file system, not in `/tmp`, which may
+/// be memory), to be copied into it.
+fn read_options_keeping(args: &crate::cli::args::InputArgs, rejects: Option<&Path>) -> ReadOptions {
+    let mut options = read_options(args);
+    options.limit.keep_in = rejects.map(|p| match p.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    options
 }
 
 /// Layout of a single output file, from its name.

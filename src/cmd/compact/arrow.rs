@@ -26,6 +26,7 @@ use arrow_array::RecordBatch;
 use compactor::formats::Format;
 use compactor::io::arrow_ipc::{IpcReader, IpcWriter};
 use compactor::io::parquet::{BatchDecoder, BatchEncoder};
+use compactor::io::record_limit::Raw;
 use compactor::io::{RawRecord, ReadError};
 use compactor::model::Source;
 use compactor::pipeline::{Engine, Job, Output, Processed};
@@ -42,7 +43,7 @@ struct BatchOut {
     /// Report row and figures of each session, in row order.
     sessions: Vec<(SessionRow, Compaction)>,
     /// Rows that could not be read as sessions: where, why, their bytes.
-    rejected: Vec<(Source, RejectKind, String, Vec<u8>)>,
+    rejected: Vec<(Source, RejectKind, String, Raw)>,
 }
 
 pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
@@ -85,7 +86,7 @@ pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
             for (source, kind, reason, raw) in out.rejected {
                 let source = source.to_string();
                 if cfg.in_shard(&source) {
-                    ledger.reject(kind, &source, &reason, &raw)?;
+                    ledger.reject(kind, &source, &reason, raw)?;
                 }
             }
             if out.batch.num_rows() > 0 {
@@ -136,7 +137,13 @@ fn compact_batch(
                 }),
                 Err(reason) => {
                     let kind = RejectKind::Malformed;
-                    vec![Processed::Rejected { input: 0, source, kind, reason, raw: Vec::new() }]
+                    vec![Processed::Rejected {
+                        input: 0,
+                        source,
+                        kind,
+                        reason,
+                        raw: Raw::default(),
+                    }]
                 }
             }
         })
