@@ -8,10 +8,12 @@
 //! --to arrow-ipc`, the Spark and Ray worker contract).
 
 use super::{input_format, inputs, meter, output_format, policy, read_options, thread_pool};
-use crate::cli::args::CompactArgs;
+use crate::cli::args::{BudgetArgs, CompactArgs};
 use anyhow::bail;
 use compactor::formats::Format;
+use compactor::io::manifest;
 use compactor::io::output::{Layout, Target};
+use compactor::io::record_limit::DEFAULT_MAX_RECORD_BYTES;
 use compactor::io::{Input, ReadOptions, expand_inputs};
 use compactor::pipeline::Engine;
 use compactor::pipeline::Policies;
@@ -185,7 +187,7 @@ fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
         keep_source_fields: args.keep_source_fields,
         resume: args.resume,
         verbose: args.input.verbose,
-        options: output_options(args),
+        options: output_options(args)?,
     })
 }
 
@@ -261,14 +263,30 @@ fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
 
 /// Every option that changes the bytes written, as text for the manifest's
 /// options hash (not threads, progress, or where reports and rejects go).
-fn output_options(args: &CompactArgs) -> String {
+/// A file-valued option counts by its contents, not its path
+/// ([`manifest::option_file`]): an edited `--tool-families` file redoes the
+/// inputs on `--resume`.
+fn output_options(args: &CompactArgs) -> anyhow::Result<String> {
     // Named only when set, so that manifests of earlier runs still match.
     let keep = if args.keep_source_fields { " keep_source_fields=true" } else { "" };
-    format!(
-        "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} \
+    let budget = BudgetArgs { models_file: None, tool_families: None, ..args.budget.clone() };
+    let mut files = String::new();
+    for (name, path) in
+        [("models_file", &args.budget.models_file), ("tool_families", &args.budget.tool_families)]
+    {
+        if let Some(path) = path {
+            files += &format!(" {name}={}", manifest::option_file(path)?);
+        }
+    }
+    let limit = args.input.max_record_bytes;
+    if limit != DEFAULT_MAX_RECORD_BYTES {
+        // A record over the limit is rejected, not written.
+        files += &format!(" max_record_bytes={limit}");
+    }
+    Ok(format!(
+        "mode={:?} budget={budget:?}{files} force={} target_tokens={:?} from={} to={} messages_column={:?} \
          source_column={:?} shard={:?} redact={}{keep}",
         args.mode,
-        args.budget,
         args.force,
         args.target_tokens,
         args.input.from,
@@ -277,7 +295,7 @@ fn output_options(args: &CompactArgs) -> String {
         args.input.source_column,
         args.shard.map(|s| s.to_string()),
         args.redact
-    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default()
+    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default())
 }
 
 /// [`read_options`], and with `--rejects FILE` records over `--max-record-bytes`
