@@ -16,6 +16,10 @@
 //! it holds the lock, that the name no longer leads to its file, and starts
 //! again with a fresh one.
 //!
+//! A lock that had to make its output directory removes it again when it is
+//! dropped with the directory still empty: a run refused or failed before it
+//! wrote anything leaves nothing behind.
+//!
 //! The lock files start with a dot, like the manifest: a later run reading
 //! the output directory as input skips them, and `--resume` never sees them.
 
@@ -78,6 +82,9 @@ pub fn file_lock_path(file: &Path) -> PathBuf {
 #[derive(Debug)]
 pub struct OutputLock {
     path: PathBuf,
+    /// The directories made for the lock file, outermost first: removed
+    /// again on drop while they are empty.
+    made: Vec<PathBuf>,
     /// The open lock file, whose lock this is: closed, so unlocked, on drop.
     _file: File,
 }
@@ -86,14 +93,34 @@ impl OutputLock {
     /// Takes the lock at `path` (creating the file and its directory), and
     /// writes this process's id and `command` into it for a refused run to name.
     pub fn acquire(path: &Path, command: &str) -> Result<OutputLock, LockError> {
-        let io_err = |what| move |error| LockError::Io { path: path.to_path_buf(), what, error };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        // The directories this lock makes, outermost first.
+        let mut made: Vec<PathBuf> = dir
+            .into_iter()
+            .flat_map(Path::ancestors)
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        made.reverse();
+        if let Some(dir) = dir {
             std::fs::create_dir_all(dir).map_err(|error| LockError::Io {
                 path: dir.to_path_buf(),
                 what: "cannot create directory",
                 error,
             })?;
         }
+        match OutputLock::take(path, command) {
+            Ok(file) => Ok(OutputLock { path: path.to_path_buf(), made, _file: file }),
+            Err(e) => {
+                remove_empty(&made);
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens, locks and writes the lock file at `path`, whose directory is there.
+    fn take(path: &Path, command: &str) -> Result<File, LockError> {
+        let io_err = |what| move |error| LockError::Io { path: path.to_path_buf(), what, error };
         for _ in 0..RETRIES {
             let mut file = OpenOptions::new()
                 .read(true)
@@ -113,7 +140,7 @@ impl OutputLock {
             let holder = Holder { pid: std::process::id(), command: command.to_string() };
             let text = serde_json::to_vec(&holder).map_err(|e| io_err("cannot write")(e.into()))?;
             file.set_len(0).and_then(|()| file.write_all(&text)).map_err(io_err("cannot write"))?;
-            return Ok(OutputLock { path: path.to_path_buf(), _file: file });
+            return Ok(file);
         }
         Err(io_err("cannot lock")(io::Error::other("the lock file keeps being replaced")))
     }
@@ -129,6 +156,17 @@ impl Drop for OutputLock {
         // Removed while still held (the file closes after this), so that a run
         // waiting on the old file sees it gone; best effort.
         let _ = std::fs::remove_file(&self.path);
+        remove_empty(&self.made);
+    }
+}
+
+/// Removes the directories `made` (outermost first) that are empty, deepest
+/// first, stopping at the first that is not.
+fn remove_empty(made: &[PathBuf]) {
+    for dir in made.iter().rev() {
+        if std::fs::remove_dir(dir).is_err() {
+            return;
+        }
     }
 }
 
@@ -187,6 +225,19 @@ mod tests {
         let again = OutputLock::acquire(&path, "compactor compact b -o out/").unwrap();
         assert!(path.exists());
         drop(again);
+    }
+
+    #[test]
+    fn a_directory_made_for_the_lock_goes_with_it_while_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("a/b/out");
+        drop(OutputLock::acquire(&dir_lock_path(&out), "run").unwrap());
+        assert!(!dir.path().join("a").exists(), "nothing is left of a run that wrote nothing");
+        let lock = OutputLock::acquire(&dir_lock_path(&out), "run").unwrap();
+        std::fs::write(out.join("s.jsonl"), "{}\n").unwrap();
+        drop(lock);
+        assert!(out.join("s.jsonl").exists(), "a directory with outputs stays");
+        assert!(!dir_lock_path(&out).exists());
     }
 
     #[test]
