@@ -92,9 +92,127 @@ pub fn redact<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// Bytes of a stream read and masked at a time by [`redact_stream`].
+const STREAM_WINDOW_BYTES: usize = 4 << 20;
+
+/// How far back from a window's end [`redact_stream`] looks for a secret that
+/// crosses it. A secret up to this long is masked wherever it falls; the
+/// patterns' secrets (keys, tokens, private-key blocks) are far shorter.
+const STREAM_OVERLAP_BYTES: usize = 64 << 10;
+
+/// [`redact`] over a stream too long to hold in memory (a rejected record over
+/// `--max-record-bytes`), written to `to`: the text is masked a window at a
+/// time, and each window ends before any secret that would cross its end, so
+/// that the secret is masked whole with the next one. Invalid UTF-8 becomes
+/// U+FFFD, as in [`redact`]'s callers.
+pub fn redact_stream(
+    from: &mut dyn std::io::Read,
+    to: &mut dyn std::io::Write,
+    masked: &mut Masked,
+) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut text = String::new();
+    let mut bytes = Vec::with_capacity(STREAM_WINDOW_BYTES);
+    loop {
+        let room = STREAM_WINDOW_BYTES.saturating_sub(bytes.len()) as u64;
+        let read = from.take(room).read_to_end(&mut bytes)?;
+        let end = read == 0;
+        // A character cut by the window waits for the rest of its bytes.
+        let whole = if end { bytes.len() } else { complete_utf8_prefix(&bytes) };
+        text.push_str(&String::from_utf8_lossy(&bytes[..whole]));
+        bytes.drain(..whole);
+        let cut = if end { text.len() } else { uncrossed_cut(&text) };
+        to.write_all(redact(&text[..cut], masked).as_bytes())?;
+        text.drain(..cut);
+        if end {
+            return Ok(());
+        }
+    }
+}
+
+/// The length of `bytes` without a last UTF-8 sequence that is still incomplete.
+fn complete_utf8_prefix(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(4) {
+        let i = bytes.len() - back;
+        let lead = bytes[i];
+        if lead & 0xC0 != 0x80 {
+            let needs = match lead {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            return if back < needs { i } else { bytes.len() };
+        }
+    }
+    bytes.len()
+}
+
+/// Where to end a window of `text` in [`redact_stream`]: [`STREAM_OVERLAP_BYTES`]
+/// before its end, moved back before any secret that crosses that point.
+fn uncrossed_cut(text: &str) -> usize {
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let mut cut = floor(text.len().saturating_sub(STREAM_OVERLAP_BYTES));
+    let Some(c) = COMPILED.as_ref() else { return cut };
+    let from = floor(cut.saturating_sub(STREAM_OVERLAP_BYTES));
+    loop {
+        let before = cut;
+        for (_, re, _) in &c.each {
+            for m in re.find_iter(&text[from..]) {
+                let (s, e) = (from + m.start(), from + m.end());
+                if s < cut && cut < e {
+                    cut = s;
+                }
+            }
+        }
+        if cut == before {
+            return cut;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_text_is_masked_like_a_held_one_even_across_windows() {
+        // The first window ends STREAM_OVERLAP_BYTES before STREAM_WINDOW_BYTES
+        // (ASCII input): put each secret across that point, at several offsets,
+        // and a multi-byte character across the window's last byte.
+        let first_cut = STREAM_WINDOW_BYTES - STREAM_OVERLAP_BYTES;
+        let secrets = [
+            "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
+            "-----BEGIN RSA PRIVATE KEY-----\\nMIIEow\\n-----END RSA PRIVATE KEY-----",
+            "password=hunter2x",
+        ];
+        for secret in secrets {
+            for before in [1, 5, secret.len() / 2, secret.len() - 1] {
+                let mut text = " ".repeat(first_cut - before);
+                text.push_str(secret);
+                text.push(' ');
+                while text.len() < STREAM_WINDOW_BYTES - 1 {
+                    text.push_str("filler ");
+                }
+                text.truncate(STREAM_WINDOW_BYTES - 1);
+                text.push_str("é😀 and more text ");
+                text.push_str(&"tail ".repeat(STREAM_WINDOW_BYTES / 5));
+                let mut held = Masked::new();
+                let want = redact(&text, &mut held).into_owned();
+                assert_eq!(held.values().sum::<u64>(), 1, "{secret}");
+                let mut streamed = Masked::new();
+                let mut out = Vec::new();
+                redact_stream(&mut text.as_bytes(), &mut out, &mut streamed).unwrap();
+                assert!(String::from_utf8(out).unwrap() == want, "{secret} at -{before}");
+                assert_eq!(streamed, held, "{secret} at -{before}");
+            }
+        }
+    }
 
     fn red(t: &str) -> (String, Masked) {
         let mut m = Masked::new();

@@ -801,3 +801,119 @@ fn an_unwritable_output_directory_is_named_in_the_error() {
     }
     assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
 }
+
+/// A `compact` run reading standard input into `-o target`, started with
+/// `stdin` written and its input left open (so it holds its output's lock until
+/// it is given the rest), once its lock file at `lock` names it.
+#[cfg(unix)]
+fn run_holding(target: &str, lock: &std::path::Path, stdin: &[u8]) -> std::process::Child {
+    use std::io::Write;
+    let mut child = compactor()
+        .args(["compact", "--window", "32000", "-", "-o", target])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.as_mut().unwrap().write_all(stdin).unwrap();
+    let started = std::time::Instant::now();
+    let pid = format!("\"pid\":{}", child.id());
+    while !std::fs::read_to_string(lock).is_ok_and(|t| t.contains(&pid)) {
+        assert!(child.try_wait().unwrap().is_none(), "the holding run ended early");
+        assert!(started.elapsed().as_secs() < 60, "no lock file at {}", lock.display());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
+
+/// Issue 36 point 6: while a run writes an output, a second `compact` into
+/// it (directory or file), and a `report -o` into the same directory, exit 2
+/// naming the first run's pid and command, and write nothing; the first run's
+/// output is then byte for byte a lone run's, with no lock file left. On the
+/// binary before the lock, the second runs exited 0 and mixed their files in.
+#[cfg(unix)]
+#[test]
+fn a_second_run_into_an_output_being_written_is_refused_naming_the_first() {
+    use std::io::Write;
+    let dir = TestDir::new();
+    let sessions =
+        run_ok(compactor().args(["synth", "--sessions", "6", "--tokens", "40000"])).stdout;
+    let half = sessions.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(2).unwrap().0 + 1;
+    let other = synth_inputs(&dir, 2, 20_000);
+    let lone = dir.join("lone");
+    let mut alone = compactor();
+    alone.args(["compact", "--window", "32000", "-", "-o", &format!("{}/", lone.display())]);
+    assert_eq!(run_with_stdin(alone, &sessions).status.code(), Some(0));
+
+    let out = dir.join("out");
+    let target = format!("{}/", out.display());
+    let file = dir.join("one.jsonl");
+    for (target, lock) in [
+        (target, out.join(".compactor-lock")),
+        (file.display().to_string(), dir.join(".one.jsonl.compactor-lock")),
+    ] {
+        let mut first = run_holding(&target, &lock, &sessions[..half]);
+        let holder = format!(
+            "{target} is being written by another compactor run (pid {}: compactor compact --window 32000 - -o {target})",
+            first.id()
+        );
+        let second = run_code(
+            compactor().args(["compact", "--mode", "legacy"]).arg(&other).args(["-o", &target]),
+            2,
+        );
+        let stderr = String::from_utf8_lossy(&second.stderr);
+        assert!(stderr.contains(&holder), "{stderr}");
+        if target.ends_with('/') {
+            let report =
+                run_code(compactor().args(["report", "-q"]).arg(&other).args(["-o", &target]), 2);
+            let stderr = String::from_utf8_lossy(&report.stderr);
+            assert!(stderr.contains("is being written by another compactor run (pid"), "{stderr}");
+        }
+        let mut stdin = first.stdin.take().unwrap();
+        stdin.write_all(&sessions[half..]).unwrap();
+        drop(stdin);
+        let done = first.wait_with_output().unwrap();
+        assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+        assert!(!lock.exists(), "the finished run removed its lock file");
+    }
+    let written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        written,
+        [".compactor-manifest.jsonl", "stdin.jsonl"],
+        "nothing of the refused runs"
+    );
+    let want = std::fs::read(lone.join("stdin.jsonl")).unwrap();
+    assert!(
+        std::fs::read(out.join("stdin.jsonl")).unwrap() == want,
+        "the first run's output is a lone run's"
+    );
+    assert!(std::fs::read(&file).unwrap() == want);
+}
+
+/// Issue 36 point 6: the lock dies with its process. A run SIGKILLed while
+/// it holds the lock leaves its lock file behind, and the next run into the
+/// same output takes it over and finishes.
+#[cfg(unix)]
+#[test]
+fn a_run_after_a_killed_run_takes_over_its_lock() {
+    let dir = TestDir::new();
+    let out = dir.join("out");
+    let target = format!("{}/", out.display());
+    let lock = out.join(".compactor-lock");
+    let mut killed = run_holding(&target, &lock, b"");
+    killed.kill().unwrap(); // SIGKILL
+    killed.wait().unwrap();
+    assert!(lock.exists(), "a killed run cannot remove its lock file");
+    let input = synth_inputs(&dir, 2, 20_000);
+    let after = run_ok(
+        compactor().args(["compact", "--window", "32000"]).arg(&input).args(["-o", &target]),
+    );
+    assert!(String::from_utf8_lossy(&after.stderr).contains("sessions from 2 inputs"));
+    assert!(out.join("s00.jsonl").exists() && out.join("s01.jsonl").exists());
+    assert!(!lock.exists());
+}

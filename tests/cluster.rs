@@ -91,7 +91,9 @@ fn rows_of(schema: &Arc<Schema>, batches: &[RecordBatch]) -> (Vec<Value>, Vec<St
         for i in 0..b.num_rows() {
             match decoder.record(b, i).unwrap() {
                 Payload::Value(v) => records.push(v),
-                Payload::Line(_) | Payload::Parsed { .. } => panic!("row {i} is not a record"),
+                Payload::Line(_) | Payload::Parsed { .. } | Payload::Oversized(_) => {
+                    panic!("row {i} is not a record")
+                }
             }
             lines.push(col.value(i).to_string());
         }

@@ -407,3 +407,115 @@ fn an_output_inside_an_input_directory_is_refused() {
     }
     run_code(compactor().arg("compact").arg(dir.join("in")).arg("-o").arg(dir.join("out/")), 0);
 }
+
+/// A line of one session whose user message is `len` bytes of `fill`, the
+/// line being a little longer (its JSON around the text).
+fn long_line(len: usize, fill: &str) -> String {
+    let text: String = fill.repeat(len / fill.len() + 1)[..len].to_string();
+    format!(r#"{{"id":"long","messages":[{{"role":"user","content":"{text}"}}]}}"#)
+}
+
+/// Issue 36 point 7: a record over `--max-record-bytes`, gzip-compressed and
+/// in the middle of its file, is rejected as `oversized` naming its line and
+/// length, copied whole (not held) into `--rejects`, masked there under
+/// `--redact`, and the records after it are read. Every reading command
+/// rejects it (exit 3). On the binary before the limit, the record was read
+/// and compacted (exit 0).
+#[test]
+fn a_record_over_max_record_bytes_is_rejected_whole_and_the_rest_is_read() {
+    let dir = TestDir::new();
+    let secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";
+    let big = long_line(3_000_000, &format!("lorem ipsum {secret} dolor "));
+    let input = dir.join("in.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&input).unwrap(),
+        flate2::Compression::fast(),
+    );
+    for line in [GOOD, &big, &GOOD.replace("\"good\"", "\"after\"")] {
+        gz.write_all(line.as_bytes()).unwrap();
+        gz.write_all(b"\r\n").unwrap();
+    }
+    gz.finish().unwrap();
+    let why =
+        format!("in.jsonl.gz:2: record of {} bytes over --max-record-bytes (1048576)", big.len());
+    for redact in [false, true] {
+        let (out, rejects) = (dir.join("out.jsonl"), dir.join("rejects.jsonl"));
+        let mut cmd = compactor();
+        cmd.args(["compact", "--max-record-bytes", "1MiB", "-o"])
+            .arg(&out)
+            .arg("--rejects")
+            .arg(&rejects)
+            .arg(&input);
+        if redact {
+            cmd.arg("--redact");
+        }
+        let result = run_code(&mut cmd, 3);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(stderr.contains(&why), "{stderr}");
+        assert!(stderr.contains("1 record rejected (1 oversized)"), "{stderr}");
+        let ids: Vec<_> = json_lines(&std::fs::read_to_string(&out).unwrap())
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ids, ["good", "after"], "the records around it are kept");
+        let kept = std::fs::read(&rejects).unwrap();
+        let want =
+            if redact { big.replace(secret, "[REDACTED:anthropic_key]") } else { big.clone() };
+        assert!(kept == format!("{want}\n").as_bytes(), "rejects hold the record, redact={redact}");
+        let sources = std::fs::read_to_string(dir.join("rejects.sources.jsonl")).unwrap();
+        let sources = json_lines(&sources);
+        assert_eq!(sources.len(), 1);
+        assert_eq!(sources[0]["kind"], "oversized");
+        assert_eq!(sources[0]["line"], 1);
+    }
+    for command in [&["stats"][..], &["anchors"], &["replay", "--window", "32000"]] {
+        let result = run_code(
+            compactor().args(command).args(["--max-record-bytes", "1048576"]).arg(&input),
+            3,
+        );
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(stderr.contains(&why), "{command:?}: {stderr}");
+    }
+    // Under the default limit (256 MiB) the same file is read whole.
+    run_code(compactor().args(["compact", "-q", "-o"]).arg(dir.join("all.jsonl")).arg(&input), 0);
+}
+
+/// A file read as one JSON document counts whole against the limit, and a
+/// first line over it does not stop the lines after it (nor, with nothing
+/// else to look at, the format's detection).
+#[test]
+fn an_oversized_document_or_first_line_is_one_rejected_record() {
+    let dir = TestDir::new();
+    let long = long_line(200_000, "abc ");
+    let doc =
+        serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&long).unwrap())
+            .unwrap();
+    let pretty = dir.write("doc.json", &doc);
+    let first = dir.write("first.jsonl", format!("{long}\n{GOOD}\n"));
+    let only = dir.write("only.jsonl", format!("{long}\n"));
+    for (input, why, sessions) in [
+        (&pretty, format!("doc.json: record of {} bytes", doc.len()), 0),
+        (&first, format!("first.jsonl:1: record of {} bytes", long.len()), 1),
+        (&only, format!("only.jsonl:1: record of {} bytes", long.len()), 0),
+    ] {
+        let out = dir.join("o.jsonl");
+        let rejects = dir.join("r.jsonl");
+        let result = run_code(
+            compactor()
+                .args(["compact", "--max-record-bytes", "100KiB", "-q", "-o"])
+                .arg(&out)
+                .arg("--rejects")
+                .arg(&rejects)
+                .arg(input),
+            3,
+        );
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(stderr.contains(&format!("{why} over --max-record-bytes (102400)")), "{stderr}");
+        let got = std::fs::read_to_string(&out).map(|t| json_lines(&t).len()).unwrap_or(0);
+        assert_eq!(got, sessions, "{stderr}");
+        let kept = std::fs::read(&rejects).unwrap();
+        let record = if input == &pretty { doc.as_bytes() } else { long.as_bytes() };
+        assert!(kept.strip_suffix(b"\n") == Some(record), "{} kept whole", input.display());
+        let _ = std::fs::remove_file(&out);
+    }
+}

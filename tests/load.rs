@@ -1,8 +1,9 @@
 //! Big inputs and load (issue #6): a 200 MB single line, 100,000 small files in
 //! one tree, and a 4 GB archive, each completing with bounded memory and
-//! open-file counts.
+//! open-file counts; and a 1 GB line over `--max-record-bytes` (issue 36),
+//! rejected in bounded memory.
 //!
-//! The 200 MB line runs in CI (about half a minute). The other two take
+//! The 200 MB and 1 GB lines run in CI (about half a minute each). The other two take
 //! minutes and are `#[ignore]`d: `scripts/load_test.sh` builds their inputs and
 //! runs them (`cargo test --release --test integration load:: -- --ignored`).
 //! Peaks are read from `/proc` while the process runs (Linux only), every
@@ -141,6 +142,82 @@ fn a_200_mb_single_line_compacts_and_a_cut_one_is_rejected_whole() {
     assert!(stderr.contains("cut.jsonl:1:"), "{stderr}");
     assert_eq!(std::fs::metadata(&rejects).unwrap().len(), size - 1_000 + 1, "rejected whole");
     assert_eq!(json_lines(&std::fs::read_to_string(&out2).unwrap()).len(), 1);
+}
+
+/// The peak RSS allowed for a record streamed past at the default limit:
+/// the line buffer, which fills up to the limit before the record is known
+/// to be over it, at most twice over (allocator slack), plus what any run
+/// holds (tokenizer tables, thread stacks: 82 MB measured on a small input).
+const OVER_LIMIT_RSS_MB: u64 = 2 * 256 + 82;
+
+/// Issue 36 point 7: a 1 GB single line (a gzip bomb of one record: 7.7 MB
+/// on disk) is rejected at the default `--max-record-bytes` (256 MiB)
+/// without being held: the good record after it is compacted, the run exits
+/// 3 naming the line and its length, peak memory stays under
+/// `OVER_LIMIT_RSS_MB`, and with `--rejects` the whole record is in the
+/// rejects file (streamed through a spill on disk). Before the limit this
+/// line took 3.9 GB and 25.7 s.
+#[test]
+fn a_1_gb_single_line_gzip_is_rejected_in_bounded_memory() {
+    const LINE_BYTES: u64 = 1 << 30;
+    let dir = TestDir::new();
+    let path = dir.join("bomb.jsonl.gz");
+    let head = r#"{"id":"bomb","messages":[{"role":"user","content":""#;
+    let tail = r#""}]}"#;
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        gz.write_all(head.as_bytes()).unwrap();
+        let chunk = "the quick brown fox jumps over the lazy dog 0123456789 ".repeat(1200);
+        let body = LINE_BYTES - (head.len() + tail.len()) as u64;
+        let mut written = 0u64;
+        while written < body {
+            let n = (body - written).min(chunk.len() as u64) as usize;
+            gz.write_all(&chunk.as_bytes()[..n]).unwrap();
+            written += n as u64;
+        }
+        gz.write_all(tail.as_bytes()).unwrap();
+        gz.write_all(b"\n").unwrap();
+        gz.write_all(sessions_line().as_bytes()).unwrap();
+        gz.finish().unwrap();
+    }
+    let why = format!(
+        "bomb.jsonl.gz:1: record of {LINE_BYTES} bytes over --max-record-bytes (268435456)"
+    );
+    let out = dir.join("out.jsonl");
+    let peaks = watch(compactor().args(["compact", "-o"]).arg(&out).arg(&path));
+    assert_eq!(peaks.code, Some(3), "{}", peaks.stderr);
+    assert!(peaks.stderr.contains(&why), "{}", peaks.stderr);
+    let sessions = json_lines(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["id"], "after");
+    assert!(peaks.rss_mb < OVER_LIMIT_RSS_MB, "peak RSS {} MB", peaks.rss_mb);
+    eprintln!(
+        "1 GB line over the limit: {:.1} s, peak RSS {} MB",
+        peaks.wall.as_secs_f64(),
+        peaks.rss_mb
+    );
+
+    let rejects = dir.join("rejects.jsonl");
+    let kept = watch(
+        compactor()
+            .args(["compact", "-q", "-o"])
+            .arg(&out)
+            .arg("--rejects")
+            .arg(&rejects)
+            .arg(&path),
+    );
+    assert_eq!(kept.code, Some(3), "{}", kept.stderr);
+    assert!(kept.rss_mb < OVER_LIMIT_RSS_MB, "peak RSS {} MB with --rejects", kept.rss_mb);
+    assert_eq!(std::fs::metadata(&rejects).unwrap().len(), LINE_BYTES + 1, "kept whole");
+    let mut start = vec![0u8; head.len()];
+    std::io::Read::read_exact(&mut std::fs::File::open(&rejects).unwrap(), &mut start).unwrap();
+    assert_eq!(start, head.as_bytes());
+    eprintln!(
+        "1 GB line over the limit, kept in --rejects: {:.1} s, peak RSS {} MB",
+        kept.wall.as_secs_f64(),
+        kept.rss_mb
+    );
 }
 
 fn sessions_line() -> String {

@@ -252,3 +252,44 @@ fn a_run_killed_at_random_moments_resumes_to_identical_bytes() {
         finish(&input, &out, &expected, &format!("round {round}"));
     }
 }
+
+/// Issue 36 point 8: `--resume` knows an option file by its contents. After
+/// the `--tool-families` file is edited in place (same path), a resumed run
+/// redoes every input, whose outputs now follow the edit (equal to a fresh
+/// run with the edited file); a copy of the file under another name changes
+/// nothing. On the binary before, which hashed the path, the edited run
+/// skipped all inputs and kept outputs made with the old families.
+#[test]
+fn resume_redoes_inputs_after_an_option_file_is_edited() {
+    let dir = TestDir::new();
+    let input = synth_inputs(&dir, 3, 60_000);
+    let out = dir.join("out");
+    let families = dir.join("families.json");
+    let with = |path: &Path| ["--tool-families".to_string(), path.display().to_string()];
+    std::fs::write(&families, r#"{"tools": {}}"#).unwrap();
+    let args = with(&families);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_ok(&mut compact(&input, &out, &args));
+    let before = outputs(&out);
+    assert_eq!(
+        skipped(&run_ok(&mut compact(&input, &out, &[&["--resume"], &args[..]].concat())).stderr),
+        3
+    );
+
+    // Edited in place: Bash outputs are now one-liners of the `read` family.
+    std::fs::write(&families, r#"{"tools": {"Bash": "read"}}"#).unwrap();
+    let resumed = run_ok(&mut compact(&input, &out, &[&["--resume"], &args[..]].concat()));
+    assert_eq!(skipped(&resumed.stderr), 0, "every input is redone");
+    let fresh = dir.join("fresh");
+    run_ok(&mut compact(&input, &fresh, &args));
+    assert_eq!(outputs(&out), outputs(&fresh), "the resumed outputs follow the edited file");
+
+    // The same contents under another name: still finished.
+    let copy = dir.join("copy.json");
+    std::fs::copy(&families, &copy).unwrap();
+    let moved = with(&copy);
+    let moved: Vec<&str> = moved.iter().map(String::as_str).collect();
+    let again = run_ok(&mut compact(&input, &out, &[&["--resume"], &moved[..]].concat()));
+    assert_eq!(skipped(&again.stderr), 3);
+    assert_ne!(outputs(&out), before, "the edit changes the outputs");
+}

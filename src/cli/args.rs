@@ -69,6 +69,13 @@ pub struct InputArgs {
     #[arg(long, value_enum, default_value_t = HistoryArg::Full, value_name = "full|live")]
     pub history: HistoryArg,
 
+    /// Longest record read (a JSONL line, or a file read as one JSON document), in bytes
+    /// as read after gzip/zstd, with an optional KiB, MiB or GiB suffix: a longer one is
+    /// rejected without being held in memory (kept in --rejects), and the rest of the file
+    /// is read
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = byte_size)]
+    pub max_record_bytes: u64,
+
     /// Say which format was detected for each file
     #[arg(short, long)]
     pub verbose: bool,
@@ -87,6 +94,25 @@ impl HistoryArg {
             HistoryArg::Full => compactor::model::History::Full,
             HistoryArg::Live => compactor::model::History::Live,
         }
+    }
+}
+
+/// Binary size suffixes of [`byte_size`], and the bytes each stands for.
+const BYTE_SUFFIXES: [(&str, u64); 3] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];
+
+/// A byte count: digits, then optionally `KiB`, `MiB` or `GiB` (`256MiB`); never 0.
+fn byte_size(arg: &str) -> Result<u64, String> {
+    let (digits, unit) = BYTE_SUFFIXES
+        .iter()
+        .find_map(|(suffix, unit)| arg.strip_suffix(suffix).map(|d| (d, *unit)))
+        .unwrap_or((arg, 1));
+    let n: u64 = digits.trim().parse().map_err(|_| {
+        format!("expected a number of bytes, optionally with a KiB, MiB or GiB suffix, got `{arg}`")
+    })?;
+    match n.checked_mul(unit) {
+        Some(0) => Err("must be at least 1 byte".into()),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!("`{arg}` is too large")),
     }
 }
 
@@ -610,4 +636,20 @@ pub struct CheckArgs {
     /// Compare reports of different input files (by default refused, exit 2)
     #[arg(long)]
     pub allow_different_inputs: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_size;
+
+    #[test]
+    fn byte_sizes_take_binary_suffixes_and_refuse_zero_and_garbage() {
+        assert_eq!(byte_size("1000"), Ok(1000));
+        assert_eq!(byte_size("256MiB"), Ok(256 << 20));
+        assert_eq!(byte_size("4KiB"), Ok(4096));
+        assert_eq!(byte_size("2GiB"), Ok(2 << 30));
+        for bad in ["0", "0MiB", "", "12MB", "1.5GiB", "-1", "99999999999999GiB"] {
+            assert!(byte_size(bad).is_err(), "{bad}");
+        }
+    }
 }

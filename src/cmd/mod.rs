@@ -7,6 +7,7 @@ mod check;
 mod compact;
 pub(crate) mod messages;
 mod models;
+mod output_lock;
 mod replay;
 mod report;
 mod stats;

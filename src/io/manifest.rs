@@ -82,6 +82,15 @@ pub fn options_hash(description: &str) -> String {
     format!("{:032x}", crate::hash::of128(text.as_bytes()))
 }
 
+/// How a file-valued option (`--tool-families FILE`, `--models-file FILE`)
+/// enters [`options_hash`]'s description: by a hash of its contents, never its
+/// path, so that editing the file redoes the inputs it may change and moving
+/// it redoes none.
+pub fn option_file(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok(format!("{:032x}", crate::hash::of128(&bytes)))
+}
+
 /// Reads a manifest; a missing file is an empty one, and lines that do not
 /// parse (a torn last line from a killed run) are ignored.
 pub fn load(dir: &Path) -> anyhow::Result<Vec<Entry>> {
@@ -214,6 +223,20 @@ mod tests {
         assert!(finished(&entries, dir.path(), &fp, &opts).is_none());
         std::fs::remove_file(dir.path().join("a.jsonl"))?;
         assert!(finished(&entries, dir.path(), &fp, &opts).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn an_option_file_is_known_by_its_contents_not_its_path() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, br#"{"x": 1}"#)?;
+        std::fs::write(&b, br#"{"x": 1}"#)?;
+        assert_eq!(option_file(&a)?, option_file(&b)?);
+        std::fs::write(&b, br#"{"x": 2}"#)?;
+        assert_ne!(option_file(&a)?, option_file(&b)?);
+        let missing = option_file(&dir.path().join("gone.json")).unwrap_err();
+        assert!(format!("{missing:#}").contains("gone.json: cannot read"), "{missing:#}");
         Ok(())
     }
 

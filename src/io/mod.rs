@@ -6,17 +6,23 @@
 //!   line (JSONL), or the elements of one JSON document (a `.json` file holding
 //!   a session or an array of them). Compressed input (`.gz`) is recognised by
 //!   its magic bytes, not its name.
+//!   A record longer than `--max-record-bytes` is streamed past, not held
+//!   ([`record_limit`]).
 //! - [`output`] writes results atomically (temp file, fsync, rename).
 //! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
+//! - [`lock`] keeps a second run from writing an output a run is writing.
 
 pub mod arrow_ipc;
 pub mod atomic;
+pub mod lock;
 pub mod manifest;
 pub mod output;
 pub mod parquet;
+pub mod record_limit;
 pub mod sync_batch;
 
 use crate::model::Source;
+use record_limit::{Line, Oversized, RecordLimit};
 use serde_json::Value;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -36,6 +42,8 @@ pub struct ReadOptions {
     pub messages_column: Option<String>,
     /// A Parquet string column naming each row's source (`--source-column`).
     pub source_column: Option<String>,
+    /// `--max-record-bytes`, and where records over it are kept.
+    pub limit: RecordLimit,
 }
 
 /// One input to read.
@@ -198,6 +206,8 @@ pub enum Payload {
     /// A JSONL line parsed on the reader thread for dialect detection: kept with
     /// its value so that the worker does not parse it again.
     Parsed { line: Vec<u8>, value: Value },
+    /// A record longer than `--max-record-bytes`, not held (see [`record_limit`]).
+    Oversized(Oversized),
 }
 
 /// One record and where it came from.
@@ -244,16 +254,18 @@ pub struct RecordReader {
     line: u64,
     /// Records of a document input, drained in order.
     pending: std::vec::IntoIter<RawRecord>,
-    /// A first line read while sniffing, still to be returned.
-    first: Option<Vec<u8>>,
+    /// The first record, read while sniffing, still to be returned.
+    first: Option<RawRecord>,
     done: bool,
     bytes_read: u64,
     parquet: Option<parquet::ParquetReader>,
     /// The line buffer, reused from line to line.
     scratch: Vec<u8>,
+    limit: RecordLimit,
 }
 
-/// A line buffer grown past this is dropped after use rather than kept.
+/// A line buffer grown past this is moved out with its line rather than kept
+/// for the next one.
 const MAX_KEPT_SCRATCH: usize = 64 << 20;
 
 /// Whether an input whose first line is not a JSON value on its own is one
@@ -317,6 +329,7 @@ impl RecordReader {
                 bytes_read: 0,
                 parquet: Some(rows),
                 scratch: Vec::new(),
+                limit: options.limit.clone(),
             });
         }
         let whole = Source { path: display.clone(), line: None, index: None };
@@ -325,15 +338,24 @@ impl RecordReader {
         let mut line_no = 0u64;
         let mut bytes_read = 0u64;
         let mut first = Vec::new();
+        let mut oversized = None;
         loop {
             first.clear();
-            let n = inner.read_until(b'\n', &mut first).map_err(|e| err(e.to_string()))?;
-            bytes_read += n as u64;
+            let n = match record_limit::read_line(&mut inner, &mut first, &options.limit) {
+                Ok(Line::End) => 0,
+                Ok(Line::Held(n)) => n,
+                Ok(Line::Over(n, o)) => {
+                    oversized = Some(o);
+                    n
+                }
+                Err(e) => return Err(err(e.to_string())),
+            };
+            bytes_read += n;
             if n == 0 {
                 break;
             }
             line_no += 1;
-            if !is_blank(&first) {
+            if oversized.is_some() || !is_blank(&first) {
                 break;
             }
         }
@@ -348,7 +370,14 @@ impl RecordReader {
             bytes_read,
             parquet: None,
             scratch: Vec::new(),
+            limit: options.limit.clone(),
         };
+        if let Some(o) = oversized {
+            // Too long to look at: one rejected record of JSON Lines, and the
+            // lines after it still count.
+            reader.first = Some(reader.record(Payload::Oversized(o), line_no));
+            return Ok(reader);
+        }
         if first.is_empty() || is_blank(&first) {
             reader.done = true;
             return Ok(reader);
@@ -358,14 +387,24 @@ impl RecordReader {
         {
             // JSONL: a first line that is not JSON is one rejected record, and
             // the lines after it still count.
-            reader.first = Some(first);
+            reader.first = Some(reader.line_record(first, line_no));
             return Ok(reader);
         }
         // Not a value on one line: read the whole input as one document.
         let mut all = first;
-        reader.inner.read_to_end(&mut all).map_err(|e| err(e.to_string()))?;
-        reader.bytes_read += (all.len() as u64).saturating_sub(reader.bytes_read);
+        let start = all.len() as u64;
+        let over = record_limit::read_document(&mut reader.inner, &mut all, &options.limit)
+            .map_err(|e| err(e.to_string()))?;
         reader.done = true;
+        if let Some(o) = over {
+            // The whole document is one record, rejected without being held.
+            reader.bytes_read += o.bytes.saturating_sub(start);
+            reader.container = Container::Document;
+            let whole = RawRecord { source: whole, payload: Payload::Oversized(o) };
+            reader.pending = vec![whole].into_iter();
+            return Ok(reader);
+        }
+        reader.bytes_read += (all.len() as u64).saturating_sub(start);
         let value: Value = serde_json::from_slice(&all).map_err(|e| ReadError {
             source: Source {
                 path: reader.display.clone(),
@@ -418,7 +457,7 @@ impl RecordReader {
             return Some(Ok(r));
         }
         if let Some(first) = self.first.take() {
-            return Some(Ok(self.line_record(first, self.line)));
+            return Some(Ok(first));
         }
         loop {
             if self.done {
@@ -426,20 +465,28 @@ impl RecordReader {
             }
             // Read into a buffer kept across lines, then copy out once at the
             // exact size: growing a fresh buffer by doubling costs several
-            // copies and page faults for every multi-megabyte line.
+            // copies and page faults for every multi-megabyte line. A buffer
+            // too big to keep is moved out instead (no second copy of a huge
+            // line; it is at most the record limit).
             self.scratch.clear();
-            let read = self.inner.read_until(b'\n', &mut self.scratch);
-            let buf = self.scratch.as_slice().to_vec();
-            if self.scratch.capacity() > MAX_KEPT_SCRATCH {
-                self.scratch = Vec::new();
-            }
+            let read = record_limit::read_line(&mut self.inner, &mut self.scratch, &self.limit);
+            let buf = if self.scratch.capacity() > MAX_KEPT_SCRATCH {
+                std::mem::take(&mut self.scratch)
+            } else {
+                self.scratch.as_slice().to_vec()
+            };
             match read {
-                Ok(0) => {
+                Ok(Line::End) => {
                     self.done = true;
                     return None;
                 }
-                Ok(n) => {
-                    self.bytes_read += n as u64;
+                Ok(Line::Over(n, o)) => {
+                    self.bytes_read += n;
+                    self.line += 1;
+                    return Some(Ok(self.record(Payload::Oversized(o), self.line)));
+                }
+                Ok(Line::Held(n)) => {
+                    self.bytes_read += n;
                     self.line += 1;
                     if is_blank(&buf) {
                         continue;
@@ -466,9 +513,13 @@ impl RecordReader {
         while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
             bytes.pop();
         }
+        self.record(Payload::Line(bytes), line)
+    }
+
+    fn record(&self, payload: Payload, line: u64) -> RawRecord {
         RawRecord {
             source: Source { path: self.display.clone(), line: Some(line), index: None },
-            payload: Payload::Line(bytes),
+            payload,
         }
     }
 }
@@ -493,6 +544,7 @@ pub fn parse_payload(payload: Payload) -> Result<Value, String> {
     match payload {
         Payload::Value(v) | Payload::Parsed { value: v, .. } => Ok(v),
         Payload::Line(bytes) => serde_json::from_slice(&bytes).map_err(|e| json_error(&e)),
+        Payload::Oversized(o) => Err(o.reason()),
     }
 }
 

@@ -6,6 +6,7 @@
 use super::Job;
 use crate::formats::openai::{KeptRecord, KeptSession};
 use crate::formats::{DecodeError, Format, Record, Unit};
+use crate::io::record_limit::Raw;
 use crate::io::{Payload, RawRecord, ReadError};
 use crate::model::{Session, Source};
 use crate::report::RejectKind;
@@ -32,11 +33,19 @@ impl std::fmt::Display for Rejection {
     }
 }
 
-/// A record that could not be parsed: where, why, and its bytes.
-pub(super) type Unparsed = (Source, String, Vec<u8>);
+/// A record that could not be parsed: where, what kind of fault, why, and
+/// its bytes.
+#[derive(Debug)]
+pub(super) struct Unparsed {
+    pub source: Source,
+    pub kind: RejectKind,
+    pub reason: String,
+    pub raw: Raw,
+}
 
 /// Parses a record's payload, keeping the line bytes (moved, not copied: a
-/// line can be megabytes).
+/// line can be megabytes). A record over `--max-record-bytes` is not parsed:
+/// it is rejected as `oversized`, its bytes in their spill.
 pub(super) fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
     let RawRecord { source, payload } = r;
     match payload {
@@ -44,8 +53,19 @@ pub(super) fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed>
         Payload::Parsed { line, value } => Ok((Record { source, value }, Some(line))),
         Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
             Ok(value) => Ok((Record { source, value }, Some(bytes))),
-            Err(e) => Err((source, crate::io::json_error(&e), bytes)),
+            Err(e) => Err(Unparsed {
+                source,
+                kind: RejectKind::InvalidJson,
+                reason: crate::io::json_error(&e),
+                raw: bytes.into(),
+            }),
         },
+        Payload::Oversized(o) => Err(Unparsed {
+            source,
+            kind: RejectKind::Oversized,
+            reason: o.reason(),
+            raw: o.spill.into(),
+        }),
     }
 }
 
@@ -121,8 +141,8 @@ fn decode_units<T>(
 ) -> (Vec<T>, Vec<Rejection>) {
     let adapter = job.format.adapter();
     let mut errors = Vec::new();
-    let mut invalid = |(source, reason, _): Unparsed| {
-        errors.push(Rejection { source, kind: RejectKind::InvalidJson, reason })
+    let mut invalid = |Unparsed { source, kind, reason, .. }: Unparsed| {
+        errors.push(Rejection { source, kind, reason })
     };
     let mut units = Vec::new();
     match job.format.unit() {

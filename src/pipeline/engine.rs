@@ -1,10 +1,11 @@
 //! The engine: one job → its sessions decoded, compacted and encoded (or
 //! passed through after a skim), and its bad records rejected.
 
-use super::decode::{KeptOr, RecordSessions, parse, parse_kept, split_sessions};
+use super::decode::{KeptOr, RecordSessions, Unparsed, parse, parse_kept, split_sessions};
 use super::{Item, Job};
 use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
+use crate::io::record_limit::Raw;
 use crate::io::{Payload, RawRecord};
 use crate::model::{History, Session, Source};
 use crate::policy::{self, Compaction, Policy};
@@ -48,7 +49,8 @@ pub enum Processed {
         source: Source,
         kind: RejectKind,
         reason: String,
-        raw: Vec<u8>,
+        /// The record's bytes, for `--rejects`.
+        raw: Raw,
     },
 }
 
@@ -89,10 +91,10 @@ impl Engine<'_> {
     /// Processes one job.
     pub fn process(&self, job: Job) -> Vec<Processed> {
         let Job { input, format, history, records } = job;
-        let invalid = |source: Source, reason: String, raw: Vec<u8>| Processed::Rejected {
+        let invalid = |Unparsed { source, kind, reason, raw }: Unparsed| Processed::Rejected {
             input,
             source,
-            kind: RejectKind::InvalidJson,
+            kind,
             reason,
             raw,
         };
@@ -101,7 +103,7 @@ impl Engine<'_> {
             source,
             kind: RejectKind::Malformed,
             reason,
-            raw,
+            raw: raw.into(),
         };
         // One session's outcome: what it wrote, or its rejection with `raw`.
         let settle = |out: &mut Vec<Processed>,
@@ -144,8 +146,8 @@ impl Engine<'_> {
                     };
                     let (record, raw) = match parse(r) {
                         Ok(x) => x,
-                        Err((s, why, raw)) => {
-                            out.push(invalid(s, why, raw));
+                        Err(unparsed) => {
+                            out.push(invalid(unparsed));
                             continue;
                         }
                     };
@@ -186,7 +188,7 @@ impl Engine<'_> {
                             raws.push(raw.unwrap_or_default());
                             good.push(rec);
                         }
-                        Err((s, why, raw)) => out.push(invalid(s, why, raw)),
+                        Err(unparsed) => out.push(invalid(unparsed)),
                     }
                 }
                 if good.is_empty() {

@@ -2,7 +2,6 @@
 //! from its first records (or forced by `--from`); record dialects give one
 //! job per record, file dialects one job per file.
 
-use super::decode::Unparsed;
 use super::{Item, Job};
 use crate::formats::{DETECT_RECORDS, Format, Record, Unit};
 use crate::io::{Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader};
@@ -89,7 +88,9 @@ impl<'a> JobReader<'a> {
         let container = reader.container();
         let format = match self.from.or_else(|| Format::detect(&values)) {
             Some(f) => f,
-            None if head.is_empty() && failure.is_none() => Format::OpenAi,
+            // Nothing to look at (an empty input, or records too long to read):
+            // the default dialect, so that those records are rejected one by one.
+            None if head.iter().all(is_oversized) && failure.is_none() => Format::OpenAi,
             None => {
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
                 let error = failure.unwrap_or_else(|| match undetected(&head) {
@@ -115,7 +116,7 @@ impl<'a> JobReader<'a> {
             match &mut r.payload {
                 Payload::Parsed { value, .. } => *value = values.next().unwrap_or_default(),
                 Payload::Value(_) => drop(values.next()),
-                Payload::Line(_) => {}
+                Payload::Line(_) | Payload::Oversized(_) => {}
             }
         }
         self.queue.push_back(Item::Start { input: idx, container, format });
@@ -200,8 +201,9 @@ impl<'a> JobReader<'a> {
 /// Why the first record of an undetected file is no session, when it says:
 /// it is not JSON, or it is a record of a line dialect that its decoder
 /// refuses (`{"messages": 5}`).
-fn undetected(head: &VecDeque<RawRecord>) -> Option<Unparsed> {
-    let first = head.front()?;
+fn undetected(head: &VecDeque<RawRecord>) -> Option<(Source, String, Vec<u8>)> {
+    // A record too long to read says nothing of the file's format.
+    let first = head.iter().find(|r| !is_oversized(r))?;
     let (value, raw) = match &first.payload {
         Payload::Line(bytes) => match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => (v, bytes.clone()),
@@ -211,6 +213,7 @@ fn undetected(head: &VecDeque<RawRecord>) -> Option<Unparsed> {
         },
         Payload::Parsed { line, .. } => (serde_json::from_slice(line).ok()?, line.clone()),
         Payload::Value(v) => (v.clone(), Vec::new()),
+        Payload::Oversized(_) => return None,
     };
     let record = Record { source: first.source.clone(), value };
     let dialect = match record.value.as_object() {
@@ -222,12 +225,18 @@ fn undetected(head: &VecDeque<RawRecord>) -> Option<Unparsed> {
     Some((first.source.clone(), format!("not a session (read as {dialect}): {e}"), raw))
 }
 
+/// Returns true if and only if `r` is a record over `--max-record-bytes`.
+fn is_oversized(r: &RawRecord) -> bool {
+    matches!(r.payload, Payload::Oversized(_))
+}
+
 /// The value of a payload, for detection (a line that is not JSON gives `None`).
 /// A line that parses becomes [`Payload::Parsed`] with a placeholder value; the
 /// value is moved back in after detection (no second parse, no copy).
 fn peek_value(p: &mut Payload) -> Option<Value> {
     match p {
         Payload::Value(v) | Payload::Parsed { value: v, .. } => Some(v.clone()),
+        Payload::Oversized(_) => None,
         Payload::Line(bytes) => {
             let v = serde_json::from_slice(bytes).ok()?;
             *p = Payload::Parsed { line: std::mem::take(bytes), value: Value::Null };

@@ -47,6 +47,7 @@ fn lines_parsed_for_detection_are_not_parsed_again() {
                 assert_eq!(l, lines[i].as_bytes());
             }
             Payload::Value(_) => panic!("record {i}: a line read as a document element"),
+            Payload::Oversized(o) => panic!("record {i}: {}", o.reason()),
         }
     }
     let forced = payloads(&text, Some(Format::OpenAi));

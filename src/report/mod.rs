@@ -24,11 +24,18 @@ pub enum RejectKind {
     /// The input (or the rest of it) could not be read: I/O errors, truncated
     /// compressed streams, unreadable Parquet, an undetectable format.
     Unreadable,
+    /// Longer than `--max-record-bytes` (`crate::io::record_limit`): streamed
+    /// past, never held.
+    Oversized,
 }
 
 impl RejectKind {
-    pub const ALL: [RejectKind; 3] =
-        [RejectKind::InvalidJson, RejectKind::Malformed, RejectKind::Unreadable];
+    pub const ALL: [RejectKind; 4] = [
+        RejectKind::InvalidJson,
+        RejectKind::Malformed,
+        RejectKind::Unreadable,
+        RejectKind::Oversized,
+    ];
 
     /// The name used in summaries and reports.
     pub fn name(self) -> &'static str {
@@ -36,6 +43,7 @@ impl RejectKind {
             RejectKind::InvalidJson => "invalid_json",
             RejectKind::Malformed => "malformed",
             RejectKind::Unreadable => "unreadable",
+            RejectKind::Oversized => "oversized",
         }
     }
 }

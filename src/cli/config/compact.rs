@@ -8,10 +8,12 @@
 //! --to arrow-ipc`, the Spark and Ray worker contract).
 
 use super::{input_format, inputs, meter, output_format, policy, read_options, thread_pool};
-use crate::cli::args::CompactArgs;
+use crate::cli::args::{BudgetArgs, CompactArgs};
 use anyhow::bail;
 use compactor::formats::Format;
+use compactor::io::manifest;
 use compactor::io::output::{Layout, Target};
+use compactor::io::record_limit::DEFAULT_MAX_RECORD_BYTES;
 use compactor::io::{Input, ReadOptions, expand_inputs};
 use compactor::model::History;
 use compactor::pipeline::Engine;
@@ -122,7 +124,7 @@ impl Compact {
             policies,
             meter,
             pool,
-            read: read_options(&args.input),
+            read: read_options_keeping(&args.input, args.rejects.as_deref()),
             history: args.input.history.resolve(),
             report: args.report.clone(),
             rejects: args.rejects.clone(),
@@ -189,7 +191,7 @@ fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
         keep_source_fields: args.keep_source_fields,
         resume: args.resume,
         verbose: args.input.verbose,
-        options: output_options(args),
+        options: output_options(args)?,
     })
 }
 
@@ -265,14 +267,30 @@ fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
 
 /// Every option that changes the bytes written, as text for the manifest's
 /// options hash (not threads, progress, or where reports and rejects go).
-fn output_options(args: &CompactArgs) -> String {
+/// A file-valued option counts by its contents, not its path
+/// ([`manifest::option_file`]): an edited `--tool-families` file redoes the
+/// inputs on `--resume`.
+fn output_options(args: &CompactArgs) -> anyhow::Result<String> {
     // Named only when set, so that manifests of earlier runs still match.
     let keep = if args.keep_source_fields { " keep_source_fields=true" } else { "" };
-    format!(
-        "mode={:?} budget={:?} force={} target_tokens={:?} from={} to={} messages_column={:?} \
+    let budget = BudgetArgs { models_file: None, tool_families: None, ..args.budget.clone() };
+    let mut files = String::new();
+    for (name, path) in
+        [("models_file", &args.budget.models_file), ("tool_families", &args.budget.tool_families)]
+    {
+        if let Some(path) = path {
+            files += &format!(" {name}={}", manifest::option_file(path)?);
+        }
+    }
+    let limit = args.input.max_record_bytes;
+    if limit != DEFAULT_MAX_RECORD_BYTES {
+        // A record over the limit is rejected, not written.
+        files += &format!(" max_record_bytes={limit}");
+    }
+    Ok(format!(
+        "mode={:?} budget={budget:?}{files} force={} target_tokens={:?} from={} to={} messages_column={:?} \
          source_column={:?} shard={:?} redact={} history={}{keep}",
         args.mode,
-        args.budget,
         args.force,
         args.target_tokens,
         args.input.from,
@@ -282,7 +300,19 @@ fn output_options(args: &CompactArgs) -> String {
         args.shard.map(|s| s.to_string()),
         args.redact,
         args.input.history.resolve()
-    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default()
+    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default())
+}
+
+/// [`read_options`], and with `--rejects FILE` records over `--max-record-bytes`
+/// kept in spills beside `FILE` (on its file system, not in `/tmp`, which may
+/// be memory), to be copied into it.
+fn read_options_keeping(args: &crate::cli::args::InputArgs, rejects: Option<&Path>) -> ReadOptions {
+    let mut options = read_options(args);
+    options.limit.keep_in = rejects.map(|p| match p.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    options
 }
 
 /// Layout of a single output file, from its name.

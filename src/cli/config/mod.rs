@@ -20,6 +20,7 @@ use anyhow::{Context, bail};
 use compactor::Mode;
 use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
 use compactor::formats::Format;
+use compactor::io::record_limit::RecordLimit;
 use compactor::io::{Input, ReadOptions, expand_inputs_noting};
 use compactor::model::History;
 use compactor::pipeline::JobReader;
@@ -87,11 +88,13 @@ pub fn inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
     Ok(inputs)
 }
 
-/// How inputs are read: the Parquet / Arrow columns.
+/// How inputs are read: the Parquet / Arrow columns and the record size
+/// limit (records over it are not kept: `compact --rejects` asks for that).
 pub fn read_options(args: &InputArgs) -> ReadOptions {
     ReadOptions {
         messages_column: args.messages_column.clone(),
         source_column: args.source_column.clone(),
+        limit: RecordLimit { max_bytes: args.max_record_bytes, keep_in: None },
     }
 }
 

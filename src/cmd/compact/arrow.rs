@@ -26,6 +26,7 @@ use arrow_array::RecordBatch;
 use compactor::formats::Format;
 use compactor::io::arrow_ipc::{IpcReader, IpcWriter};
 use compactor::io::parquet::{BatchDecoder, BatchEncoder};
+use compactor::io::record_limit::Raw;
 use compactor::io::{RawRecord, ReadError};
 use compactor::model::Source;
 use compactor::pipeline::{Engine, Job, Output, Processed};
@@ -42,10 +43,17 @@ struct BatchOut {
     /// Report row and figures of each session, in row order.
     sessions: Vec<(SessionRow, Compaction)>,
     /// Rows that could not be read as sessions: where, why, their bytes.
-    rejected: Vec<(Source, RejectKind, String, Vec<u8>)>,
+    rejected: Vec<(Source, RejectKind, String, Raw)>,
 }
 
 pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
+    let _lock = match &stream.output {
+        Some(path) => crate::cmd::output_lock::lock(
+            &compactor::io::output::Target::File(path.clone()),
+            &path.display().to_string(),
+        )?,
+        None => None,
+    };
     let input = &stream.input;
     let mut reader =
         IpcReader::open(input).map_err(|e| anyhow!("{}: {}", input.display, e.message))?;
@@ -78,7 +86,7 @@ pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
             for (source, kind, reason, raw) in out.rejected {
                 let source = source.to_string();
                 if cfg.in_shard(&source) {
-                    ledger.reject(kind, &source, &reason, &raw)?;
+                    ledger.reject(kind, &source, &reason, raw)?;
                 }
             }
             if out.batch.num_rows() > 0 {
@@ -130,7 +138,13 @@ fn compact_batch(
                 }),
                 Err(reason) => {
                     let kind = RejectKind::Malformed;
-                    vec![Processed::Rejected { input: 0, source, kind, reason, raw: Vec::new() }]
+                    vec![Processed::Rejected {
+                        input: 0,
+                        source,
+                        kind,
+                        reason,
+                        raw: Raw::default(),
+                    }]
                 }
             }
         })

@@ -8,6 +8,7 @@ use anyhow::bail;
 use compactor::catalog::window::Chosen;
 use compactor::io::atomic::AtomicFile;
 use compactor::io::output::{Layout, SessionWriter};
+use compactor::io::record_limit::Raw;
 use compactor::policy::Compaction;
 use compactor::policy::tool_families::thousands;
 use compactor::report::wire::SessionRow;
@@ -88,14 +89,15 @@ impl Ledger {
     /// Reports a rejected record on standard error, counts it, and writes it
     /// unchanged (masked under `--redact`) on its own line of the rejects
     /// file, with its source in the sources file; an unreadable input (no
-    /// record: `raw` empty) gets a sources line only. Under `--strict` the
-    /// run stops here.
+    /// record: `raw` empty) gets a sources line only. A record over
+    /// `--max-record-bytes` is copied from its spill, never held. Under
+    /// `--strict` the run stops here.
     pub fn reject(
         &mut self,
         kind: RejectKind,
         source: &str,
         reason: &str,
-        raw: &[u8],
+        raw: Raw,
     ) -> anyhow::Result<()> {
         err_message!("{source}: {reason}");
         self.summary.reject(kind);
@@ -103,13 +105,24 @@ impl Ledger {
             let line = if raw.is_empty() {
                 None
             } else {
+                let mut masked = compactor::redact::Masked::new();
                 let file = r.records.file();
-                if self.redact {
-                    let mut masked = compactor::redact::Masked::new();
-                    let text = String::from_utf8_lossy(raw);
-                    file.write_all(compactor::redact::redact(&text, &mut masked).as_bytes())?;
-                } else {
-                    file.write_all(raw)?;
+                match raw {
+                    Raw::Held(raw) if self.redact => {
+                        let text = String::from_utf8_lossy(&raw);
+                        file.write_all(compactor::redact::redact(&text, &mut masked).as_bytes())?;
+                    }
+                    Raw::Held(raw) => file.write_all(&raw)?,
+                    Raw::Spilled(mut spill) => {
+                        let mut from = spill.reader()?;
+                        let mut to = std::io::BufWriter::with_capacity(1 << 20, &mut *file);
+                        if self.redact {
+                            compactor::redact::redact_stream(&mut from, &mut to, &mut masked)?;
+                        } else {
+                            std::io::copy(&mut from, &mut to)?;
+                        }
+                        to.flush()?;
+                    }
                 }
                 file.write_all(b"\n")?;
                 r.lines += 1;

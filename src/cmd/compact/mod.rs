@@ -25,8 +25,10 @@ pub fn run(cfg: &Compact) -> anyhow::Result<ExitStatus> {
     }
 }
 
-/// Sessions from files to files (or standard output).
+/// Sessions from files to files (or standard output). The output is locked
+/// for the whole run, before the manifest is read or anything is written.
 fn run_files(cfg: &Compact, files: &Files) -> anyhow::Result<ExitStatus> {
+    let _lock = crate::cmd::output_lock::lock(&files.target, &files.output_arg)?;
     let mut resume = Resume::start(files)?;
     let inputs = std::mem::take(&mut resume.todo);
     let engine = cfg.engine();

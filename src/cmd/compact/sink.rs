@@ -127,7 +127,7 @@ impl<'a> Sink<'a> {
                         RejectKind::Unreadable,
                         &source,
                         &error.message,
-                        &error.raw,
+                        error.raw.into(),
                     )?;
                 }
                 if self.outputs.per_file.is_none() {
@@ -143,7 +143,7 @@ impl<'a> Sink<'a> {
                     return Ok(());
                 }
                 self.tally[input].rejected += 1;
-                self.ledger.reject(kind, &source, &reason, &raw)
+                self.ledger.reject(kind, &source, &reason, raw)
             }
         }
     }

@@ -22,7 +22,11 @@ use std::path::Path;
 /// Sessions whose per-call chart is drawn (the longest, by calls).
 const CHARTED_SESSIONS: usize = 3;
 
+/// Runs `report` (or `--merge`) with its output directory locked for the
+/// whole run (`compactor::io::lock`).
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
+    let target = compactor::io::output::Target::Dir(args.output.clone());
+    let _lock = crate::cmd::output_lock::lock(&target, &args.output.display().to_string())?;
     if args.merge { merge::run(args) } else { measure::run(args) }
 }
 

@@ -151,6 +151,7 @@ mod tests {
                 Payload::Line(l) | Payload::Parsed { line: l, .. } => {
                     panic!("line {}", String::from_utf8_lossy(&l))
                 }
+                Payload::Oversized(o) => panic!("{}", o.reason()),
             }
         }
         out
