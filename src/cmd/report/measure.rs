@@ -59,10 +59,10 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                 // a clean request (`compactor::request`; images where either
                 // API takes them, tool screenshots included), repairs counted.
                 let api = compactor::request::Api::Messages;
-                let sessions: Vec<(compactor::model::Session, compactor::request::Repairs)> =
+                let normalized: Vec<(compactor::model::Session, compactor::request::Repairs)> =
                     sessions.iter().map(|s| compactor::request::normalize(s, false, api)).collect();
                 let mut out = Vec::new();
-                for ((s, repairs), model) in sessions.iter().zip(&models) {
+                for (((s, repairs), model), raw) in normalized.iter().zip(&models).zip(&sessions) {
                     if shard.is_some_and(|k| !k.contains(&s.id)) {
                         out.push(None);
                         continue;
@@ -71,11 +71,16 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     let mut series = Vec::new();
                     // The input's anchors and counts are read once for every mode.
                     let prepared = Prepared::new(s);
+                    // Replay walks the session as the log holds it, call by
+                    // call, as `compactor replay` does: the same figures in both
+                    // (a clean request joins a reply's text to its calls, and
+                    // drops the agent's own compactions and calls made of nothing).
+                    let as_logged = Prepared::new(raw);
                     for policies in &policies {
                         let (p, chosen) = policies.for_model(model.as_deref());
                         let outcome = compact_prepared(&prepared, p, &meter);
                         let problems = verify(s, &outcome, &meter).len();
-                        let r = replay_prepared(&prepared, p, &meter, Trigger::Threshold);
+                        let r = replay_prepared(&as_logged, p, &meter, Trigger::Threshold);
                         let mut row = SessionRow::new(
                             &s.source,
                             &s.id,
