@@ -345,3 +345,164 @@ fn normalizing_is_valid_and_idempotent_on_every_dialect() {
     assert_eq!(out.messages[0].text_content(), "(empty)");
     assert_eq!(r.count(Repair::EmptyFilled), 1);
 }
+
+/// Issue 36 point 1: the exact input of the issue. The step "Checking both
+/// shards." makes calls c1 and c2; c1's result comes, c2's never does, and the
+/// assistant replies. The reply is the next step: it stays its own message
+/// (the old binary joined it into the step: `steps_joined 1, reordered 1`).
+const UNANSWERED_PARALLEL_CALL: &str = r#"{"messages": [
+    {"role": "system", "content": "You are a helpful ops agent."},
+    {"role": "user", "content": "Check both shards."},
+    {"role": "assistant", "content": "Checking both shards.", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "check_shard", "arguments": "{\"shard\": 1}"}},
+        {"id": "c2", "type": "function", "function": {"name": "check_shard", "arguments": "{\"shard\": 2}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "shard 1 ok"},
+    {"role": "assistant", "content": "Shard 1 is fine; the shard 2 check was interrupted."},
+    {"role": "user", "content": "Retry shard 2 later."},
+    {"role": "assistant", "content": "Will do."}]}"#;
+
+/// Runs `compact --mode none --to TO` on one line; its record, report row and stderr.
+fn convert_line(line: &str, to: &str) -> (Value, Value, String) {
+    let dir = TestDir::new();
+    let p = dir.write("s.jsonl", line.replace('\n', ""));
+    let report = dir.join("report.jsonl");
+    let out = run_ok(
+        compactor()
+            .arg("compact")
+            .arg(&p)
+            .args(["--mode", "none", "--to", to, "--report"])
+            .arg(&report),
+    );
+    let record = json_lines(&String::from_utf8_lossy(&out.stdout)).remove(0);
+    let row = json_lines(&std::fs::read_to_string(&report).unwrap())
+        .into_iter()
+        .find(|r| r["tokens_before"].is_u64())
+        .expect("a session row");
+    (record, row, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_reply_after_a_partly_answered_step_stays_its_own_message() {
+    let (got, row, stderr) = convert_line(UNANSWERED_PARALLEL_CALL, "openai");
+    let want = serde_json::json!([
+        {"role": "system", "content": "You are a helpful ops agent."},
+        {"role": "user", "content": "Check both shards."},
+        {"role": "assistant", "content": "Checking both shards.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "check_shard", "arguments": "{\"shard\": 1}"}}]},
+        {"role": "tool", "content": "shard 1 ok", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Shard 1 is fine; the shard 2 check was interrupted."},
+        {"role": "user", "content": "Retry shard 2 later."},
+        {"role": "assistant", "content": "Will do."}
+    ]);
+    assert_eq!(got["messages"], want);
+    assert_eq!(row["repairs"], serde_json::json!({"unanswered_calls_dropped": 1}), "{row}");
+    assert!(
+        stderr.contains("1 repair to make valid requests (1 unanswered_calls_dropped)"),
+        "{stderr}"
+    );
+
+    // The Messages request: the same steps; the reply is its own assistant
+    // turn, and the next user text is not merged into the results' turn.
+    let (got, row, _) = convert_line(UNANSWERED_PARALLEL_CALL, "anthropic");
+    let text = |t: &str| serde_json::json!({"type": "text", "text": t});
+    let want = serde_json::json!([
+        {"role": "user", "content": [text("Check both shards.")]},
+        {"role": "assistant", "content": [text("Checking both shards."),
+            {"type": "tool_use", "id": "c1", "name": "check_shard", "input": {"shard": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "shard 1 ok"}]},
+        {"role": "assistant", "content": [text("Shard 1 is fine; the shard 2 check was interrupted.")]},
+        {"role": "user", "content": [text("Retry shard 2 later.")]},
+        {"role": "assistant", "content": [text("Will do.")]}
+    ]);
+    assert_eq!(got["messages"], want);
+    assert_eq!(got["system"], "You are a helpful ops agent.");
+    assert_eq!(row["repairs"], serde_json::json!({"unanswered_calls_dropped": 1}), "{row}");
+}
+
+/// The shape of two corpus trajectories (`agent-trajectory-json`, TripForge
+/// bugfix-3 and TASK-20260318-393C91 develop-1): a result logged before its
+/// own call, so that call is never answered after it. The old rule kept that
+/// step open for the rest of the session and joined every later step into it
+/// (one message of 89 calls, texts moved to its head).
+#[test]
+fn a_call_never_answered_does_not_swallow_the_steps_after_it() {
+    let call = |id: &str| {
+        format!(
+            r#"{{"id": "{id}", "type": "function", "function": {{"name": "Edit", "arguments": "{{}}"}}}}"#
+        )
+    };
+    let line = format!(
+        r#"{{"messages": [
+        {{"role": "user", "content": "Fix the import."}},
+        {{"role": "assistant", "content": "I need to import jwtSign."}},
+        {{"role": "tool", "tool_call_id": "e0", "content": "edited (logged before its call)"}},
+        {{"role": "assistant", "content": null, "tool_calls": [{e0}]}},
+        {{"role": "assistant", "content": null, "tool_calls": [{t1}]}},
+        {{"role": "tool", "tool_call_id": "t1", "content": "task 1 updated"}},
+        {{"role": "assistant", "content": "Now task 2.", "tool_calls": [{t2}]}},
+        {{"role": "tool", "tool_call_id": "t2", "content": "task 2 updated"}},
+        {{"role": "assistant", "content": "Done."}}]}}"#,
+        e0 = call("e0"),
+        t1 = call("t1"),
+        t2 = call("t2"),
+    );
+    let (got, row, _) = convert_line(&line, "openai");
+    let shape: Vec<String> = got["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let calls: Vec<&str> = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["id"].as_str())
+                .collect();
+            format!("{} {:?} {}", m["role"].as_str().unwrap(), calls, m["content"])
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            r#"user [] "Fix the import.""#,
+            r#"assistant ["t1"] "I need to import jwtSign.""#,
+            r#"tool [] "task 1 updated""#,
+            r#"assistant ["t2"] "Now task 2.""#,
+            r#"tool [] "task 2 updated""#,
+            r#"assistant [] "Done.""#,
+        ]
+    );
+    assert_eq!(
+        row["repairs"],
+        serde_json::json!({"orphan_results_dropped": 1, "steps_joined": 2,
+            "unanswered_calls_dropped": 1}),
+        "{row}"
+    );
+}
+
+/// The other side of the rule: when the step's other result does come, after
+/// the assistant message (a log that records items as they finish), that
+/// message is still part of the step and joins it.
+#[test]
+fn a_message_before_a_late_result_of_its_step_joins_the_step() {
+    let line = UNANSWERED_PARALLEL_CALL.replace(
+        r#"{"role": "user", "content": "Retry shard 2 later."},"#,
+        r#"{"role": "tool", "tool_call_id": "c2", "content": "shard 2 ok"},"#,
+    );
+    let dir = TestDir::new();
+    let p = dir.write("late.jsonl", line.replace('\n', ""));
+    let session = Format::OpenAi.adapter().decode(line_records(&p)).unwrap();
+    let (out, repairs) = normalize(&session, false, Api::ChatCompletions);
+    assert_eq!(
+        skeleton(&out),
+        ["system", "user", "assistant[c1,c2]", "tool(c1)", "tool(c2)", "assistant"]
+    );
+    assert_eq!(
+        out.messages[2].text_content(),
+        "Checking both shards.\nShard 1 is fine; the shard 2 check was interrupted."
+    );
+    assert_eq!(repairs.count(Repair::StepsJoined), 1, "{repairs:?}");
+    assert_eq!(repairs.count(Repair::Reordered), 1, "{repairs:?}");
+    assert_eq!(repairs.count(Repair::UnansweredCallsDropped), 0, "{repairs:?}");
+    assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
+}

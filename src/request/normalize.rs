@@ -16,11 +16,15 @@
 //!   texts, `reasoning_content`) becomes the message's `reasoning_content`;
 //!   encrypted or redacted reasoning is dropped.
 //! - **steps**: consecutive assistant messages, and assistant messages logged
-//!   while the step's calls are still unanswered (Codex writes reasoning and
-//!   commentary after its `function_call` items; streamed Claude events and
-//!   converted trajectories write one call per message), are joined into one
-//!   message: its text, its reasoning, all of its calls. Its results follow it
-//!   at once, one per call, in call order.
+//!   while the step is still waiting (Codex writes reasoning and commentary
+//!   after its `function_call` items; streamed Claude events and converted
+//!   trajectories write one call per message), are joined into one message:
+//!   its text, its reasoning, all of its calls. Its results follow it at once,
+//!   one per call, in call order. A step waits until its first result, and
+//!   after it only while a result still to come answers one of its calls: an
+//!   assistant message after some results, when the step's other calls are
+//!   never answered, is the agent's next step (it has seen those results), and
+//!   the unanswered calls are dropped.
 //! - **calls**: ids present and unique in the session, names in
 //!   `[A-Za-z0-9_-]{1,64}`, arguments a JSON object text (free-form input is
 //!   `{"input": TEXT}`), `type: "function"`.
@@ -401,8 +405,8 @@ fn clean_call(c: &mut ToolCall, repairs: &mut Repairs) {
 struct Step {
     msg: Message,
     results: HashMap<String, Message>,
-    /// Results arrived in an order other than the calls'.
-    out_of_order: bool,
+    /// The ids of `results`, in the order they came.
+    arrived: Vec<String>,
     /// A message was joined after some results: their order changed.
     joined_after_results: bool,
 }
@@ -421,6 +425,8 @@ struct Steps<'r> {
     answered: HashSet<String>,
     /// Instructions logged inside the open step, written after it.
     deferred: Vec<Message>,
+    /// Tool messages not read yet, by the call id they answer.
+    results_to_come: HashMap<String, usize>,
     repairs: &'r mut Repairs,
 }
 
@@ -431,11 +437,15 @@ impl<'r> Steps<'r> {
             step: None,
             answered: HashSet::new(),
             deferred: Vec::new(),
+            results_to_come: HashMap::new(),
             repairs,
         }
     }
 
     fn run(mut self, messages: Vec<Message>) -> Vec<Message> {
+        for m in messages.iter().filter(|m| m.role == Role::Tool) {
+            *self.results_to_come.entry(result_id(m)).or_default() += 1;
+        }
         for m in messages {
             match m.role {
                 Role::Assistant => self.assistant(m),
@@ -443,7 +453,7 @@ impl<'r> Steps<'r> {
                 // Codex logs context (developer) messages between a call and
                 // its output: they wait until the step's results are written.
                 Role::System | Role::Developer
-                    if self.step.as_ref().is_some_and(|s| s.pending() > 0) =>
+                    if self.step.as_ref().is_some_and(|s| s.pending() > 0 && self.open(s)) =>
                 {
                     self.deferred.push(m);
                 }
@@ -458,13 +468,13 @@ impl<'r> Steps<'r> {
     }
 
     fn assistant(&mut self, m: Message) {
-        let joins = self.step.as_ref().is_some_and(|s| s.results.is_empty() || s.pending() > 0);
+        let joins = self.step.as_ref().is_some_and(|s| self.open(s));
         if !joins {
             self.close(false);
             self.step = Some(Step {
                 msg: m,
                 results: HashMap::new(),
-                out_of_order: false,
+                arrived: Vec::new(),
                 joined_after_results: false,
             });
             return;
@@ -475,8 +485,23 @@ impl<'r> Steps<'r> {
         join_into(&mut s.msg, m);
     }
 
+    /// Returns true if the step `s` is still open: none of its results has
+    /// come yet, or a result still to come answers one of its unanswered
+    /// calls. Once its results began and no more will come for it, what the
+    /// assistant writes next is its next step.
+    fn open(&self, s: &Step) -> bool {
+        s.results.is_empty()
+            || s.msg.tool_calls.iter().any(|c| {
+                !s.results.contains_key(&c.id)
+                    && self.results_to_come.get(&c.id).is_some_and(|n| *n > 0)
+            })
+    }
+
     fn result(&mut self, m: Message) {
-        let id = m.tool_call_id.clone().unwrap_or_default();
+        let id = result_id(&m);
+        if let Some(n) = self.results_to_come.get_mut(&id) {
+            *n = n.saturating_sub(1);
+        }
         let Some(s) = self.step.as_mut() else {
             self.repairs.add(dropped_result(&self.answered, &id), 1);
             return;
@@ -486,9 +511,8 @@ impl<'r> Steps<'r> {
             Some(_) if s.results.contains_key(&id) => {
                 self.repairs.add(Repair::DuplicateResultsDropped, 1)
             }
-            Some(k) => {
-                // In order when every earlier call is answered already.
-                s.out_of_order |= calls[..k].iter().any(|c| !s.results.contains_key(&c.id));
+            Some(_) => {
+                s.arrived.push(id.clone());
                 s.results.insert(id, m);
             }
             None => self.repairs.add(dropped_result(&self.answered, &id), 1),
@@ -511,10 +535,20 @@ impl<'r> Steps<'r> {
                 self.repairs.add(Repair::EmptyFilled, 1);
             }
         }
-        if s.out_of_order || s.joined_after_results || !self.deferred.is_empty() {
+        let mut seen = HashSet::new();
+        let ids: Vec<String> = s
+            .msg
+            .tool_calls
+            .iter()
+            .filter(|c| seen.insert(c.id.as_str()))
+            .map(|c| c.id.clone())
+            .collect();
+        // The results are written in call order: moved when they came in
+        // another (calls dropped for want of a result do not count).
+        let out_of_order = !in_flight && s.arrived != ids;
+        if out_of_order || s.joined_after_results || !self.deferred.is_empty() {
             self.repairs.add(Repair::Reordered, 1);
         }
-        let ids: Vec<String> = s.msg.tool_calls.iter().map(|c| c.id.clone()).collect();
         if in_flight {
             // The in-flight call stays the request's last message.
             self.out.append(&mut self.deferred);
@@ -528,6 +562,11 @@ impl<'r> Steps<'r> {
         }
         self.out.append(&mut self.deferred);
     }
+}
+
+/// The call id a tool message answers (empty when it names none).
+fn result_id(m: &Message) -> String {
+    m.tool_call_id.clone().unwrap_or_default()
 }
 
 /// Why a result outside the open step is dropped: its call was answered
