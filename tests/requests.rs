@@ -506,3 +506,81 @@ fn a_message_before_a_late_result_of_its_step_joins_the_step() {
     assert_eq!(repairs.count(Repair::UnansweredCallsDropped), 0, "{repairs:?}");
     assert!(check(&out.messages).is_empty(), "{:?}", check(&out.messages));
 }
+
+/// A 1x1 PNG, as a data URL.
+const PNG_URL: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// Issue 36 point 2: a browser session whose first tool result is a
+/// screenshot, then six log reads of about 900 tokens each: 8,251 tokens with
+/// the image (1,500), 6,761 without it (the old `--to openai` count).
+fn screenshot_session() -> String {
+    let mut msgs = vec![
+        serde_json::json!({"role": "system", "content": "You are a browser agent."}),
+        serde_json::json!({"role": "user", "content": "Open the dashboard and tell me why the build is red."}),
+        serde_json::json!({"role": "assistant", "content": "Taking a screenshot.", "tool_calls": [
+            {"id": "s1", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}}]}),
+        serde_json::json!({"role": "tool", "tool_call_id": "s1", "content": [
+            {"type": "text", "text": "Screenshot captured."},
+            {"type": "image_url", "image_url": {"url": PNG_URL}}]}),
+    ];
+    for k in 0..6 {
+        let log: Vec<String> = (0..60)
+            .map(|i| {
+                format!("step {k} line {i}: request served in {} ms from worker {}", i % 97, i % 13)
+            })
+            .collect();
+        msgs.push(
+            serde_json::json!({"role": "assistant", "content": format!("Reading log part {k}."),
+            "tool_calls": [{"id": format!("r{k}"), "type": "function",
+                "function": {"name": "read_log", "arguments": format!("{{\"part\": {k}}}")}}]}),
+        );
+        msgs.push(serde_json::json!({"role": "tool", "tool_call_id": format!("r{k}"), "content": log.join("\n")}));
+    }
+    msgs.push(serde_json::json!({"role": "assistant", "content": "The build is red because the lint step failed."}));
+    serde_json::json!({"messages": msgs}).to_string()
+}
+
+#[test]
+fn a_tool_result_screenshot_is_counted_and_stripped_before_it_is_made_text() {
+    let line = screenshot_session();
+    // Counted as an image: the same size as the session written as it is.
+    let (same, same_row, _) = convert_line(&line, "same");
+    assert!(same["messages"][3]["content"].is_array(), "the input keeps its image");
+    let (got, row, _) = convert_line(&line, "openai");
+    assert_eq!(row["tokens_before"], same_row["tokens_before"], "{row}");
+    assert_eq!(row["tokens_before"], 8251, "{row}");
+    // Uncompacted, the screenshot survives: a `tool` message takes only text,
+    // so it is written as the image's text, counted.
+    let tool = &got["messages"][3];
+    assert_eq!(tool["content"], "Screenshot captured.\n[image: image/png, 96 bytes]", "{tool}");
+    assert_eq!(row["repairs"], serde_json::json!({"images_to_text": 1}), "{row}");
+
+    // At an 8,000-token window the trigger is 6,800: the image puts the
+    // session over it (the old count, 6,761, did not), and stage 4 strips it.
+    let dir = TestDir::new();
+    let p = dir.write("s.jsonl", &line);
+    let report = dir.join("report.jsonl");
+    let out = run_ok(
+        compactor()
+            .arg("compact")
+            .arg(&p)
+            .args(["--window", "8000", "--to", "openai", "--report"])
+            .arg(&report),
+    );
+    let got = json_lines(&String::from_utf8_lossy(&out.stdout)).remove(0);
+    let row = json_lines(&std::fs::read_to_string(&report).unwrap())
+        .into_iter()
+        .find(|r| r["tokens_before"].is_u64())
+        .unwrap();
+    assert_eq!(row["compacted"], true, "{row}");
+    assert_eq!(row["images_stripped"], 1, "{row}");
+    assert_eq!(row["tokens_before"], 8251, "{row}");
+    assert!(row.get("repairs").is_none(), "nothing left to make text: {row}");
+    let tool = got["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "s1")
+        .expect("the screenshot's result");
+    assert_eq!(tool["content"], "Screenshot captured.\n[screenshot removed to save context]");
+}

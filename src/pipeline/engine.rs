@@ -220,11 +220,11 @@ impl Engine<'_> {
         // the envelopes that name it.
         let (chosen_policy, chosen) = self.policy_for(&session);
         let (session, mut repairs) = if self.strict() {
-            let api = match self.to {
-                Some(Format::Anthropic) => crate::request::Api::Messages,
-                _ => crate::request::Api::ChatCompletions,
-            };
-            let (clean, repairs) = crate::request::normalize(&session, false, api);
+            // Images stay where the Messages API takes them (tool-result
+            // screenshots too) until compaction has counted and stripped
+            // them; `fit_images` makes what survives fit the target at the end.
+            let (clean, repairs) =
+                crate::request::normalize(&session, false, crate::request::Api::Messages);
             match self.to {
                 Some(Format::ShareGpt) => {
                     (crate::formats::sharegpt::developer_as_system(clean), repairs)
@@ -235,8 +235,12 @@ impl Engine<'_> {
             (session, Repairs::default())
         };
         let source = session.source.clone();
-        let outcome = policy::compact(&session, chosen_policy, self.meter);
+        let mut outcome = policy::compact(&session, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
+        if self.strict() && to != Format::Anthropic {
+            let api = crate::request::Api::ChatCompletions;
+            repairs.merge(&crate::request::fit_images(&mut outcome.session, api));
+        }
         let compaction = outcome.compaction;
         let output = match raw_lines {
             Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),

@@ -8,10 +8,15 @@
 //! - **roles**: `system`, `developer`, `user`, `assistant`, `tool`; any other
 //!   role becomes `user` ([`Repair::RolesMapped`]).
 //! - **content**: text parts only, as `{type: "text", text}` (the text of
-//!   `input_text`, `output_text`, `tool_output`, ... parts), and image parts in
-//!   user messages as `{type: "image_url", image_url: {url}}` (a data URL for
-//!   inline images). Images elsewhere, parts with a name and no text
-//!   (`tool_reference`), become text; other parts are dropped.
+//!   `input_text`, `output_text`, `tool_output`, ... parts), and image parts
+//!   where the API takes them as `{type: "image_url", image_url: {url}}` (a
+//!   data URL for inline images). Images elsewhere, parts with a name and no
+//!   text (`tool_reference`), become text; other parts are dropped.
+//! - **images for the API, last**: [`fit_images`] makes an image the API
+//!   takes none in (a tool-result screenshot in a Chat Completions request)
+//!   its text. [`normalize`] ends with it; a compaction instead normalizes for
+//!   [`Api::Messages`] (which takes tool-result images), counts and compacts
+//!   (stage 4 strips old screenshots), and fits what survives at the end.
 //! - **reasoning**: readable text (`thinking`, Codex `summary` and `content`
 //!   texts, `reasoning_content`) becomes the message's `reasoning_content`;
 //!   encrypted or redacted reasoning is dropped.
@@ -52,6 +57,7 @@ use crate::model::{
     ArgsForm, Content, ContentForm, ImageInfo, Message, Part, Reasoning, Role, Session, ToolCall,
 };
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -89,12 +95,13 @@ pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Sess
     let cleaned: Vec<Message> = session
         .messages
         .iter()
-        .map(|m| clean_message(m, keep_source_fields, api, &mut repairs))
+        .map(|m| clean_message(m, keep_source_fields, &mut repairs))
         .collect();
     let mut messages = Steps::new(&mut repairs).run(cleaned);
     make_call_ids_unique(&mut messages, &mut repairs);
     for m in &mut messages {
         fill_empty(m, &mut repairs);
+        fit_message_images(m, api, &mut repairs);
     }
     if messages.is_empty() {
         // A request holds at least one message (a ToolBench answer can have none).
@@ -111,6 +118,48 @@ pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Sess
         out.layout = crate::model::Layout::Object;
     }
     (out, repairs)
+}
+
+/// Makes every image of `session` that `api` takes none in its text (a
+/// tool-result screenshot in a Chat Completions request: a `tool` message's
+/// content is text), and what that repaired ([`Repair::ImagesToText`]).
+/// Nothing else changes: a session normalized for [`Api::Messages`], then
+/// compacted, becomes a valid request for `api`. The session is copied only
+/// when something changes.
+pub fn fit_images(session: &mut Cow<'_, Session>, api: Api) -> Repairs {
+    let mut repairs = Repairs::default();
+    if !session.messages.iter().any(|m| needs_fit(m, api)) {
+        return repairs;
+    }
+    for m in &mut session.to_mut().messages {
+        fit_message_images(m, api, &mut repairs);
+    }
+    repairs
+}
+
+/// Whether [`fit_message_images`] changes `m`: a message of a role `api`
+/// takes no image in, with content parts.
+fn needs_fit(m: &Message, api: Api) -> bool {
+    !api.takes_image(&m.role) && m.content.form == ContentForm::Parts
+}
+
+/// [`fit_images`] of one message: a message of a role `api` takes no image
+/// in has its images as text, and its content as a string when that leaves
+/// only text.
+fn fit_message_images(m: &mut Message, api: Api, repairs: &mut Repairs) {
+    if !needs_fit(m, api) {
+        return;
+    }
+    let content = &mut m.content;
+    for p in content.parts_mut() {
+        if let Part::Image { info, .. } = p {
+            repairs.add(Repair::ImagesToText, 1);
+            *p = Part::text(image_text(info));
+        }
+    }
+    if content.parts.iter().all(|p| matches!(p, Part::Text(_))) {
+        content.form = ContentForm::String;
+    }
 }
 
 /// Every way `messages` is not a valid request (empty when it is one): the
@@ -180,8 +229,9 @@ pub fn check(messages: &[Message]) -> Vec<String> {
 }
 
 /// A message with its roles, parts, reasoning and calls in request form
-/// (pairing is [`Steps`]'s).
-fn clean_message(m: &Message, keep: bool, api: Api, repairs: &mut Repairs) -> Message {
+/// (pairing is [`Steps`]'s), its images where [`Api::Messages`] takes them
+/// ([`fit_images`] is last).
+fn clean_message(m: &Message, keep: bool, repairs: &mut Repairs) -> Message {
     let role = match &m.role {
         Role::Other(_) => {
             repairs.add(Repair::RolesMapped, 1);
@@ -205,7 +255,7 @@ fn clean_message(m: &Message, keep: bool, api: Api, repairs: &mut Repairs) -> Me
                 }
             }
             Part::Image { raw, info } => match image_url(raw, info) {
-                Some(url) if api.takes_image(&role) => parts.push(image_part(url, info)),
+                Some(url) if Api::Messages.takes_image(&role) => parts.push(image_part(url, info)),
                 _ => {
                     repairs.add(Repair::ImagesToText, 1);
                     parts.push(Part::text(image_text(info)));
