@@ -584,3 +584,53 @@ fn a_tool_result_screenshot_is_counted_and_stripped_before_it_is_made_text() {
         .expect("the screenshot's result");
     assert_eq!(tool["content"], "Screenshot captured.\n[screenshot removed to save context]");
 }
+
+/// Issue 36 point 9: the one value serde_json refuses to write, a number
+/// that is not finite, cannot reach an encoder: a record holding one is
+/// rejected when it is read, named by file and line, kept byte for byte in
+/// `--rejects`, and the good records around it are still written, for every
+/// writer (the same dialect, and each conversion).
+#[test]
+fn a_number_no_encoder_could_write_is_rejected_when_read() {
+    let good = r#"{"id":"good","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
+    let bad = [
+        (
+            r#"{"id":"big","messages":[{"role":"user","content":"x"}],"score":1e999}"#,
+            "number out of range",
+        ),
+        (r#"{"id":"nan","messages":[{"role":"user","content":"x","w":NaN}]}"#, "expected value"),
+        (
+            r#"{"id":"inf","messages":[{"role":"user","content":"x"}],"s":-Infinity}"#,
+            "invalid number",
+        ),
+    ];
+    let mut input = String::from(good) + "\n";
+    for (line, _) in &bad {
+        input += line;
+        input += "\n";
+    }
+    input += good;
+    input += "\n";
+    let dir = TestDir::new();
+    let p = dir.write("nonfinite.jsonl", &input);
+    for to in ["same", "openai", "anthropic", "sharegpt"] {
+        let rejects = dir.join(&format!("rejects-{to}.jsonl"));
+        let out = run_code(
+            compactor()
+                .arg("compact")
+                .arg(&p)
+                .args(["--force", "--to", to, "--rejects"])
+                .arg(&rejects),
+            3,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for (k, (_, why)) in bad.iter().enumerate() {
+            let at = format!("nonfinite.jsonl:{}: invalid JSON: {why}", k + 2);
+            assert!(stderr.contains(&at), "{to}: {at}: {stderr}");
+        }
+        let written = json_lines(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(written.len(), 2, "{to}: both good sessions written");
+        let kept: Vec<String> = bad.iter().map(|(l, _)| format!("{l}\n")).collect();
+        assert_eq!(std::fs::read_to_string(&rejects).unwrap(), kept.concat(), "{to}");
+    }
+}

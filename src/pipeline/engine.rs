@@ -82,7 +82,7 @@ pub enum Output {
 const SKIM_BYTES_PER_TOKEN: u64 = 8;
 
 fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
-    raw.unwrap_or_else(|| serde_json::to_vec(&record.value).unwrap_or_default())
+    raw.unwrap_or_else(|| crate::json_text::line(&record.value))
 }
 
 impl Engine<'_> {
@@ -252,7 +252,7 @@ impl Engine<'_> {
                         crate::request::messages::encode(&outcome.session, object.as_ref());
                     repairs.merge(&more);
                     if self.lines || self.redact {
-                        Output::Raw(vec![serde_json::to_vec(&value).unwrap_or_default()])
+                        Output::Raw(vec![crate::json_text::line(&value)])
                     } else {
                         Output::Values(vec![value])
                     }
@@ -316,8 +316,7 @@ impl Engine<'_> {
         let counter = self.meter.kind().name();
         compaction
             .compacted
-            .then(|| serde_json::to_value(CompactionObject::new(source, compaction, counter)).ok())
-            .flatten()
+            .then(|| Value::from(&CompactionObject::new(source, compaction, counter)))
     }
 
     /// Whether a session is written as a clean request of its target API.
@@ -435,9 +434,7 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
     let mut masked = crate::redact::Masked::new();
     let lines: Vec<Vec<u8>> = match output {
         Output::Raw(lines) => lines,
-        Output::Values(values) => {
-            values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
-        }
+        Output::Values(values) => values.iter().map(crate::json_text::line).collect(),
     };
     let out = lines
         .into_iter()
