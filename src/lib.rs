@@ -5,6 +5,7 @@
 //! - [`model`]: the dialect-free session, message and part types;
 //! - [`formats`]: dialect adapters (JSON record <-> session);
 //! - [`io`]: containers (files, lines, compression, atomic outputs);
+//! - [`json_text`]: a value's JSON text, by the path that cannot fail;
 //! - [`tokens`]: exact token counting with a shared cache;
 //! - [`catalog`]: what a model's name says: its context window (with the
 //!   triggers and budgets derived from it) and its token prices;
@@ -32,6 +33,7 @@ pub mod formats;
 pub mod fuzzing;
 mod hash;
 pub mod io;
+pub mod json_text;
 mod memo;
 pub mod model;
 pub mod pipeline;

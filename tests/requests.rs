@@ -348,3 +348,294 @@ fn normalizing_is_valid_and_idempotent_on_every_dialect() {
     assert_eq!(out.messages[0].text_content(), "(empty)");
     assert_eq!(r.count(Repair::EmptyFilled), 1);
 }
+
+/// Issue 36 point 1: the exact input of the issue. The step "Checking both
+/// shards." makes calls c1 and c2; c1's result comes, c2's never does, and the
+/// assistant replies. The reply is the next step: it stays its own message
+/// (the old binary joined it into the step: `steps_joined 1, reordered 1`).
+const UNANSWERED_PARALLEL_CALL: &str = r#"{"messages": [
+    {"role": "system", "content": "You are a helpful ops agent."},
+    {"role": "user", "content": "Check both shards."},
+    {"role": "assistant", "content": "Checking both shards.", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "check_shard", "arguments": "{\"shard\": 1}"}},
+        {"id": "c2", "type": "function", "function": {"name": "check_shard", "arguments": "{\"shard\": 2}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "shard 1 ok"},
+    {"role": "assistant", "content": "Shard 1 is fine; the shard 2 check was interrupted."},
+    {"role": "user", "content": "Retry shard 2 later."},
+    {"role": "assistant", "content": "Will do."}]}"#;
+
+/// Runs `compact --mode none --to TO` on one line; its record, report row and stderr.
+fn convert_line(line: &str, to: &str) -> (Value, Value, String) {
+    let dir = TestDir::new();
+    let p = dir.write("s.jsonl", line.replace('\n', ""));
+    let report = dir.join("report.jsonl");
+    let out = run_ok(
+        compactor()
+            .arg("compact")
+            .arg(&p)
+            .args(["--mode", "none", "--to", to, "--report"])
+            .arg(&report),
+    );
+    let record = json_lines(&String::from_utf8_lossy(&out.stdout)).remove(0);
+    let row = json_lines(&std::fs::read_to_string(&report).unwrap())
+        .into_iter()
+        .find(|r| r["tokens_before"].is_u64())
+        .expect("a session row");
+    (record, row, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_reply_after_a_partly_answered_step_stays_its_own_message() {
+    let (got, row, stderr) = convert_line(UNANSWERED_PARALLEL_CALL, "openai");
+    let want = serde_json::json!([
+        {"role": "system", "content": "You are a helpful ops agent."},
+        {"role": "user", "content": "Check both shards."},
+        {"role": "assistant", "content": "Checking both shards.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "check_shard", "arguments": "{\"shard\": 1}"}}]},
+        {"role": "tool", "content": "shard 1 ok", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Shard 1 is fine; the shard 2 check was interrupted."},
+        {"role": "user", "content": "Retry shard 2 later."},
+        {"role": "assistant", "content": "Will do."}
+    ]);
+    assert_eq!(got["messages"], want);
+    assert_eq!(row["repairs"], serde_json::json!({"unanswered_calls_dropped": 1}), "{row}");
+    assert!(
+        stderr.contains("1 repair to make valid requests (1 unanswered_calls_dropped)"),
+        "{stderr}"
+    );
+
+    // The Messages request: the same steps; the reply is its own assistant
+    // turn, and the next user text is not merged into the results' turn.
+    let (got, row, _) = convert_line(UNANSWERED_PARALLEL_CALL, "anthropic");
+    let text = |t: &str| serde_json::json!({"type": "text", "text": t});
+    let want = serde_json::json!([
+        {"role": "user", "content": [text("Check both shards.")]},
+        {"role": "assistant", "content": [text("Checking both shards."),
+            {"type": "tool_use", "id": "c1", "name": "check_shard", "input": {"shard": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "shard 1 ok"}]},
+        {"role": "assistant", "content": [text("Shard 1 is fine; the shard 2 check was interrupted.")]},
+        {"role": "user", "content": [text("Retry shard 2 later.")]},
+        {"role": "assistant", "content": [text("Will do.")]}
+    ]);
+    assert_eq!(got["messages"], want);
+    assert_eq!(got["system"], "You are a helpful ops agent.");
+    assert_eq!(row["repairs"], serde_json::json!({"unanswered_calls_dropped": 1}), "{row}");
+}
+
+/// One line per message of a written Chat Completions record: role, call
+/// ids, content.
+fn shape(record: &Value) -> Vec<String> {
+    record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let calls: Vec<&str> = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["id"].as_str())
+                .collect();
+            format!("{} {:?} {}", m["role"].as_str().unwrap(), calls, m["content"])
+        })
+        .collect()
+}
+
+/// The shape of two corpus trajectories (`agent-trajectory-json`, TripForge
+/// bugfix-3 and TASK-20260318-393C91 develop-1): a result logged before its
+/// own call, so that call is never answered after it. The old rule kept that
+/// step open for the rest of the session and joined every later step into it
+/// (one message of 89 calls, texts moved to its head).
+#[test]
+fn a_call_never_answered_does_not_swallow_the_steps_after_it() {
+    let call = |id: &str| {
+        format!(
+            r#"{{"id": "{id}", "type": "function", "function": {{"name": "Edit", "arguments": "{{}}"}}}}"#
+        )
+    };
+    let line = format!(
+        r#"{{"messages": [
+        {{"role": "user", "content": "Fix the import."}},
+        {{"role": "assistant", "content": "I need to import jwtSign."}},
+        {{"role": "tool", "tool_call_id": "e0", "content": "edited (logged before its call)"}},
+        {{"role": "assistant", "content": null, "tool_calls": [{e0}]}},
+        {{"role": "assistant", "content": null, "tool_calls": [{t1}]}},
+        {{"role": "tool", "tool_call_id": "t1", "content": "task 1 updated"}},
+        {{"role": "assistant", "content": "Now task 2.", "tool_calls": [{t2}]}},
+        {{"role": "tool", "tool_call_id": "t2", "content": "task 2 updated"}},
+        {{"role": "assistant", "content": "Done."}}]}}"#,
+        e0 = call("e0"),
+        t1 = call("t1"),
+        t2 = call("t2"),
+    );
+    let (got, row, _) = convert_line(&line, "openai");
+    assert_eq!(
+        shape(&got),
+        [
+            r#"user [] "Fix the import.""#,
+            r#"assistant ["t1"] "I need to import jwtSign.""#,
+            r#"tool [] "task 1 updated""#,
+            r#"assistant ["t2"] "Now task 2.""#,
+            r#"tool [] "task 2 updated""#,
+            r#"assistant [] "Done.""#,
+        ]
+    );
+    assert_eq!(
+        row["repairs"],
+        serde_json::json!({"orphan_results_dropped": 1, "steps_joined": 2,
+            "unanswered_calls_dropped": 1}),
+        "{row}"
+    );
+}
+
+/// The other side of the rule: when the step's other result does come, after
+/// the assistant message (a log that records items as they finish), that
+/// message is still part of the step and joins it.
+#[test]
+fn a_message_before_a_late_result_of_its_step_joins_the_step() {
+    let line = UNANSWERED_PARALLEL_CALL.replace(
+        r#"{"role": "user", "content": "Retry shard 2 later."},"#,
+        r#"{"role": "tool", "tool_call_id": "c2", "content": "shard 2 ok"},"#,
+    );
+    let (got, row, _) = convert_line(&line, "openai");
+    assert_eq!(
+        shape(&got),
+        [
+            r#"system [] "You are a helpful ops agent.""#,
+            r#"user [] "Check both shards.""#,
+            r#"assistant ["c1", "c2"] "Checking both shards.\nShard 1 is fine; the shard 2 check was interrupted.""#,
+            r#"tool [] "shard 1 ok""#,
+            r#"tool [] "shard 2 ok""#,
+            r#"assistant [] "Will do.""#,
+        ]
+    );
+    assert_eq!(row["repairs"], serde_json::json!({"reordered": 1, "steps_joined": 1}), "{row}");
+}
+
+/// A 1x1 PNG, as a data URL.
+const PNG_URL: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// Issue 36 point 2: a browser session whose first tool result is a
+/// screenshot, then six log reads of about 900 tokens each: 8,251 tokens with
+/// the image (1,500), 6,761 without it (the old `--to openai` count).
+fn screenshot_session() -> String {
+    let mut msgs = vec![
+        serde_json::json!({"role": "system", "content": "You are a browser agent."}),
+        serde_json::json!({"role": "user", "content": "Open the dashboard and tell me why the build is red."}),
+        serde_json::json!({"role": "assistant", "content": "Taking a screenshot.", "tool_calls": [
+            {"id": "s1", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}}]}),
+        serde_json::json!({"role": "tool", "tool_call_id": "s1", "content": [
+            {"type": "text", "text": "Screenshot captured."},
+            {"type": "image_url", "image_url": {"url": PNG_URL}}]}),
+    ];
+    for k in 0..6 {
+        let log: Vec<String> = (0..60)
+            .map(|i| {
+                format!("step {k} line {i}: request served in {} ms from worker {}", i % 97, i % 13)
+            })
+            .collect();
+        msgs.push(
+            serde_json::json!({"role": "assistant", "content": format!("Reading log part {k}."),
+            "tool_calls": [{"id": format!("r{k}"), "type": "function",
+                "function": {"name": "read_log", "arguments": format!("{{\"part\": {k}}}")}}]}),
+        );
+        msgs.push(serde_json::json!({"role": "tool", "tool_call_id": format!("r{k}"), "content": log.join("\n")}));
+    }
+    msgs.push(serde_json::json!({"role": "assistant", "content": "The build is red because the lint step failed."}));
+    serde_json::json!({"messages": msgs}).to_string()
+}
+
+#[test]
+fn a_tool_result_screenshot_is_counted_and_stripped_before_it_is_made_text() {
+    let line = screenshot_session();
+    // Counted as an image: the same size as the session written as it is.
+    let (same, same_row, _) = convert_line(&line, "same");
+    assert!(same["messages"][3]["content"].is_array(), "the input keeps its image");
+    let (got, row, _) = convert_line(&line, "openai");
+    assert_eq!(row["tokens_before"], same_row["tokens_before"], "{row}");
+    assert_eq!(row["tokens_before"], 8251, "{row}");
+    // Uncompacted, the screenshot survives: a `tool` message takes only text,
+    // so it is written as the image's text, counted.
+    let tool = &got["messages"][3];
+    assert_eq!(tool["content"], "Screenshot captured.\n[image: image/png, 96 bytes]", "{tool}");
+    assert_eq!(row["repairs"], serde_json::json!({"images_to_text": 1}), "{row}");
+
+    // At an 8,000-token window the trigger is 6,800: the image puts the
+    // session over it (the old count, 6,761, did not), and stage 4 strips it.
+    let dir = TestDir::new();
+    let p = dir.write("s.jsonl", &line);
+    let report = dir.join("report.jsonl");
+    let out = run_ok(
+        compactor()
+            .arg("compact")
+            .arg(&p)
+            .args(["--window", "8000", "--to", "openai", "--report"])
+            .arg(&report),
+    );
+    let got = json_lines(&String::from_utf8_lossy(&out.stdout)).remove(0);
+    let row = json_lines(&std::fs::read_to_string(&report).unwrap())
+        .into_iter()
+        .find(|r| r["tokens_before"].is_u64())
+        .unwrap();
+    assert_eq!(row["compacted"], true, "{row}");
+    assert_eq!(row["images_stripped"], 1, "{row}");
+    assert_eq!(row["tokens_before"], 8251, "{row}");
+    assert!(row.get("repairs").is_none(), "nothing left to make text: {row}");
+    let tool = got["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "s1")
+        .expect("the screenshot's result");
+    assert_eq!(tool["content"], "Screenshot captured.\n[screenshot removed to save context]");
+}
+
+/// Issue 36 point 9: the one value serde_json refuses to write, a number
+/// that is not finite, cannot reach an encoder: a record holding one is
+/// rejected when it is read, named by file and line, kept byte for byte in
+/// `--rejects`, and the good records around it are still written, for every
+/// writer (the same dialect, and each conversion).
+#[test]
+fn a_number_no_encoder_could_write_is_rejected_when_read() {
+    let good = r#"{"id":"good","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
+    let bad = [
+        (
+            r#"{"id":"big","messages":[{"role":"user","content":"x"}],"score":1e999}"#,
+            "number out of range",
+        ),
+        (r#"{"id":"nan","messages":[{"role":"user","content":"x","w":NaN}]}"#, "expected value"),
+        (
+            r#"{"id":"inf","messages":[{"role":"user","content":"x"}],"s":-Infinity}"#,
+            "invalid number",
+        ),
+    ];
+    let mut input = String::from(good) + "\n";
+    for (line, _) in &bad {
+        input += line;
+        input += "\n";
+    }
+    input += good;
+    input += "\n";
+    let dir = TestDir::new();
+    let p = dir.write("nonfinite.jsonl", &input);
+    for to in ["same", "openai", "anthropic", "sharegpt"] {
+        let rejects = dir.join(&format!("rejects-{to}.jsonl"));
+        let out = run_code(
+            compactor()
+                .arg("compact")
+                .arg(&p)
+                .args(["--force", "--to", to, "--rejects"])
+                .arg(&rejects),
+            3,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for (k, (_, why)) in bad.iter().enumerate() {
+            let at = format!("nonfinite.jsonl:{}: invalid JSON: {why}", k + 2);
+            assert!(stderr.contains(&at), "{to}: {at}: {stderr}");
+        }
+        let written = json_lines(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(written.len(), 2, "{to}: both good sessions written");
+        let kept: Vec<String> = bad.iter().map(|(l, _)| format!("{l}\n")).collect();
+        assert_eq!(std::fs::read_to_string(&rejects).unwrap(), kept.concat(), "{to}");
+    }
+}

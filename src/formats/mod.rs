@@ -104,7 +104,7 @@ pub trait Adapter: Sync + Send {
     /// building the `Value`s, byte for byte the same.
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
         let values = self.encode(session, compaction);
-        values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
+        values.iter().map(crate::json_text::line).collect()
     }
 }
 
@@ -135,7 +135,7 @@ pub trait RecordDialect: Sync + Send {
     fn encode_record(session: &Session, compaction: Option<&Value>) -> Value;
     /// [`RecordDialect::encode_record`]'s record as JSON text (no newline).
     fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
-        serde_json::to_vec(&Self::encode_record(session, compaction)).unwrap_or_default()
+        crate::json_text::line(&Self::encode_record(session, compaction))
     }
 }
 

@@ -84,7 +84,7 @@ pub enum Output {
 const SKIM_BYTES_PER_TOKEN: u64 = 8;
 
 fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
-    raw.unwrap_or_else(|| serde_json::to_vec(&record.value).unwrap_or_default())
+    raw.unwrap_or_else(|| crate::json_text::line(&record.value))
 }
 
 impl Engine<'_> {
@@ -222,11 +222,11 @@ impl Engine<'_> {
         // the envelopes that name it.
         let (chosen_policy, chosen) = self.policy_for(&session);
         let (session, mut repairs) = if self.strict() {
-            let api = match self.to {
-                Some(Format::Anthropic) => crate::request::Api::Messages,
-                _ => crate::request::Api::ChatCompletions,
-            };
-            let (clean, repairs) = crate::request::normalize(&session, false, api);
+            // Images stay where the Messages API takes them (tool-result
+            // screenshots too) until compaction has counted and stripped
+            // them; `fit_images` makes what survives fit the target at the end.
+            let (clean, repairs) =
+                crate::request::normalize(&session, false, crate::request::Api::Messages);
             match self.to {
                 Some(Format::ShareGpt) => {
                     (crate::formats::sharegpt::developer_as_system(clean), repairs)
@@ -237,8 +237,12 @@ impl Engine<'_> {
             (session, Repairs::default())
         };
         let source = session.source.clone();
-        let outcome = policy::compact(&session, chosen_policy, self.meter);
+        let mut outcome = policy::compact(&session, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
+        if self.strict() && to != Format::Anthropic {
+            let api = crate::request::Api::ChatCompletions;
+            repairs.merge(&crate::request::fit_images(&mut outcome.session, api));
+        }
         let compaction = outcome.compaction;
         let output = match raw_lines {
             Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),
@@ -250,7 +254,7 @@ impl Engine<'_> {
                         crate::request::messages::encode(&outcome.session, object.as_ref());
                     repairs.merge(&more);
                     if self.lines || self.redact {
-                        Output::Raw(vec![serde_json::to_vec(&value).unwrap_or_default()])
+                        Output::Raw(vec![crate::json_text::line(&value)])
                     } else {
                         Output::Values(vec![value])
                     }
@@ -314,8 +318,7 @@ impl Engine<'_> {
         let counter = self.meter.kind().name();
         compaction
             .compacted
-            .then(|| serde_json::to_value(CompactionObject::new(source, compaction, counter)).ok())
-            .flatten()
+            .then(|| Value::from(&CompactionObject::new(source, compaction, counter)))
     }
 
     /// Whether a session is written as a clean request of its target API.
@@ -433,9 +436,7 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
     let mut masked = crate::redact::Masked::new();
     let lines: Vec<Vec<u8>> = match output {
         Output::Raw(lines) => lines,
-        Output::Values(values) => {
-            values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect()
-        }
+        Output::Values(values) => values.iter().map(crate::json_text::line).collect(),
     };
     let out = lines
         .into_iter()

@@ -165,7 +165,7 @@ fn shrunk(arguments: &str) -> Option<String> {
     if !shrink_leaves(&mut value) {
         return None;
     }
-    serde_json::to_string(&value).ok()
+    Some(crate::json_text::text(&value))
 }
 
 fn shrink_leaves(value: &mut Value) -> bool {

@@ -109,6 +109,36 @@ impl CompactionObject {
     }
 }
 
+/// The object as a JSON value, built field by field so that it cannot fail
+/// (`serde_json::to_value` returns a `Result`, and a default on it would drop
+/// the object): the same value, key order included, as its `Serialize`.
+impl From<&CompactionObject> for serde_json::Value {
+    fn from(c: &CompactionObject) -> serde_json::Value {
+        use serde_json::Value;
+        let range = match c.summarized_range {
+            Some([a, b]) => Value::Array(vec![Value::from(a), Value::from(b)]),
+            None => Value::Null,
+        };
+        let fields: [(&str, Value); 14] = [
+            ("source", Value::from(c.source.as_str())),
+            ("mode", Value::from(c.mode)),
+            ("tier", Value::from(c.tier)),
+            ("compacted", Value::from(c.compacted)),
+            ("counter", Value::from(c.counter)),
+            ("head_messages", Value::from(c.head_messages)),
+            ("summary_messages", Value::from(c.summary_messages)),
+            ("tail_messages", Value::from(c.tail_messages)),
+            ("messages_before", Value::from(c.messages_before)),
+            ("messages_after", Value::from(c.messages_after)),
+            ("tokens_before", Value::from(c.tokens_before)),
+            ("tokens_after", Value::from(c.tokens_after)),
+            ("summarized_range", range),
+            ("over_trigger", Value::from(c.over_trigger)),
+        ];
+        Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+}
+
 /// Found / retained anchors of one category.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct AnchorCount {
@@ -379,4 +409,33 @@ pub struct CallRow<'a> {
     pub call: usize,
     #[serde(flatten)]
     pub figures: &'a crate::replay::Call,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compaction_object_value_is_its_serialization() {
+        for range in [Some([2, 40]), None] {
+            let c = CompactionObject {
+                source: "a.jsonl:3".into(),
+                mode: "lean",
+                tier: "summary",
+                compacted: true,
+                counter: "o200k",
+                head_messages: 2,
+                summary_messages: 1,
+                tail_messages: 9,
+                messages_before: 50,
+                messages_after: 12,
+                tokens_before: 150_000,
+                tokens_after: 20_000,
+                summarized_range: range,
+                over_trigger: false,
+            };
+            let want = serde_json::to_string(&c).unwrap();
+            assert_eq!(crate::json_text::text(&serde_json::Value::from(&c)), want);
+        }
+    }
 }

@@ -8,19 +8,28 @@
 //! - **roles**: `system`, `developer`, `user`, `assistant`, `tool`; any other
 //!   role becomes `user` ([`Repair::RolesMapped`]).
 //! - **content**: text parts only, as `{type: "text", text}` (the text of
-//!   `input_text`, `output_text`, `tool_output`, ... parts), and image parts in
-//!   user messages as `{type: "image_url", image_url: {url}}` (a data URL for
-//!   inline images). Images elsewhere, parts with a name and no text
-//!   (`tool_reference`), become text; other parts are dropped.
+//!   `input_text`, `output_text`, `tool_output`, ... parts), and image parts
+//!   where the API takes them as `{type: "image_url", image_url: {url}}` (a
+//!   data URL for inline images). Images elsewhere, parts with a name and no
+//!   text (`tool_reference`), become text; other parts are dropped.
+//! - **images for the API, last**: [`fit_images`] makes an image the API
+//!   takes none in (a tool-result screenshot in a Chat Completions request)
+//!   its text. [`normalize`] ends with it; a compaction instead normalizes for
+//!   [`Api::Messages`] (which takes tool-result images), counts and compacts
+//!   (stage 4 strips old screenshots), and fits what survives at the end.
 //! - **reasoning**: readable text (`thinking`, Codex `summary` and `content`
 //!   texts, `reasoning_content`) becomes the message's `reasoning_content`;
 //!   encrypted or redacted reasoning is dropped.
 //! - **steps**: consecutive assistant messages, and assistant messages logged
-//!   while the step's calls are still unanswered (Codex writes reasoning and
-//!   commentary after its `function_call` items; streamed Claude events and
-//!   converted trajectories write one call per message), are joined into one
-//!   message: its text, its reasoning, all of its calls. Its results follow it
-//!   at once, one per call, in call order.
+//!   while the step is still waiting (Codex writes reasoning and commentary
+//!   after its `function_call` items; streamed Claude events and converted
+//!   trajectories write one call per message), are joined into one message:
+//!   its text, its reasoning, all of its calls. Its results follow it at once,
+//!   one per call, in call order. A step waits until its first result, and
+//!   after it only while a result still to come answers one of its calls: an
+//!   assistant message after some results, when the step's other calls are
+//!   never answered, is the agent's next step (it has seen those results), and
+//!   the unanswered calls are dropped.
 //! - **calls**: ids present and unique in the session, names in
 //!   `[A-Za-z0-9_-]{1,64}`, arguments a JSON object text (free-form input is
 //!   `{"input": TEXT}`), `type: "function"`.
@@ -48,6 +57,7 @@ use crate::model::{
     ArgsForm, Content, ContentForm, ImageInfo, Message, Part, Reasoning, Role, Session, ToolCall,
 };
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -85,12 +95,13 @@ pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Sess
     let cleaned: Vec<Message> = session
         .messages
         .iter()
-        .map(|m| clean_message(m, keep_source_fields, api, &mut repairs))
+        .map(|m| clean_message(m, keep_source_fields, &mut repairs))
         .collect();
     let mut messages = Steps::new(&mut repairs).run(cleaned);
     make_call_ids_unique(&mut messages, &mut repairs);
     for m in &mut messages {
         fill_empty(m, &mut repairs);
+        fit_message_images(m, api, &mut repairs);
     }
     if messages.is_empty() {
         // A request holds at least one message (a ToolBench answer can have none).
@@ -107,6 +118,48 @@ pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Sess
         out.layout = crate::model::Layout::Object;
     }
     (out, repairs)
+}
+
+/// Makes every image of `session` that `api` takes none in its text (a
+/// tool-result screenshot in a Chat Completions request: a `tool` message's
+/// content is text), and what that repaired ([`Repair::ImagesToText`]).
+/// Nothing else changes: a session normalized for [`Api::Messages`], then
+/// compacted, becomes a valid request for `api`. The session is copied only
+/// when something changes.
+pub fn fit_images(session: &mut Cow<'_, Session>, api: Api) -> Repairs {
+    let mut repairs = Repairs::default();
+    if !session.messages.iter().any(|m| needs_fit(m, api)) {
+        return repairs;
+    }
+    for m in &mut session.to_mut().messages {
+        fit_message_images(m, api, &mut repairs);
+    }
+    repairs
+}
+
+/// Whether [`fit_message_images`] changes `m`: a message of a role `api`
+/// takes no image in, with content parts.
+fn needs_fit(m: &Message, api: Api) -> bool {
+    !api.takes_image(&m.role) && m.content.form == ContentForm::Parts
+}
+
+/// [`fit_images`] of one message: a message of a role `api` takes no image
+/// in has its images as text, and its content as a string when that leaves
+/// only text.
+fn fit_message_images(m: &mut Message, api: Api, repairs: &mut Repairs) {
+    if !needs_fit(m, api) {
+        return;
+    }
+    let content = &mut m.content;
+    for p in content.parts_mut() {
+        if let Part::Image { info, .. } = p {
+            repairs.add(Repair::ImagesToText, 1);
+            *p = Part::text(image_text(info));
+        }
+    }
+    if content.parts.iter().all(|p| matches!(p, Part::Text(_))) {
+        content.form = ContentForm::String;
+    }
 }
 
 /// Every way `messages` is not a valid request (empty when it is one): the
@@ -176,8 +229,9 @@ pub fn check(messages: &[Message]) -> Vec<String> {
 }
 
 /// A message with its roles, parts, reasoning and calls in request form
-/// (pairing is [`Steps`]'s).
-fn clean_message(m: &Message, keep: bool, api: Api, repairs: &mut Repairs) -> Message {
+/// (pairing is [`Steps`]'s), its images where [`Api::Messages`] takes them
+/// ([`fit_images`] is last).
+fn clean_message(m: &Message, keep: bool, repairs: &mut Repairs) -> Message {
     let role = match &m.role {
         Role::Other(_) => {
             repairs.add(Repair::RolesMapped, 1);
@@ -201,7 +255,7 @@ fn clean_message(m: &Message, keep: bool, api: Api, repairs: &mut Repairs) -> Me
                 }
             }
             Part::Image { raw, info } => match image_url(raw, info) {
-                Some(url) if api.takes_image(&role) => parts.push(image_part(url, info)),
+                Some(url) if Api::Messages.takes_image(&role) => parts.push(image_part(url, info)),
                 _ => {
                     repairs.add(Repair::ImagesToText, 1);
                     parts.push(Part::text(image_text(info)));
@@ -401,8 +455,8 @@ fn clean_call(c: &mut ToolCall, repairs: &mut Repairs) {
 struct Step {
     msg: Message,
     results: HashMap<String, Message>,
-    /// Results arrived in an order other than the calls'.
-    out_of_order: bool,
+    /// The ids of `results`, in the order they came.
+    arrived: Vec<String>,
     /// A message was joined after some results: their order changed.
     joined_after_results: bool,
 }
@@ -421,6 +475,8 @@ struct Steps<'r> {
     answered: HashSet<String>,
     /// Instructions logged inside the open step, written after it.
     deferred: Vec<Message>,
+    /// Tool messages not read yet, by the call id they answer.
+    results_to_come: HashMap<String, usize>,
     repairs: &'r mut Repairs,
 }
 
@@ -431,11 +487,15 @@ impl<'r> Steps<'r> {
             step: None,
             answered: HashSet::new(),
             deferred: Vec::new(),
+            results_to_come: HashMap::new(),
             repairs,
         }
     }
 
     fn run(mut self, messages: Vec<Message>) -> Vec<Message> {
+        for m in messages.iter().filter(|m| m.role == Role::Tool) {
+            *self.results_to_come.entry(result_id(m)).or_default() += 1;
+        }
         for m in messages {
             match m.role {
                 Role::Assistant => self.assistant(m),
@@ -443,7 +503,7 @@ impl<'r> Steps<'r> {
                 // Codex logs context (developer) messages between a call and
                 // its output: they wait until the step's results are written.
                 Role::System | Role::Developer
-                    if self.step.as_ref().is_some_and(|s| s.pending() > 0) =>
+                    if self.step.as_ref().is_some_and(|s| s.pending() > 0 && self.open(s)) =>
                 {
                     self.deferred.push(m);
                 }
@@ -458,13 +518,13 @@ impl<'r> Steps<'r> {
     }
 
     fn assistant(&mut self, m: Message) {
-        let joins = self.step.as_ref().is_some_and(|s| s.results.is_empty() || s.pending() > 0);
+        let joins = self.step.as_ref().is_some_and(|s| self.open(s));
         if !joins {
             self.close(false);
             self.step = Some(Step {
                 msg: m,
                 results: HashMap::new(),
-                out_of_order: false,
+                arrived: Vec::new(),
                 joined_after_results: false,
             });
             return;
@@ -475,8 +535,23 @@ impl<'r> Steps<'r> {
         join_into(&mut s.msg, m);
     }
 
+    /// Returns true if the step `s` is still open: none of its results has
+    /// come yet, or a result still to come answers one of its unanswered
+    /// calls. Once its results began and no more will come for it, what the
+    /// assistant writes next is its next step.
+    fn open(&self, s: &Step) -> bool {
+        s.results.is_empty()
+            || s.msg.tool_calls.iter().any(|c| {
+                !s.results.contains_key(&c.id)
+                    && self.results_to_come.get(&c.id).is_some_and(|n| *n > 0)
+            })
+    }
+
     fn result(&mut self, m: Message) {
-        let id = m.tool_call_id.clone().unwrap_or_default();
+        let id = result_id(&m);
+        if let Some(n) = self.results_to_come.get_mut(&id) {
+            *n = n.saturating_sub(1);
+        }
         let Some(s) = self.step.as_mut() else {
             self.repairs.add(dropped_result(&self.answered, &id), 1);
             return;
@@ -486,9 +561,8 @@ impl<'r> Steps<'r> {
             Some(_) if s.results.contains_key(&id) => {
                 self.repairs.add(Repair::DuplicateResultsDropped, 1)
             }
-            Some(k) => {
-                // In order when every earlier call is answered already.
-                s.out_of_order |= calls[..k].iter().any(|c| !s.results.contains_key(&c.id));
+            Some(_) => {
+                s.arrived.push(id.clone());
                 s.results.insert(id, m);
             }
             None => self.repairs.add(dropped_result(&self.answered, &id), 1),
@@ -511,10 +585,20 @@ impl<'r> Steps<'r> {
                 self.repairs.add(Repair::EmptyFilled, 1);
             }
         }
-        if s.out_of_order || s.joined_after_results || !self.deferred.is_empty() {
+        let mut seen = HashSet::new();
+        let ids: Vec<String> = s
+            .msg
+            .tool_calls
+            .iter()
+            .filter(|c| seen.insert(c.id.as_str()))
+            .map(|c| c.id.clone())
+            .collect();
+        // The results are written in call order: moved when they came in
+        // another (calls dropped for want of a result do not count).
+        let out_of_order = !in_flight && s.arrived != ids;
+        if out_of_order || s.joined_after_results || !self.deferred.is_empty() {
             self.repairs.add(Repair::Reordered, 1);
         }
-        let ids: Vec<String> = s.msg.tool_calls.iter().map(|c| c.id.clone()).collect();
         if in_flight {
             // The in-flight call stays the request's last message.
             self.out.append(&mut self.deferred);
@@ -528,6 +612,11 @@ impl<'r> Steps<'r> {
         }
         self.out.append(&mut self.deferred);
     }
+}
+
+/// The call id a tool message answers (empty when it names none).
+fn result_id(m: &Message) -> String {
+    m.tool_call_id.clone().unwrap_or_default()
 }
 
 /// Why a result outside the open step is dropped: its call was answered

@@ -218,7 +218,10 @@ impl SummaryWriter for Summarizer {
             }
             summary = Some(entry.body);
         }
-        Ok(Body { text: summary.unwrap_or_default(), cached, spent })
+        // `chunks` gives at least one chunk, so a summary was written; were
+        // there none, that is an empty answer, not an empty summary.
+        let Some(text) = summary else { return Err(Failure { reason: Fallback::Empty, spent }) };
+        Ok(Body { text, cached, spent })
     }
 }
 

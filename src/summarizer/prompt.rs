@@ -180,5 +180,5 @@ pub fn request_body(model: &str, user: &str, budget_tokens: u64, temperature: f6
         "max_tokens": budget_tokens,
         "stream": false,
     });
-    serde_json::to_vec(&body).unwrap_or_default()
+    crate::json_text::line(&body)
 }

@@ -39,9 +39,41 @@ pub(super) fn kept_line(kept: &KeptSession<'_>, compaction: Option<&Value>) -> V
 
 fn write<const KEPT: bool>(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
-    // Writing to a Vec fails only on a serializer error, and nothing here raises one.
-    let _ = serde_json::to_writer(&mut out, &SessionJson::<KEPT> { session, compaction });
-    out
+    match serde_json::to_writer(&mut out, &SessionJson::<KEPT> { session, compaction }) {
+        Ok(()) => out,
+        // Cannot happen: serde_json fails only on a failed write (a `Vec`
+        // takes every write), a map key that is not a string (every key here
+        // is a `str`) or an error a `Serialize` impl raises (none here does).
+        // Were it to, the line is the one `by_value` writes, the same bytes
+        // (the tests below): never a cut or empty line.
+        Err(_) => by_value::<KEPT>(session, compaction),
+    }
+}
+
+/// [`write`]'s line, built as a `Value` tree and written by the path that
+/// cannot fail ([`crate::json_text`]); with `KEPT`, each kept marker is the
+/// value its text holds.
+fn by_value<const KEPT: bool>(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+    let mut v = super::encode_session(session, compaction);
+    if KEPT {
+        expand_kept(&mut v);
+    }
+    crate::json_text::line(&v)
+}
+
+/// Every kept marker in `v` replaced by the value of its text (a text that
+/// is not JSON, which `kept.rs` never keeps, as the string [`Raw`] writes).
+fn expand_kept(v: &mut Value) {
+    if let Some(text) = kept_text(v) {
+        let parsed = serde_json::from_str(text);
+        *v = parsed.unwrap_or_else(|_| Value::String(text.to_string()));
+        return;
+    }
+    match v {
+        Value::Array(items) => items.iter_mut().for_each(expand_kept),
+        Value::Object(map) => map.values_mut().for_each(expand_kept),
+        _ => {}
+    }
 }
 
 /// A value as written: with `KEPT`, a kept marker as the text it holds;
@@ -262,9 +294,11 @@ mod tests {
     use crate::tokens::{CounterKind, Meter};
     use serde_json::json;
 
-    /// The one promise: the bytes of the `Value` encoding.
+    /// The one promise: the bytes of the `Value` encoding, which `by_value`
+    /// (the line were serializing to fail) writes too.
     fn assert_same_bytes(session: &Session, compaction: Option<&Value>) {
         let expected = serde_json::to_vec(&encode_session(session, compaction)).unwrap();
+        assert_eq!(by_value::<false>(session, compaction), expected);
         let got = session_line(session, compaction);
         assert!(
             got == expected,
@@ -290,6 +324,9 @@ mod tests {
         let whole = decoded(serde_json::from_str(line).unwrap());
         let object = json!({"mode": "lean"});
         assert_eq!(kept.line(Some(&object)), session_line(&whole, Some(&object)));
+        for c in [None, Some(&object)] {
+            assert_eq!(by_value::<true>(kept.session(), c), kept.line(c));
+        }
         let forged = decoded(
             json!({"messages": [{"role": "user", "x": "\u{fdd0}compactor:kept:{}",
             "compactor_attached": ["\u{fdd0}compactor:kept:[1]"]}], "y": "\u{fdd0}compactor:kept:2"}),
