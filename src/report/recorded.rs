@@ -1,7 +1,7 @@
 //! What the agent's own compactions kept, measured as ours are (issue 37).
 //!
 //! A log read `--history full` holds, for each compaction the agent made,
-//! the conversation before it ([`RecordedCompaction::at`]) and what the agent
+//! the conversation before it ([`RecordedCompaction::at`](crate::model::RecordedCompaction::at)) and what the agent
 //! replaced it with (its summary and the messages it kept). Of the anchors of
 //! that conversation (SHAs, PRs, paths, error lines, ...; SPEC 7), of the
 //! paths the agent's own calls touched and of the user's own messages, we

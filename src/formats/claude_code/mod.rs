@@ -2,8 +2,12 @@
 //! per line, one session per file.
 //!
 //! ## What becomes a message
-//! Only the main chain (`isSidechain` not `true`) after the last `compact_boundary`
-//! is the live transcript:
+//! Only the main chain (`isSidechain` not `true`) is conversation. Read
+//! [`History::Full`] (the default), all of it is: each `compact_boundary` and the
+//! `isCompactSummary` user event after it become a [`RecordedCompaction`] (position,
+//! `compactMetadata.trigger` / `preTokens`, the summary text, the
+//! `preservedSegment` messages as `kept`), not messages. Read [`History::Live`],
+//! only the chain after the last boundary is (what the agent sends next):
 //! - a `user` event with string content, or with blocks that are not `tool_result`,
 //!   is one [`Role::User`] message (`isMeta` caveats and command output included:
 //!   the core recognises those as synthetic);
@@ -20,10 +24,9 @@
 //! Everything else passes through in place, in the `attached` list of the next
 //! message (or [`Session::trailing`]): `file-history-snapshot`, `queue-operation`,
 //! `attachment`, `summary`, `permission-mode`, `last-prompt`, `system` events,
-//! sidechain events, unknown types, and every event before the last
-//! `compact_boundary` (history the agent already compacted away: not live, not
-//! counted). Each boundary is recorded in [`Session::earlier_compactions`]
-//! (`compactMetadata.preTokens`, `compactMetadata.trigger`). Tool schemas and the
+//! sidechain events, unknown types, and (read live) every event before the last
+//! `compact_boundary`, history the agent already compacted away. Each boundary is
+//! recorded in [`Session::recorded_compactions`] either way. Tool schemas and the
 //! system prompt are not in the log: `tools` is `None`, no system message is made.
 //!
 //! ## Field map (message <- event)
@@ -83,6 +86,11 @@
 //! [`Role::User`]: crate::model::Role::User
 //! [`Role::Tool`]: crate::model::Role::Tool
 //! [`ToolCall`]: crate::model::ToolCall
+//!
+//! [`History::Full`]: crate::model::History::Full
+//! [`History::Live`]: crate::model::History::Live
+//! [`RecordedCompaction`]: crate::model::RecordedCompaction
+//! [`Session::recorded_compactions`]: crate::model::Session::recorded_compactions
 
 mod align;
 mod decode;

@@ -38,17 +38,21 @@
 //!   total (rate-limit updates), a second new total before the next assistant
 //!   message (a request whose output is no message, e.g. a web search) and
 //!   counts while reasoning waits for its message are skipped.
-//! - `compacted` (`message`, `replacement_history`): an earlier compaction,
-//!   recorded in [`Session::earlier_compactions`] (`pre_tokens`: the last
-//!   request's `total_tokens` before it; the log has no trigger). Everything before the LAST
-//!   one is history it replaced and passes through untouched (except the
-//!   system prompt, which Codex sends with every request). The items of its
-//!   `replacement_history` are the live context: they decode as messages like
-//!   any other item and are written back into the same line; its non-chat items
-//!   (the encrypted `compaction` summary) pass through in place and cost no
-//!   tokens, since their text is unknown. A `compacted` line with a `message`
-//!   and no `replacement_history` (older Codex) is a user message holding that
-//!   summary.
+//! - `compacted` (`message`, `replacement_history`): a compaction Codex made,
+//!   recorded in [`Session::recorded_compactions`] (`pre_tokens`: the last
+//!   request's `total_tokens` before it; the log has no trigger; the summary
+//!   is encrypted when the replacement holds a `compaction` item). Read
+//!   [`History::Full`] (the default), the items before it stay conversation,
+//!   the line itself passes through and its `replacement_history` is decoded
+//!   as the record's `kept` messages. Read [`History::Live`], everything
+//!   before the LAST one is history it replaced and passes through untouched
+//!   (except the system prompt, which Codex sends with every request); the
+//!   items of its `replacement_history` are the live context: they decode as
+//!   messages like any other item and are written back into the same line;
+//!   its non-chat items (the encrypted `compaction` summary) pass through in
+//!   place and cost no tokens, since their text is unknown. A `compacted`
+//!   line with a `message` and no `replacement_history` (older Codex) is a
+//!   user message holding that summary.
 //!
 //! ## Keeping every line
 //! Typed fields are taken out of the payload and a slot marker is left at
@@ -65,6 +69,9 @@
 //!
 //! [`Part::Reasoning`]: crate::model::Part::Reasoning
 //! [`Message::attached`]: crate::model::Message::attached
+//! [`History::Full`]: crate::model::History::Full
+//! [`History::Live`]: crate::model::History::Live
+//! [`Session::recorded_compactions`]: crate::model::Session::recorded_compactions
 
 mod decode;
 mod encode;
