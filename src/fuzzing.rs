@@ -141,6 +141,7 @@ fn engine(policy: &Policy) -> Engine<'_> {
         lines: true,
         shard: None,
         keep_source_fields: false,
+        training: false,
     }
 }
 

@@ -223,7 +223,8 @@ impl Decoder {
     }
 
     fn message(&mut self, role: Role, content: Content, extra: Map<String, Value>) -> Message {
-        let meta = MessageMeta { timestamp: timestamp_of(&extra), usage: usage_of(&extra) };
+        let meta =
+            MessageMeta { timestamp: timestamp_of(&extra), usage: usage_of(&extra), made: false };
         let mut m = event_message(role, content, meta, extra);
         m.attached = std::mem::take(&mut self.pending).into();
         m

@@ -596,5 +596,5 @@ fn line_message(
     extra: Map<String, Value>,
     at: Option<String>,
 ) -> Message {
-    event_message(role, content, MessageMeta { timestamp: at, usage: None }, extra)
+    event_message(role, content, MessageMeta { timestamp: at, usage: None, made: false }, extra)
 }

@@ -135,7 +135,7 @@ pub fn decode_message(value: Value) -> Result<Message, String> {
             break;
         }
     }
-    let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map) };
+    let meta = MessageMeta { timestamp: timestamp_of(&map), usage: usage_of(&map), made: false };
     Ok(Message {
         role,
         content,
