@@ -89,7 +89,7 @@ fn output_text(output: Output) -> Vec<String> {
 }
 
 /// Compacts each of `lines` (one session record each: a row) as the CLI does
-/// the lines of standard input (`-:N` sources), in parallel, in order.
+/// a line alone on standard input (source `-:1`), in parallel, in order.
 /// Returns each row's output record as JSON text.
 fn compact_rows(engine: &Engine<'_>, format: Format, lines: &[String]) -> Result<Vec<String>, String> {
     if format.unit() == Unit::File {
@@ -102,7 +102,9 @@ fn compact_rows(engine: &Engine<'_>, format: Format, lines: &[String]) -> Result
         .par_iter()
         .enumerate()
         .map(|(i, line)| {
-            let source = Source { path: "-".into(), line: Some(i as u64 + 1), index: None };
+            // Each row stands alone, as one line on standard input would
+            // (`compact_batch` row i equals `compact` of that row).
+            let source = Source { path: "-".into(), line: Some(1), index: None };
             let records = vec![RawRecord { source, payload: Payload::Line(line.as_bytes().to_vec()) }];
             let mut out = Vec::new();
             for p in engine.process(Job { input: 0, format, records }) {
