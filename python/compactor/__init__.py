@@ -83,8 +83,8 @@ def compact_batch(batch, **options):
     the rows are compacted in parallel (``threads=N``, default every core)
     with the GIL released. Returns columns: ``messages``, ``tools`` and
     ``compaction`` (``None`` where a row has none), then every other key the
-    output records have, each column as long as the batch. Row ``i`` of the
-    result equals ``compact(row_i)``.
+    output records have, each column as long as the batch. A ``None`` cell is
+    an absent key. Row ``i`` of the result equals ``compact(row_i)``.
     """
     if not isinstance(batch, dict):
         raise TypeError("compact_batch takes columns: a dict of equally long lists")
@@ -93,7 +93,8 @@ def compact_batch(batch, **options):
     for name in names:
         if len(batch[name]) != rows:
             raise CompactorError(f"column {name!r} has {len(batch[name])} rows, not {rows}")
-    lines = [_dumps({n: batch[n][i] for n in names}) for i in range(rows)]
+    # A null cell is an absent key (a column holds every row's keys).
+    lines = [_dumps({n: batch[n][i] for n in names if batch[n][i] is not None}) for i in range(rows)]
     records = [json.loads(r) for r in _native.compact_rows_json(lines, _argv(options))]
     columns = {"messages": [], "tools": [], "compaction": []}
     for r in records:
