@@ -74,7 +74,8 @@ def _one_call_per_message(messages):
             results.append(messages[j])
             j += 1
         flag = {"train": m["train"]} if "train" in m else {}
-        if m.get("content"):
+        # Whitespace between calls (Hermes tags) is no turn of its own.
+        if (m.get("content") or "").strip():
             out.append({"role": "assistant", "content": m["content"], **flag})
         for c in calls:
             out.append({"role": "assistant", "tool_calls": [c], **flag})

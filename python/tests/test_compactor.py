@@ -182,3 +182,16 @@ def test_for_template_names_what_a_template_cannot_take():
         compactor.for_template(row, "mistral")
     with pytest.raises(ValueError, match="one of"):
         compactor.for_template(row, "gpt")
+
+
+def test_whitespace_beside_calls_is_no_llama_turn():
+    """Hermes tags leave "\\n\\n" as the text of a call message
+    (fixtures/sharegpt's sharegpt-edge-hermes-v1): no empty Llama turn of its own."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}
+    row = {"messages": [{"role": "user", "content": "go"},
+                        {"role": "assistant", "content": "\n\n", "tool_calls": [call], "train": True},
+                        {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}
+    fixed = compactor.for_template(row, "llama3.1")
+    assert [m["role"] for m in fixed["messages"]] == ["user", "assistant", "tool"]
+    text = for_template_renders("llama3.1", row)
+    assert "<|start_header_id|>assistant<|end_header_id|>\n\n<|eot_id|>" not in text
