@@ -47,7 +47,9 @@ fn error(e: impl std::fmt::Display) -> PyErr {
 fn parse(command: &str, argv: &[String]) -> PyResult<Command> {
     let mut full = vec!["compactor".to_string(), command.to_string(), "-".to_string()];
     full.extend(argv.iter().cloned());
-    Cli::try_parse_from(full).map(|c| c.command).map_err(|e| error(e.render().to_string().trim_end()))
+    Cli::try_parse_from(full)
+        .map(|c| c.command)
+        .map_err(|e| error(e.render().to_string().trim_end()))
 }
 
 /// `compact`'s high-level configuration, as the CLI resolves it.
@@ -74,7 +76,8 @@ fn dialect(cfg: &Compact, lines: &[String]) -> PyResult<Format> {
     }
     let mut first = Vec::new();
     for (i, l) in lines.iter().take(DETECT_RECORDS).enumerate() {
-        let v: Value = serde_json::from_str(l).map_err(|e| error(format!("row {i}: invalid JSON: {e}")))?;
+        let v: Value =
+            serde_json::from_str(l).map_err(|e| error(format!("row {i}: invalid JSON: {e}")))?;
         first.push(v);
     }
     Ok(Format::detect(&first).unwrap_or(Format::OpenAi))
@@ -83,15 +86,23 @@ fn dialect(cfg: &Compact, lines: &[String]) -> PyResult<Format> {
 /// One output record's JSON text.
 fn output_text(output: Output) -> Vec<String> {
     match output {
-        Output::Raw(lines) => lines.into_iter().map(|l| String::from_utf8_lossy(&l).into_owned()).collect(),
-        Output::Values(values) => values.iter().map(|v| serde_json::to_string(v).unwrap_or_default()).collect(),
+        Output::Raw(lines) => {
+            lines.into_iter().map(|l| String::from_utf8_lossy(&l).into_owned()).collect()
+        }
+        Output::Values(values) => {
+            values.iter().map(|v| serde_json::to_string(v).unwrap_or_default()).collect()
+        }
     }
 }
 
 /// Compacts each of `lines` (one session record each: a row) as the CLI does
 /// a line alone on standard input (source `-:1`), in parallel, in order.
 /// Returns each row's output record as JSON text.
-fn compact_rows(engine: &Engine<'_>, format: Format, lines: &[String]) -> Result<Vec<String>, String> {
+fn compact_rows(
+    engine: &Engine<'_>,
+    format: Format,
+    lines: &[String],
+) -> Result<Vec<String>, String> {
     if format.unit() == Unit::File {
         return Err(format!(
             "{} logs are one session per file, not one per row: use compact_json on the file's text",
@@ -105,7 +116,8 @@ fn compact_rows(engine: &Engine<'_>, format: Format, lines: &[String]) -> Result
             // Each row stands alone, as one line on standard input would
             // (`compact_batch` row i equals `compact` of that row).
             let source = Source { path: "-".into(), line: Some(1), index: None };
-            let records = vec![RawRecord { source, payload: Payload::Line(line.as_bytes().to_vec()) }];
+            let records =
+                vec![RawRecord { source, payload: Payload::Line(line.as_bytes().to_vec()) }];
             let mut out = Vec::new();
             for p in engine.process(Job { input: 0, format, records }) {
                 match p {
@@ -127,7 +139,11 @@ fn compact_rows(engine: &Engine<'_>, format: Format, lines: &[String]) -> Result
 
 /// `compact(record)` / `compact_batch(rows)`: each row's output record (JSON text).
 #[pyfunction]
-fn compact_rows_json(py: Python<'_>, lines: Vec<String>, argv: Vec<String>) -> PyResult<Vec<String>> {
+fn compact_rows_json(
+    py: Python<'_>,
+    lines: Vec<String>,
+    argv: Vec<String>,
+) -> PyResult<Vec<String>> {
     let cfg = compact_config(&argv)?;
     let format = dialect(&cfg, &lines)?;
     let engine = cfg.engine();
@@ -167,7 +183,9 @@ fn compact_text(py: Python<'_>, text: String, argv: Vec<String>) -> PyResult<Str
                         out.push('\n');
                     }
                 }
-                Processed::Rejected { source, reason, .. } => rejected.push(format!("{source}: {reason}")),
+                Processed::Rejected { source, reason, .. } => {
+                    rejected.push(format!("{source}: {reason}"))
+                }
                 Processed::Item(Item::Failed { error, .. }) => rejected.push(error.to_string()),
                 Processed::Item(_) => {}
             }
@@ -180,9 +198,14 @@ fn compact_text(py: Python<'_>, text: String, argv: Vec<String>) -> PyResult<Str
 /// The session a record (JSON text) decodes to, in its detected (or forced) dialect.
 fn session_of(line: &str, from: Option<Format>) -> Result<compactor::model::Session, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    let format = from.or_else(|| Format::detect(std::slice::from_ref(&value))).unwrap_or(Format::OpenAi);
+    let format =
+        from.or_else(|| Format::detect(std::slice::from_ref(&value))).unwrap_or(Format::OpenAi);
     let source = Source { path: "-".into(), line: Some(1), index: None };
-    let job = Job { input: 0, format, records: vec![RawRecord { source, payload: Payload::Value(value) }] };
+    let job = Job {
+        input: 0,
+        format,
+        records: vec![RawRecord { source, payload: Payload::Value(value) }],
+    };
     let (mut sessions, errors) = decode_job(job);
     if let Some(e) = errors.first() {
         return Err(e.to_string());
@@ -193,7 +216,11 @@ fn session_of(line: &str, from: Option<Format>) -> Result<compactor::model::Sess
 /// `count_tokens`: the tokens of a text, or of a record's whole request
 /// (tool schemas and every message, as `tokens_before` counts it).
 #[pyfunction]
-fn count_tokens_json(text: Option<String>, record: Option<String>, argv: Vec<String>) -> PyResult<u64> {
+fn count_tokens_json(
+    text: Option<String>,
+    record: Option<String>,
+    argv: Vec<String>,
+) -> PyResult<u64> {
     let cfg = compact_config(&argv)?;
     match (text, record) {
         (Some(t), _) => Ok(cfg.meter.text(&t)),
@@ -215,7 +242,8 @@ fn anchors_json(record: String, argv: Vec<String>) -> PyResult<String> {
     let meter = config::meter(&args.window);
     let from = config::input_format(&args.input.from).map_err(error)?;
     let session = session_of(&record, from).map_err(error)?;
-    let line = session_anchors_line(&session, args.region == "middle", args.budget, &policy, &meter);
+    let line =
+        session_anchors_line(&session, args.region == "middle", args.budget, &policy, &meter);
     serde_json::to_string(&line).map_err(error)
 }
 
