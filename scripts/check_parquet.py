@@ -26,17 +26,49 @@ consumer has, the Parquet files and the documented schema. It
    ("call-only turns") but is not an error;
 5. with --readme, runs the Python snippets of README.md's "Loading the
    Parquet output" section with `out/` replaced by DIR, so the README's
-   copy-paste snippets are the calls checked here.
+   copy-paste snippets are the calls checked here;
+6. says, per file, whether its JSON fields are typed JSON (the Arrow
+   `arrow.json` extension type of schema 3: `datasets` gives objects) or
+   plain strings (schema 2, or a file rewritten by Spark / Ray, which drop
+   field metadata: the check then decodes arguments itself, as a user must);
+7. with `datasets` and `transformers`, renders every row with the published
+   chat templates vendored in fixtures/templates/ through transformers'
+   `apply_chat_template` (the tokenizer is built here with `tokenizers`,
+   nothing comes from a model hub): Qwen2.5 straight from
+   `datasets.load_dataset("parquet", ...)`, Llama 3.1 and Mistral through the
+   Python package's helper `for_template` (python/compactor/templates.py,
+   loaded by path: pure Python, no Rust), and counts per template: rows
+   rendered, rows a template cannot take (named, with the reason), template
+   exceptions (a failed row), double-encoded arguments (a call whose
+   arguments are a JSON string, or render as a quoted string), dropped
+   messages (a message whose text is not in the rendering), empty turns,
+   calls to a tool `tools` does not declare, and calls whose arguments do not
+   validate against their tool's `parameters` (jsonschema).
 
 Prints one line per check and the totals; exits 1 on any failure, 2 on bad
 usage or when pyarrow, duckdb, polars or jinja2 is missing.
 """
 
 import glob
+import importlib.util
 import json
 import os
 import re
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATE_DIR = os.path.join(HERE, "..", "fixtures", "templates")
+TEMPLATE_FILES = {
+    "qwen2.5": "Qwen-Qwen2.5-7B-Instruct.jinja",
+    "llama3.1": "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "mistral": "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+}
+# A turn with nothing in it, per template.
+EMPTY_BY_TEMPLATE = {
+    "qwen2.5": re.compile(r"<\|im_start\|>(user|assistant)\n\s*<\|im_end\|>"),
+    "llama3.1": re.compile(r"<\|start_header_id\|>(user|assistant)<\|end_header_id\|>\n\n\s*<\|eot_id\|>"),
+    "mistral": re.compile(r"\[INST\]\s*\[/INST\]|\[/INST\]\s*</s>"),
+}
 
 # Plain ChatML, as in many Hugging Face chat templates (e.g. the default of
 # Qwen2.5 without tools). Text of multimodal messages is in `content`; their
@@ -269,8 +301,10 @@ def run_snippets(readme, root, failures):
             failures.fail(f"README snippet {i + 1} ({first}): {type(e).__name__}: {e}")
 
 
-def check(root, readme=None, require_datasets=False, out=print):
-    """Runs every check on directory `root`; returns (failures, totals)."""
+def check(root, readme=None, require_datasets=False, out=print, chat_templates=True):
+    """Runs every check on directory `root`; returns (failures, totals).
+
+    `chat_templates=False` leaves out the published templates (step 7)."""
     import jinja2
     import pyarrow.dataset as pads
 
@@ -318,9 +352,169 @@ def check(root, readme=None, require_datasets=False, out=print):
         else:
             out(f"{name}: one table, {got['rows']} rows, {got['messages']} messages, "
                 f"{got['calls']} tool calls, {got['tool_messages']} tool messages")
+    kinds = json_fields_by_file(files)
+    for kind in sorted(set(kinds.values())):
+        named = [os.path.relpath(f, root) for f, k in kinds.items() if k == kind]
+        out(f"JSON fields as {kind}: {len(named)} files ({', '.join(named[:5])}{', ...' if len(named) > 5 else ''})")
+    try:
+        import datasets  # noqa: F401
+        import jsonschema  # noqa: F401
+        import transformers  # noqa: F401
+        if not chat_templates:
+            raise ImportError("not asked for")
+    except ImportError as e:
+        if require_datasets:
+            failures.fail(f"templates: cannot import ({e})")
+        else:
+            out(f"templates: SKIPPED (cannot import: {e})")
+    else:
+        plain = any(k != "arrow.json" for k in kinds.values())
+        totals["templates"] = check_templates(load_datasets(root), plain, failures, out)
     if readme:
         run_snippets(readme, root, failures)
     return failures, totals
+
+
+def json_fields_by_file(files):
+    """Per file: whether `arguments` is typed JSON (`arrow.json`) or a plain string."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = {}
+    for f in files:
+        s = pq.read_schema(f)
+        kind = "plain strings"
+        try:
+            call = s.field("messages").type.value_type.field("tool_calls").type.value_type
+            args = call.field("function").type.field("arguments").type
+            if getattr(args, "extension_name", None) == "arrow.json":
+                kind = "arrow.json"
+        except (KeyError, AttributeError):
+            kind = "no arguments field"
+        out[f] = kind
+    return out
+
+
+def load_helper():
+    """The Python package's `for_template` helper, loaded by path (pure Python)."""
+    path = os.path.join(HERE, "..", "python", "compactor", "templates.py")
+    spec = importlib.util.spec_from_file_location("compactor_templates", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def local_tokenizer(template_text):
+    """A tiny tokenizer built here (nothing from a hub) carrying `template_text`."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "<s>": 1, "</s>": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="[UNK]")
+    fast.chat_template = template_text
+    return fast
+
+
+QWEN_CALL = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.S)
+
+
+def _snippet_rendered(text, rendered):
+    """Whether a message's text shows in a rendering (raw, or JSON-escaped as
+    Llama's template prints tool results)."""
+    snippet = text.strip()[:40].strip()
+    if not snippet:
+        return True
+    return any(v in rendered for v in (snippet, json.dumps(snippet)[1:-1],
+                                       json.dumps(snippet, ensure_ascii=False)[1:-1]))
+
+
+def check_templates(ds, plain, failures, out=print):
+    """Renders every row of `ds` with the vendored templates (see the module doc).
+
+    `plain`: the files hold JSON as plain strings (decoded here first)."""
+    import jsonschema
+
+    helper = load_helper()
+    toks = {}
+    for name, fname in TEMPLATE_FILES.items():
+        with open(os.path.join(TEMPLATE_DIR, fname), encoding="utf-8") as f:
+            toks[name] = local_tokenizer(f.read())
+    stats = {name: dict(rendered=0, refused=0, failed=0, double_encoded=0, dropped=0, empty_turns=0)
+             for name in TEMPLATE_FILES}
+    calls = undeclared = invalid = 0
+    refusals = {}
+    for row in ds:
+        where = f"row {row.get('id')!r}"
+        if plain:
+            row = dict(row)
+            row["tools"] = json.loads(row["tools"]) if row.get("tools") else None
+            for m in row["messages"] or []:
+                for c in m.get("tool_calls") or []:
+                    if isinstance(c["function"].get("arguments"), str):
+                        c["function"]["arguments"] = json.loads(c["function"]["arguments"])
+        tools = row.get("tools") or []
+        schemas = {(t.get("function") or {}).get("name"): (t.get("function") or {}).get("parameters")
+                   for t in tools}
+        for m in row["messages"] or []:
+            for c in m.get("tool_calls") or []:
+                calls += 1
+                fn = c.get("function") or {}
+                if fn.get("name") not in schemas:
+                    undeclared += 1
+                    failures.fail(f"{where}: call {c.get('id')!r} to {fn.get('name')!r}, which `tools` does not declare")
+                elif schemas[fn.get("name")] is not None:
+                    try:
+                        jsonschema.validate(fn.get("arguments"), schemas[fn.get("name")])
+                    except jsonschema.ValidationError as e:
+                        invalid += 1
+                        failures.fail(f"{where}: call {c.get('id')!r} does not validate: {e.message}")
+        for name, tok in toks.items():
+            st = stats[name]
+            if name == "qwen2.5":
+                messages, row_tools = row["messages"], row.get("tools")
+            else:
+                try:
+                    fixed = helper.for_template(row, name)
+                except helper.TemplateRefusal as e:
+                    st["refused"] += 1
+                    refusals.setdefault(name, []).append(f"{where}: {e.reason}")
+                    continue
+                messages, row_tools = fixed["messages"], fixed.get("tools")
+            try:
+                text = tok.apply_chat_template(messages, tools=row_tools or None, tokenize=False)
+            except Exception as e:  # a template exception is a failed row
+                st["failed"] += 1
+                failures.fail(f"{where}: {name} raises {type(e).__name__}: {e}")
+                continue
+            st["rendered"] += 1
+            for m in messages:
+                for c in m.get("tool_calls") or []:
+                    if isinstance((c.get("function") or {}).get("arguments"), str):
+                        st["double_encoded"] += 1
+                        failures.fail(f"{where}: {name}: call {c.get('id')!r} has arguments as a JSON string")
+                content = m.get("content")
+                if isinstance(content, str) and not _snippet_rendered(content, text):
+                    st["dropped"] += 1
+                    failures.fail(f"{where}: {name} drops a {m.get('role')} message ({content[:40]!r})")
+            # Qwen prints each call as a JSON object: its arguments must be an object there.
+            for block in QWEN_CALL.findall(text) if name == "qwen2.5" else ():
+                try:
+                    args = json.loads(block).get("arguments")
+                except (ValueError, AttributeError):
+                    continue  # text that only looks like a call (a log quoting one)
+                if isinstance(args, str):
+                    st["double_encoded"] += 1
+                    failures.fail(f"{where}: {name} renders arguments as a quoted JSON string")
+            for _ in EMPTY_BY_TEMPLATE[name].finditer(text):
+                st["empty_turns"] += 1
+                failures.fail(f"{where}: {name} renders an empty turn")
+    for name, st in stats.items():
+        out(f"template {name}: {json.dumps(st)}")
+        for r in refusals.get(name, []):
+            out(f"  {name} cannot take {r}")
+    out(f"tools: {calls} calls, {undeclared} to undeclared tools, {invalid} not valid against their schema")
+    return stats
 
 
 def main(argv):

@@ -30,7 +30,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from spark_compact import pipe_through, probe_schema  # noqa: E402
+from spark_compact import pipe_through, probe_schema, storage_schema  # noqa: E402
 
 
 def main(argv):
@@ -61,7 +61,7 @@ def main(argv):
     ctx.enable_progress_bars = False
 
     in_schema = pads.dataset(args.dataset, format="parquet").schema
-    out_schema = probe_schema(binary, in_schema, opts)
+    out_schema = storage_schema(probe_schema(binary, in_schema, opts))
 
     def compact_batch(table: pa.Table) -> pa.Table:
         out = list(pipe_through(binary, opts, in_schema, table.to_batches()))

@@ -75,13 +75,38 @@ def probe_schema(binary, in_schema, opts):
     return pa.ipc.open_stream(out.stdout).schema
 
 
+def storage_schema(schema):
+    """`schema` with every extension type (schema 3's `arrow.json` fields) as its
+    storage type, `utf8`: Spark's Arrow conversion knows no extension types, so
+    the cluster path carries JSON as plain strings both ways (README, "Where the
+    cluster path differs"; `check_parquet.py` names such files)."""
+    import pyarrow as pa
+
+    def plain(t):
+        if isinstance(t, pa.BaseExtensionType):
+            return plain(t.storage_type)
+        if pa.types.is_list(t):
+            return pa.list_(field(t.value_field))
+        if pa.types.is_large_list(t):
+            return pa.large_list(field(t.value_field))
+        if pa.types.is_struct(t):
+            return pa.struct([field(f) for f in t])
+        return t
+
+    def field(f):
+        return pa.field(f.name, plain(f.type), f.nullable, f.metadata)
+
+    return pa.schema([field(f) for f in schema], metadata=schema.metadata)
+
+
 def pipe_through(binary, opts, in_schema, batches):
     """Streams `batches` through one compactor process; yields its output batches.
 
     Spark (and Ray) hand batches over without Arrow field metadata and with
     their own list item names; the batches are cast back to the dataset's own
     schema first, so the binary sees the table as written (JSON-text columns
-    stay marked as such).
+    stay marked as such). What it writes back is yielded with its JSON fields as
+    plain strings ([`storage_schema`]), which every engine takes.
     """
     import pyarrow as pa
 
@@ -114,8 +139,9 @@ def pipe_through(binary, opts, in_schema, batches):
     feeder.start()
     try:
         reader = pa.ipc.open_stream(proc.stdout)
+        plain = storage_schema(reader.schema)
         for b in reader:
-            yield b
+            yield from pa.Table.from_batches([b]).cast(plain).to_batches()
     except pa.ArrowInvalid:
         pass  # an empty or cut stream: the exit status below says why
     feeder.join()
@@ -171,7 +197,7 @@ def main(argv):
         yield from pipe_through(SparkFiles.get(name), opts, in_schema, batches)
 
     df = spark.read.parquet(args.dataset).select(*in_schema.names)
-    out = df.mapInArrow(compact_partition, from_arrow_schema(out_schema))
+    out = df.mapInArrow(compact_partition, from_arrow_schema(storage_schema(out_schema)))
     out = out.persist(StorageLevel.DISK_ONLY)
     data_columns = [c for c in out_schema.names if c != "compactor_report"]
     out.select(*data_columns).write.mode("overwrite").parquet(os.path.join(args.out, "compacted"))

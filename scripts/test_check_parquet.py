@@ -11,6 +11,7 @@ The tables are built here with pyarrow in the documented schema (README,
 
 import contextlib
 import io
+import json
 import os
 import sys
 import tempfile
@@ -71,11 +72,26 @@ def write(dir_, name, rows, with_compaction=True):
     pq.write_table(pa.Table.from_pylist(rows, schema=sch), os.path.join(dir_, name))
 
 
-def run(dir_):
+def run(dir_, templates=False):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        failures, totals = check_parquet.check(dir_)
+        failures, totals = check_parquet.check(dir_, chat_templates=templates)
     return failures.items, totals, out.getvalue()
+
+
+def has_template_tools():
+    try:
+        import datasets  # noqa: F401
+        import jsonschema  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+TOOLS = json.dumps([
+    {"type": "function", "function": {"name": n, "parameters": {
+        "type": "object", "properties": {"x": {"type": "integer"}}, "required": []}}} for n in ("f", "g")])
 
 
 @unittest.skipIf(pa is None, "pyarrow is not installed")
@@ -142,6 +158,47 @@ class CheckParquetTest(unittest.TestCase):
         failures, totals, _ = run(self.dir)
         self.assertEqual(failures, [])
         self.assertEqual(totals["in_flight_calls"], 2)
+
+
+@unittest.skipIf(pa is None or not has_template_tools(), "pyarrow, datasets, transformers or jsonschema is missing")
+class TemplateCheckTest(unittest.TestCase):
+    """Step 7: the published templates, straight from `datasets`."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_good_rows_render_under_every_template_and_json_kinds_are_named(self):
+        rows = [dict(good_row(i), tools=TOOLS) for i in range(2)]
+        write(self.dir, "a.parquet", rows)
+        failures, totals, out = run(self.dir, templates=True)
+        self.assertEqual(failures, [], out)
+        self.assertIn("JSON fields as plain strings: 1 files (a.parquet)", out)
+        self.assertEqual(totals["templates"]["qwen2.5"]["rendered"], 2)
+        self.assertEqual(totals["templates"]["llama3.1"]["rendered"], 2)
+        # good_row's first assistant message holds only calls; Mistral takes it.
+        self.assertEqual(totals["templates"]["mistral"]["rendered"], 2)
+
+    def test_undeclared_tools_and_invalid_arguments_are_caught(self):
+        row = good_row(0)
+        row["tools"] = json.dumps(json.loads(TOOLS)[:1])  # declares f only
+        row["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"x": "not an integer"}'
+        write(self.dir, "a.parquet", [row])
+        failures, _, _ = run(self.dir, templates=True)
+        self.assertIn("row 's0': call 'c2' to 'g', which `tools` does not declare", failures)
+        self.assertTrue(any("call 'c1' does not validate" in f for f in failures), failures)
+
+    def test_double_encoded_arguments_are_caught(self):
+        row = dict(good_row(0), tools=TOOLS)
+        # Arguments encoded twice: a JSON string holding the JSON object's text.
+        row["messages"][2]["tool_calls"][0]["function"]["arguments"] = json.dumps("{}")
+        write(self.dir, "a.parquet", [row])
+        failures, totals, _ = run(self.dir, templates=True)
+        self.assertGreaterEqual(totals["templates"]["qwen2.5"]["double_encoded"], 1, failures)
+        self.assertTrue(any("arguments as a JSON string" in f for f in failures), failures)
 
 
 if __name__ == "__main__":

@@ -145,6 +145,7 @@ fn engine(policy: &Policy) -> Engine<'_> {
         lines: true,
         shard: None,
         keep_source_fields: false,
+        training: false,
     }
 }
 

@@ -16,7 +16,9 @@
 //! - [`report`]: report rows and their wire format, and archive statistics;
 //! - [`discover`]: the agents' own log folders, and what a log says of its
 //!   session (model, project, day: [`discover::facts`]);
-//! - [`synth`]: seeded synthetic sessions for tests and benchmarks.
+//! - [`synth`]: seeded synthetic sessions for tests and benchmarks;
+//! - [`training`]: clean records made training rows (loss flags, one system
+//!   message, declared tools) for `--to parquet`.
 //!
 //! The core computes and never prints: printing is the binary's job.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -45,5 +47,6 @@ pub mod request;
 pub mod summarizer;
 pub mod synth;
 pub mod tokens;
+pub mod training;
 
 pub use policy::{Compaction, Mode, Outcome, Policy, compact};

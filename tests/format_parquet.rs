@@ -128,7 +128,10 @@ fn compacted_sessions_keep_their_compaction_object_in_parquet() {
     let got = back_to_openai(&pq, &dir, "c.back.jsonl");
     assert_same_sessions(&got, &want, "compacted");
     let columns: Vec<String> = schema_of(&pq).fields().iter().map(|f| f.name().clone()).collect();
-    assert_eq!(columns, ["id", "source", "messages", "tools", "compaction", "metadata"]);
+    assert_eq!(
+        columns,
+        ["id", "source", "messages", "tools", "tools_inferred", "compaction", "metadata"]
+    );
 }
 
 fn schema_of(p: &Path) -> Arc<Schema> {
@@ -141,8 +144,12 @@ fn utf8(name: &str) -> Field {
 }
 
 /// The one schema of every file `--to parquet` writes, field by field.
-fn documented_schema() -> Vec<(String, DataType, Option<String>)> {
+fn documented_schema() -> Vec<(String, DataType, Option<String>, Option<String>)> {
     let pair = |a: &str, b: &str| DataType::Struct(Fields::from(vec![utf8(a), utf8(b)]));
+    // JSON text: the Arrow canonical extension type `arrow.json` (schema 3).
+    let json =
+        |name: &str| utf8(name).with_extension_type(arrow_schema::extension::Json::default());
+    let boolean = |name: &str| Field::new(name, DataType::Boolean, true);
     let item = |t: DataType| Arc::new(Field::new("item", t, true));
     let part = DataType::Struct(Fields::from(vec![
         utf8("type"),
@@ -152,8 +159,12 @@ fn documented_schema() -> Vec<(String, DataType, Option<String>)> {
     let call = DataType::Struct(Fields::from(vec![
         utf8("id"),
         utf8("type"),
-        Field::new("function", pair("name", "arguments"), true),
-        utf8("extra"),
+        Field::new(
+            "function",
+            DataType::Struct(Fields::from(vec![utf8("name"), json("arguments")])),
+            true,
+        ),
+        json("extra"),
     ]));
     let message = DataType::Struct(Fields::from(vec![
         utf8("role"),
@@ -163,20 +174,23 @@ fn documented_schema() -> Vec<(String, DataType, Option<String>)> {
         utf8("tool_call_id"),
         Field::new("tool_calls", DataType::List(item(call)), true),
         utf8("reasoning_content"),
-        utf8("extra"),
+        boolean("train"),
+        json("extra"),
     ]));
     let enc = |e: &str| Some(e.to_string());
+    let ext = Some("arrow.json".to_string());
     vec![
-        ("id".into(), DataType::Utf8, None),
-        ("source".into(), DataType::Utf8, enc("source")),
-        ("messages".into(), DataType::List(item(message)), enc("messages")),
-        ("tools".into(), DataType::Utf8, enc("json")),
-        ("compaction".into(), DataType::Utf8, enc("json")),
-        ("metadata".into(), DataType::Utf8, enc("extra")),
+        ("id".into(), DataType::Utf8, None, None),
+        ("source".into(), DataType::Utf8, enc("source"), None),
+        ("messages".into(), DataType::List(item(message)), enc("messages"), None),
+        ("tools".into(), DataType::Utf8, enc("json"), ext.clone()),
+        ("tools_inferred".into(), DataType::Boolean, None, None),
+        ("compaction".into(), DataType::Utf8, enc("json"), ext.clone()),
+        ("metadata".into(), DataType::Utf8, enc("extra"), ext),
     ]
 }
 
-fn fields_of(schema: &Schema) -> Vec<(String, DataType, Option<String>)> {
+fn fields_of(schema: &Schema) -> Vec<(String, DataType, Option<String>, Option<String>)> {
     schema
         .fields()
         .iter()
@@ -185,6 +199,7 @@ fn fields_of(schema: &Schema) -> Vec<(String, DataType, Option<String>)> {
                 f.name().clone(),
                 f.data_type().clone(),
                 f.metadata().get("compactor:encoding").cloned(),
+                f.extension_type_name().map(str::to_string),
             )
         })
         .collect()
@@ -207,7 +222,7 @@ fn written_schema_is_the_documented_one() {
         .map(|k| (k.key.clone(), k.value.clone()))
         .filter(|(k, _)| k != "ARROW:schema")
         .collect();
-    assert_eq!(kv, [("compactor:schema".to_string(), Some("openai-sessions/2".to_string()))]);
+    assert_eq!(kv, [("compactor:schema".to_string(), Some("openai-sessions/3".to_string()))]);
     assert_eq!(meta.num_rows(), 3, "2 sessions + 1 bare array");
     assert_eq!(fields_of(builder.schema()), documented_schema());
 
@@ -616,6 +631,61 @@ fn converted_corpus_round_trips_through_parquet() {
         docs.len()
     );
     assert!(messages > 1000 && calls > 500, "{messages} messages, {calls} calls");
+}
+
+/// A file of the schema before training rows (`openai-sessions/2`,
+/// fixtures/parquet/ours_v2.parquet, written by the binary of 08cd990 from
+/// `fixtures/openai/codex_w1t9.jsonl` and `fixtures/edge/images.jsonl`,
+/// `--mode lean --force --window 32000`) reads back as the records that binary
+/// wrote `--to openai` (`ours_v2.records.jsonl`), and so does the same file
+/// after a Spark-like rewrite that drops every field's metadata.
+#[test]
+fn files_of_schema_2_still_read_back() {
+    let dir = TestDir::new();
+    let v2 = fixture("parquet/ours_v2.parquet");
+    let want = read_jsonl(&fixture("parquet/ours_v2.records.jsonl"));
+    let mut got = back_to_openai(&v2, &dir, "v2.jsonl");
+    assert_eq!(got.len(), 2);
+    for g in &mut got {
+        // Our files carry the `id` column; the JSON Lines records have their own.
+        if g.get("id").is_some() && want.iter().all(|w| w.get("id") != g.get("id")) {
+            g.as_object_mut().unwrap().remove("id");
+        }
+    }
+    assert_eq!(got, want);
+    // The v2 shape without any metadata (Spark's writer) is still ours, by shape.
+    let file = std::fs::File::open(&v2).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let bare = Arc::new(Schema::new(
+        reader
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_metadata(std::collections::HashMap::new()))
+            .collect::<Vec<_>>(),
+    ));
+    let batches: Vec<_> = reader.build().unwrap().map(|b| b.unwrap()).collect();
+    let stripped = dir.join("stripped.parquet");
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&stripped).unwrap(),
+        Arc::clone(&bare),
+        None,
+    )
+    .unwrap();
+    for b in batches {
+        w.write(
+            &arrow_array::RecordBatch::try_new(Arc::clone(&bare), b.columns().to_vec()).unwrap(),
+        )
+        .unwrap();
+    }
+    w.close().unwrap();
+    let mut again = back_to_openai(&stripped, &dir, "v2-stripped.jsonl");
+    for g in &mut again {
+        if g.get("id").is_some() && want.iter().all(|w| w.get("id") != g.get("id")) {
+            g.as_object_mut().unwrap().remove("id");
+        }
+    }
+    assert_eq!(again, want);
 }
 
 /// A file of our earlier schema (`openai-sessions/1`, fixtures/parquet/ours_v1.parquet,

@@ -159,6 +159,7 @@ proptest! {
             lines: false,
             shard: None,
             keep_source_fields: false,
+            training: false,
         };
         let records = || -> Vec<Item> {
             batch.iter().enumerate().map(|(i, ops)| Item::Job(Job {

@@ -8,10 +8,9 @@ use compactor::Mode;
 use compactor::model::Session;
 use compactor::pipeline::{Item, decode_job};
 use compactor::policy::Policy;
-use compactor::policy::anchors::{AnchorSet, Category, build_index};
-use compactor::policy::{boundaries, micro_compact::index_calls, session_anchors, summary};
+use compactor::policy::session_anchors_line;
 use compactor::tokens::Meter;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::io::Write;
 
 pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
@@ -52,30 +51,5 @@ pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
 }
 
 fn anchors_line(session: &Session, args: &AnchorsArgs, policy: &Policy, meter: &Meter) -> Value {
-    let msgs = &session.messages;
-    let set = if args.region == "middle" {
-        let tokens = meter.messages(msgs);
-        let head = boundaries::head_end(msgs, policy.protect_first_n);
-        let tail = boundaries::tail_start(msgs, &tokens, head, policy.tail(Mode::Lean)).max(head);
-        let calls = index_calls(msgs);
-        let mut set = AnchorSet::new();
-        for (i, m) in msgs[head..tail].iter().enumerate() {
-            summary::add_message_anchors(&mut set, m, (head + i) as u64, &policy.families, &calls);
-        }
-        set
-    } else {
-        session_anchors(msgs, &policy.families)
-    };
-    let kept: Option<String> = args.budget.map(|b| build_index(&set, b).body);
-    let mut by_cat = Map::new();
-    for cat in Category::ALL {
-        let items: Vec<Value> = set
-            .ranked(cat)
-            .into_iter()
-            .filter(|a| kept.as_ref().is_none_or(|body| body.contains(&a.value)))
-            .map(|a| json!({"value": a.value, "count": a.count}))
-            .collect();
-        by_cat.insert(cat.name().to_string(), Value::Array(items));
-    }
-    json!({"source": session.source.to_string(), "id": session.id, "anchors": by_cat})
+    session_anchors_line(session, args.region == "middle", args.budget, policy, meter)
 }

@@ -169,8 +169,9 @@ impl Usage {
     }
 }
 
-/// Facts an adapter derived from a message's own fields. They are read-only: the
-/// original fields stay in `extra` and are what gets written back.
+/// Facts about a message that are not its fields: what an adapter derived from
+/// them, and whether we made it. They are never written as such: the original
+/// fields stay in `extra` and are what gets written back.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MessageMeta {
     /// ISO-8601 timestamp as recorded, when the transcript has one.
@@ -179,6 +180,13 @@ pub struct MessageMeta {
     pub usage: Option<Usage>,
     /// How an assistant message relates to the provider's calls.
     pub call: CallMark,
+    /// True if and only if this message is not the input's as read: we made
+    /// it (a summary, a `(tool call removed)` or `(empty)` stub) or changed
+    /// it (any pruning stage's rewrite, which goes through
+    /// `policy::Slot::write`, a merged summary, calls dropped by stage 8).
+    /// Training outputs turn it into each assistant message's loss flag
+    /// (`train: false`; `crate::training`).
+    pub made: bool,
 }
 
 /// Reasoning text kept beside a message (`reasoning_content`, `reasoning`).
@@ -226,6 +234,14 @@ impl Message {
             extra: Arc::default(),
             attached: Arc::default(),
         }
+    }
+
+    /// A plain-text message that we wrote (a summary, a stub): [`Message::text`]
+    /// marked [`MessageMeta::made`].
+    pub fn made(role: Role, text: impl Into<String>) -> Message {
+        let mut m = Message::text(role, text);
+        m.meta.made = true;
+        m
     }
 
     /// Returns true if and only if this is an assistant message that calls tools.

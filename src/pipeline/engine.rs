@@ -36,6 +36,10 @@ pub struct Engine<'a> {
     /// `--keep-source-fields`: a converted session is written by the lossless
     /// dialect writers, not as a clean request ([`crate::request`]).
     pub keep_source_fields: bool,
+    /// A training output (`--to parquet` without `--keep-source-fields`):
+    /// each clean OpenAI record is made a training row ([`crate::training::shape`]:
+    /// loss flags, one leading system message, declared tools).
+    pub training: bool,
 }
 
 /// A processed item, in input order.
@@ -257,6 +261,17 @@ impl Engine<'_> {
                         Output::Raw(vec![crate::json_text::line(&value)])
                     } else {
                         Output::Values(vec![value])
+                    }
+                } else if self.training && self.strict() && to == Format::OpenAi {
+                    let mut values = to.adapter().encode(&outcome.session, object.as_ref());
+                    for v in &mut values {
+                        crate::training::shape(v, &outcome.session);
+                    }
+                    if self.lines || self.redact {
+                        let line = |v: &Value| serde_json::to_vec(v).unwrap_or_default();
+                        Output::Raw(values.iter().map(line).collect())
+                    } else {
+                        Output::Values(values)
                     }
                 } else if self.lines || self.redact {
                     Output::Raw(to.adapter().encode_lines(&outcome.session, object.as_ref()))

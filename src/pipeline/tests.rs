@@ -157,6 +157,7 @@ fn kept_fields_write_what_a_whole_parse_writes() {
             lines,
             shard: None,
             keep_source_fields: false,
+            training: false,
         };
         let mut compacted = 0;
         for line in &lines {
@@ -213,6 +214,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 lines: true,
                 shard,
                 keep_source_fields: false,
+                training: false,
             };
             for (i, line) in lines.iter().enumerate() {
                 let source = Source { path: "s.jsonl".into(), line: Some(i as u64), index: None };

@@ -63,11 +63,11 @@ pub fn assemble(
     let placement = match (role, rest.is_empty()) {
         (Some(role), _) => {
             let role_user = role == Role::User;
-            head.push(Message::text(role, summary));
+            head.push(Message::made(role, summary));
             Placement::Standalone { index, role_user }
         }
         (None, true) => {
-            head.push(Message::text(Role::User, summary));
+            head.push(Message::made(Role::User, summary));
             Placement::Standalone { index, role_user: true }
         }
         (None, false) => Placement::Merged { index },
@@ -76,6 +76,7 @@ pub fn assemble(
     out.extend(rest);
     if let Placement::Merged { index } = placement {
         out[index].content.prepend_text(summary);
+        out[index].meta.made = true;
     }
     (out, placement)
 }
@@ -87,6 +88,7 @@ pub fn add_system_note(messages: &mut [Message]) -> bool {
         return false;
     }
     sys.content.append_text(SYSTEM_NOTE);
+    sys.meta.made = true;
     true
 }
 

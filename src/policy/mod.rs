@@ -44,7 +44,7 @@ pub mod verify;
 
 pub(crate) use driver::untriggered;
 pub use driver::{compact, compact_prepared};
-pub use prepared::{Prepared, session_anchors};
+pub use prepared::{Prepared, session_anchors, session_anchors_line};
 pub use record::{AnchorFigures, Compaction, Effects, Reason, Sections};
 pub use stages::Slot;
 pub use text::session_text;

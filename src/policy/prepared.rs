@@ -154,3 +154,45 @@ pub fn session_anchors(messages: &[Message], families: &ToolFamilies) -> AnchorS
     }
     set
 }
+
+/// `compactor anchors`' line for a session: `{"source", "id", "anchors": {category:
+/// [{"value", "count"}...]}}`, ranked; `middle`: only what lean compaction
+/// would fold; `budget`: only what an anchor index of that many chars holds.
+/// (The CLI and the Python package both print this.)
+pub fn session_anchors_line(
+    session: &crate::model::Session,
+    middle: bool,
+    budget: Option<usize>,
+    policy: &super::Policy,
+    meter: &crate::tokens::Meter,
+) -> serde_json::Value {
+    use super::anchors::{AnchorSet, Category, build_index};
+    use super::{boundaries, micro_compact::index_calls};
+    let msgs = &session.messages;
+    let set = if middle {
+        let tokens = meter.messages(msgs);
+        let head = boundaries::head_end(msgs, policy.protect_first_n);
+        let tail = boundaries::tail_start(msgs, &tokens, head, policy.tail(crate::Mode::Lean))
+            .max(head);
+        let calls = index_calls(msgs);
+        let mut set = AnchorSet::new();
+        for (i, m) in msgs[head..tail].iter().enumerate() {
+            summary::add_message_anchors(&mut set, m, (head + i) as u64, &policy.families, &calls);
+        }
+        set
+    } else {
+        session_anchors(msgs, &policy.families)
+    };
+    let kept: Option<String> = budget.map(|b| build_index(&set, b).body);
+    let mut by_cat = serde_json::Map::new();
+    for cat in Category::ALL {
+        let items: Vec<serde_json::Value> = set
+            .ranked(cat)
+            .into_iter()
+            .filter(|a| kept.as_ref().is_none_or(|body| body.contains(&a.value)))
+            .map(|a| serde_json::json!({"value": a.value, "count": a.count}))
+            .collect();
+        by_cat.insert(cat.name().to_string(), serde_json::Value::Array(items));
+    }
+    serde_json::json!({"source": session.source.to_string(), "id": session.id, "anchors": by_cat})
+}

@@ -79,6 +79,7 @@ pub fn sanitize(
         m.tool_calls_mut().retain(|c| answered.contains(&c.id));
         let removed = before - m.tool_calls.len();
         out.calls_dropped += removed;
+        m.meta.made |= removed > 0;
         if removed > 0 && m.tool_calls.is_empty() && !m.has_visible_text() {
             m.content.replace_with_text(CALL_REMOVED_TEXT);
         }

@@ -18,19 +18,27 @@ use std::ops::Range;
 /// messages it changes, not the session (the folded middle is never cloned); a
 /// slice of owned messages works the same (tests). A stage calls `write`
 /// only where it changes something.
+///
+/// `write` is the only way a stage gets a `&mut Message`, and it marks the
+/// message as made by us ([`MessageMeta::made`](crate::model::MessageMeta::made)):
+/// the fact a training output's loss flag (`train`) is read from, kept by this
+/// signature rather than by comparing messages afterwards.
 pub trait Slot: Borrow<Message> {
     fn write(&mut self) -> &mut Message;
 }
 
 impl Slot for Message {
     fn write(&mut self) -> &mut Message {
+        self.meta.made = true;
         self
     }
 }
 
 impl Slot for Cow<'_, Message> {
     fn write(&mut self) -> &mut Message {
-        self.to_mut()
+        let m = self.to_mut();
+        m.meta.made = true;
+        m
     }
 }
 

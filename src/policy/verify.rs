@@ -133,11 +133,13 @@ fn own_text(m: &Message) -> Vec<&str> {
     m.content.parts.iter().filter_map(|p| p.text_str()).filter(|t| !placeholder(t)).collect()
 }
 
-/// `m` with its images replaced as stage 4 replaces them (whatever its place).
+/// `m` with its images replaced as stage 4 replaces them (whatever its place),
+/// and so marked made by us ([`crate::model::MessageMeta::made`]).
 fn with_images_stripped(m: &Message) -> Message {
     let mut m = m.clone();
     let placeholder = if m.is_tool_result() { SCREENSHOT_PLACEHOLDER } else { IMAGE_PLACEHOLDER };
     if m.content.parts.iter().any(Part::is_image) {
+        m.meta.made = true;
         for part in m.content.parts_mut() {
             if part.is_image() {
                 *part = Part::text(placeholder);
@@ -152,6 +154,7 @@ fn without_unanswered_calls(m: &Message, answered: &std::collections::HashSet<&s
     let mut m = m.clone();
     let before = m.tool_calls.len();
     m.tool_calls_mut().retain(|c| answered.contains(c.id.as_str()));
+    m.meta.made |= m.tool_calls.len() < before;
     if m.tool_calls.len() < before && m.tool_calls.is_empty() && !m.has_visible_text() {
         m.content.replace_with_text(super::sanitize::CALL_REMOVED_TEXT);
     }

@@ -106,7 +106,7 @@ pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Sess
     if messages.is_empty() {
         // A request holds at least one message (a ToolBench answer can have none).
         repairs.add(Repair::EmptyFilled, 1);
-        messages.push(Message::text(Role::User, EMPTY_TEXT));
+        messages.push(Message::made(Role::User, EMPTY_TEXT));
     }
     let mut out = session.with_messages(messages);
     out.tools = session.tools.as_ref().and_then(|t| clean_tools(t, &mut repairs));
@@ -580,6 +580,8 @@ impl<'r> Steps<'r> {
             s.msg.tool_calls_mut().retain(|c| results.contains_key(&c.id));
             let dropped = before - s.msg.tool_calls.len();
             self.repairs.add(Repair::UnansweredCallsDropped, dropped as u64);
+            // A training output's loss flag: a step without its calls is ours.
+            s.msg.meta.made |= dropped > 0;
             if dropped > 0 && s.msg.tool_calls.is_empty() && !s.msg.has_visible_text() {
                 s.msg.content = Content::from_text(CALL_REMOVED_TEXT);
                 self.repairs.add(Repair::EmptyFilled, 1);
@@ -714,6 +716,7 @@ fn fill_empty(m: &mut Message, repairs: &mut Repairs) {
     if empty {
         repairs.add(Repair::EmptyFilled, 1);
         m.content = Content::from_text(EMPTY_TEXT);
+        m.meta.made = true;
     }
 }
 

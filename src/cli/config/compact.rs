@@ -138,11 +138,14 @@ impl Compact {
 
     /// The engine every session goes through.
     pub fn engine(&self) -> Engine<'_> {
-        let (to, lines, keep_source_fields) = match &self.container {
-            Container::Files(f) => (f.to, f.lines, f.keep_source_fields),
+        let (to, lines, keep_source_fields, training) = match &self.container {
+            Container::Files(f) => {
+                (f.to, f.lines, f.keep_source_fields, f.parquet && !f.keep_source_fields)
+            }
             // The worker mode is a row transport: other columns pass through, as
-            // `--keep-source-fields` has them (the clean request drops them).
-            Container::Arrow(_) => (Some(Format::OpenAi), false, true),
+            // `--keep-source-fields` has them (the clean request drops them), and
+            // rows are not made training rows (README, "Running on a cluster").
+            Container::Arrow(_) => (Some(Format::OpenAi), false, true, false),
         };
         Engine {
             policy: &self.policy,
@@ -153,6 +156,7 @@ impl Compact {
             lines,
             shard: self.shard,
             keep_source_fields,
+            training,
         }
     }
 

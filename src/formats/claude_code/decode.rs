@@ -255,6 +255,7 @@ impl Decoder {
             timestamp: timestamp_of(&extra),
             usage: usage_of(&extra),
             call: CallMark::Opens,
+            made: false,
         };
         let mut m = event_message(role, content, meta, extra);
         m.attached = std::mem::take(&mut self.pending).into();

@@ -104,10 +104,17 @@ pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// File key-value metadata key (and value) marking a table written here.
 pub const SCHEMA_KEY: &str = "compactor:schema";
-pub const SCHEMA_VALUE: &str = "openai-sessions/2";
+pub const SCHEMA_VALUE: &str = "openai-sessions/3";
+/// The fixed schema before training rows (no `train`, no `tools_inferred`,
+/// JSON as plain `utf8`), still read.
+pub const SCHEMA_VALUE_V2: &str = "openai-sessions/2";
 /// The schema of earlier versions (columns decided by the first row group),
 /// still read.
 pub const SCHEMA_VALUE_V1: &str = "openai-sessions/1";
+/// A message's loss flag (a `boolean` field of the message struct).
+pub const TRAIN_FIELD: &str = crate::training::TRAIN_KEY;
+/// The `boolean` column saying whether `tools` holds an inferred schema.
+pub const TOOLS_INFERRED_COLUMN: &str = crate::training::TOOLS_INFERRED_KEY;
 /// Field metadata key telling how a column's text is to be read.
 pub const ENCODING_KEY: &str = "compactor:encoding";
 /// The column of each row's other top-level keys (v1 files: `extra`).

@@ -3,7 +3,7 @@
 use super::arrow_json::{string_at, supported, to_json};
 use super::{
     BARE_ARRAY, ENCODING_KEY, NO_CONTENT, READ_BATCH_ROWS, REPORT_COLUMN, SCHEMA_KEY, SCHEMA_VALUE,
-    SCHEMA_VALUE_V1,
+    SCHEMA_VALUE_V1, SCHEMA_VALUE_V2, TOOLS_INFERRED_COLUMN, TRAIN_FIELD,
 };
 use crate::io::{Payload, RawRecord, ReadError};
 use crate::model::Source;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 enum MessagesFrom {
     /// A `list<struct>` column; `ours` when written by [`ParquetWriter`](super::ParquetWriter),
-    /// `fixed` when in the one schema of `openai-sessions/2`.
+    /// `fixed` when in the one schema of `openai-sessions/3` (or `/2`).
     List { col: usize, ours: bool, fixed: bool },
     /// A string column of JSON arrays (`--messages-column`).
     Json { col: usize },
@@ -292,12 +292,40 @@ pub fn quiet_guarded_panics() {
 }
 
 /// Returns true if and only if `schema` is the one schema the writer writes
-/// ([`super::schema`]), perhaps with our report column, whatever its field
-/// metadata, list item names and string flavours: a table of ours after
-/// Spark's or Ray's Parquet writer, which drop field metadata, so that its
-/// columns are decoded by name.
+/// ([`super::schema`]) or wrote before training rows (`openai-sessions/2`:
+/// the same without `train` and `tools_inferred`), perhaps with our report
+/// column, whatever its field metadata, list item names and string flavours:
+/// a table of ours after Spark's or Ray's Parquet writer, which drop field
+/// metadata, so that its columns are decoded by name.
 pub(super) fn is_fixed_schema(schema: &Schema) -> bool {
-    let ours = super::schema();
+    let now = super::schema();
+    has_shape(schema, &now) || has_shape(schema, &without_training(&now))
+}
+
+/// `schema` without the fields training rows added (`openai-sessions/2`).
+fn without_training(schema: &Schema) -> Schema {
+    let keep = |f: &&arrow_schema::FieldRef| f.name() != TOOLS_INFERRED_COLUMN;
+    let fields: Vec<arrow_schema::FieldRef> = schema
+        .fields()
+        .iter()
+        .filter(keep)
+        .map(|f| match f.data_type() {
+            DataType::List(item) if f.name() == "messages" => {
+                let DataType::Struct(children) = item.data_type() else { return Arc::clone(f) };
+                let children: arrow_schema::Fields =
+                    children.iter().filter(|c| c.name() != TRAIN_FIELD).cloned().collect();
+                let item = item.as_ref().clone().with_data_type(DataType::Struct(children));
+                Arc::new(f.as_ref().clone().with_data_type(DataType::List(Arc::new(item))))
+            }
+            _ => Arc::clone(f),
+        })
+        .collect();
+    Schema::new(fields)
+}
+
+/// Returns true if and only if `schema`'s fields are those of `ours` (by
+/// name and [`same_shape`]), the report column aside.
+fn has_shape(schema: &Schema, ours: &Schema) -> bool {
     let mut found = 0;
     for f in schema.fields() {
         if f.name() == REPORT_COLUMN {
@@ -331,7 +359,7 @@ fn same_shape(a: &DataType, b: &DataType) -> bool {
 
 /// Returns true if and only if `v` names a schema [`super::ParquetWriter`] writes or wrote.
 fn is_our_schema(v: &str) -> bool {
-    v == SCHEMA_VALUE || v == SCHEMA_VALUE_V1
+    v == SCHEMA_VALUE || v == SCHEMA_VALUE_V2 || v == SCHEMA_VALUE_V1
 }
 
 /// Runs `f`, turning a panic inside the parquet crate into an error (fuzz

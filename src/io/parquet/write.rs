@@ -4,12 +4,13 @@
 
 use super::{
     BARE_ARRAY, ENCODING_KEY, METADATA_COLUMN, NO_CONTENT, ROW_GROUP_BYTES, ROW_GROUP_ROWS,
-    SCHEMA_KEY, SCHEMA_VALUE,
+    SCHEMA_KEY, SCHEMA_VALUE, TOOLS_INFERRED_COLUMN, TRAIN_FIELD,
 };
 use crate::io::atomic::AtomicFile;
 use anyhow::{Context, anyhow};
-use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::extension::Json;
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -57,6 +58,8 @@ struct MsgRow {
     tool_call_id: Option<String>,
     tool_calls: Option<Vec<CallRow>>,
     reasoning_content: Option<String>,
+    /// The loss flag of a training row (`train`).
+    train: Option<bool>,
     extra: Option<String>,
 }
 
@@ -68,6 +71,7 @@ struct Row {
     /// `None`: the record had no `messages` array (the key, if any, is in `metadata`).
     messages: Option<Vec<Option<MsgRow>>>,
     tools: Option<String>,
+    tools_inferred: Option<bool>,
     compaction: Option<String>,
     metadata: Option<String>,
 }
@@ -184,7 +188,7 @@ impl BatchEncoder {
         BatchEncoder { data, schema }
     }
 
-    /// The output schema (marked `compactor:schema = openai-sessions/2`).
+    /// The output schema (marked `compactor:schema = openai-sessions/3`).
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
     }
@@ -218,6 +222,7 @@ fn to_row(v: &Value, id: &str, source: &str) -> Result<(Row, usize), String> {
         source: source.to_string(),
         messages: None,
         tools: None,
+        tools_inferred: None,
         compaction: None,
         metadata: None,
     };
@@ -238,6 +243,7 @@ fn to_row(v: &Value, id: &str, source: &str) -> Result<(Row, usize), String> {
                     // The `id` column gives it back.
                     ("id", Value::String(s)) if s == id => continue,
                     ("tools", v) if !v.is_null() => row.tools = Some(to_json_text(v)),
+                    (TOOLS_INFERRED_COLUMN, Value::Bool(b)) => row.tools_inferred = Some(*b),
                     ("compaction", v) if !v.is_null() => row.compaction = Some(to_json_text(v)),
                     _ => {
                         metadata.insert(k.clone(), val.clone());
@@ -321,6 +327,10 @@ fn message_row(m: &Value, bytes: &mut usize) -> Option<MsgRow> {
             ("name", Value::String(s)) => set(&mut row.name, s),
             ("tool_call_id", Value::String(s)) => set(&mut row.tool_call_id, s),
             ("reasoning_content", Value::String(s)) => set(&mut row.reasoning_content, s),
+            (TRAIN_FIELD, Value::Bool(b)) => {
+                row.train = Some(*b);
+                true
+            }
             ("tool_calls", Value::Array(calls)) => {
                 row.tool_calls = Some(calls.iter().map(call_row).collect());
                 true
@@ -398,8 +408,10 @@ fn call_row(v: &Value) -> CallRow {
             for (fk, fv) in f {
                 match (fk.as_str(), fv) {
                     ("name", Value::String(s)) => name = Some(s.clone()),
-                    ("arguments", Value::String(s)) => arguments = Some(s.clone()),
-                    ("arguments", other) if !other.is_null() => {
+                    // The column is JSON (`arrow.json`): text that is not JSON
+                    // (free-form input kept by --keep-source-fields) rides in `extra`.
+                    ("arguments", Value::String(s)) if is_json(s) => arguments = Some(s.clone()),
+                    ("arguments", other) if !other.is_null() && !other.is_string() => {
                         arguments = Some(to_json_text(other));
                         exact = false;
                     }
@@ -415,6 +427,11 @@ fn call_row(v: &Value) -> CallRow {
     call
 }
 
+/// Returns true if and only if `s` is one JSON text (what an `arrow.json` cell holds).
+fn is_json(s: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
+}
+
 fn encoding(value: &str) -> HashMap<String, String> {
     HashMap::from([(ENCODING_KEY.to_string(), value.to_string())])
 }
@@ -423,8 +440,20 @@ fn utf8_field(name: &str) -> FieldRef {
     Arc::new(Field::new(name, DataType::Utf8, true))
 }
 
+/// A nullable utf8 field of the Arrow canonical JSON extension type
+/// (`arrow.json`; Parquet's JSON logical type): `datasets` decodes its cells
+/// to Python objects, DuckDB reads them as `JSON`.
+fn json_field(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, true).with_extension_type(Json::default())
+}
+
 fn pair_fields(a: &str, b: &str) -> Fields {
     Fields::from(vec![utf8_field(a), utf8_field(b)])
+}
+
+/// The `function` struct of a call: `name`, and `arguments` as JSON.
+fn function_fields() -> Fields {
+    Fields::from(vec![utf8_field("name"), Arc::new(json_field("arguments"))])
 }
 
 /// The (nullable) item field of a list of structs of `fields`.
@@ -442,8 +471,12 @@ fn list_field(name: &str, fields: Fields) -> FieldRef {
 enum Child<T> {
     /// A utf8 field.
     Text(&'static str, fn(&T) -> Option<&str>),
+    /// A utf8 field of JSON text (`arrow.json`).
+    JsonText(&'static str, fn(&T) -> Option<&str>),
     /// A struct field (its name, then its two utf8 fields' names).
     Pair(&'static str, [&'static str; 2], fn(&T) -> Option<&PairStrings>),
+    /// The `function` struct of a call: `name`, `arguments` (JSON).
+    Function(fn(&T) -> Option<&PairStrings>),
 }
 
 fn part_children() -> [Child<PartRow>; 3] {
@@ -458,8 +491,8 @@ fn tool_call_children() -> [Child<CallRow>; 4] {
     [
         Child::Text("id", |c| c.id.as_deref()),
         Child::Text("type", |c| c.kind.as_deref()),
-        Child::Pair("function", ["name", "arguments"], |c| c.function.as_ref()),
-        Child::Text("extra", |c| c.extra.as_deref()),
+        Child::Function(|c| c.function.as_ref()),
+        Child::JsonText("extra", |c| c.extra.as_deref()),
     ]
 }
 
@@ -467,8 +500,12 @@ fn tool_call_children() -> [Child<CallRow>; 4] {
 fn child_fields<T>(children: &[Child<T>]) -> Fields {
     let field = |child: &Child<T>| match child {
         Child::Text(name, _) => utf8_field(name),
+        Child::JsonText(name, _) => Arc::new(json_field(name)),
         Child::Pair(name, [a, b], _) => {
             Arc::new(Field::new(*name, DataType::Struct(pair_fields(a, b)), true))
+        }
+        Child::Function(_) => {
+            Arc::new(Field::new("function", DataType::Struct(function_fields()), true))
         }
     };
     children.iter().map(field).collect()
@@ -483,21 +520,31 @@ fn message_fields() -> Fields {
         utf8_field("tool_call_id"),
         list_field("tool_calls", child_fields(&tool_call_children())),
         utf8_field("reasoning_content"),
-        utf8_field("extra"),
+        Arc::new(Field::new(TRAIN_FIELD, DataType::Boolean, true)),
+        Arc::new(json_field("extra")),
     ])
 }
 
+/// A JSON column marked with our encoding too (the extension's metadata and ours).
+fn json_column(name: &str, ours: &str) -> Field {
+    let field = json_field(name);
+    let mut metadata = field.metadata().clone();
+    metadata.extend(encoding(ours));
+    field.with_metadata(metadata)
+}
+
 /// The one schema of every Parquet file written here (see the module doc),
-/// marked `compactor:schema = openai-sessions/2`.
+/// marked `compactor:schema = openai-sessions/3`.
 pub fn schema() -> SchemaRef {
     let fields = vec![
         Field::new("id", DataType::Utf8, true),
         Field::new("source", DataType::Utf8, true).with_metadata(encoding("source")),
         Field::new("messages", DataType::List(struct_item(message_fields())), true)
             .with_metadata(encoding("messages")),
-        Field::new("tools", DataType::Utf8, true).with_metadata(encoding("json")),
-        Field::new("compaction", DataType::Utf8, true).with_metadata(encoding("json")),
-        Field::new(METADATA_COLUMN, DataType::Utf8, true).with_metadata(encoding("extra")),
+        json_column("tools", "json"),
+        Field::new(TOOLS_INFERRED_COLUMN, DataType::Boolean, true),
+        json_column("compaction", "json"),
+        json_column(METADATA_COLUMN, "extra"),
     ];
     let metadata = HashMap::from([(SCHEMA_KEY.to_string(), SCHEMA_VALUE.to_string())]);
     Arc::new(Schema::new_with_metadata(fields, metadata))
@@ -575,10 +622,14 @@ fn message_lists<T>(
     let lists: Vec<Option<&Vec<T>>> = msgs.iter().map(|m| m.and_then(list)).collect();
     let items: Vec<&T> = lists.iter().flatten().flat_map(|l| l.iter()).collect();
     let column = |child: &Child<T>| match child {
-        Child::Text(_, get) => utf8(items.iter().map(|item| get(item))),
+        Child::Text(_, get) | Child::JsonText(_, get) => utf8(items.iter().map(|item| get(item))),
         Child::Pair(_, [a, b], get) => {
             let pairs: Vec<_> = items.iter().map(|item| get(item)).collect();
             pair_array(pair_fields(a, b), &pairs)
+        }
+        Child::Function(get) => {
+            let pairs: Vec<_> = items.iter().map(|item| get(item)).collect();
+            pair_array(function_fields(), &pairs)
         }
     };
     let columns = children.iter().map(column).collect::<Result<Vec<_>, _>>()?;
@@ -601,6 +652,9 @@ fn messages_array(rows: &[Row]) -> Result<ArrayRef, String> {
             field(|m| m.tool_call_id.as_deref())?,
             message_lists(&msgs, |m| m.tool_calls.as_ref(), &tool_call_children())?,
             field(|m| m.reasoning_content.as_deref())?,
+            Arc::new(BooleanArray::from(
+                msgs.iter().map(|m| m.and_then(|m| m.train)).collect::<Vec<_>>(),
+            )),
             field(|m| m.extra.as_deref())?,
         ],
         nulls(msgs.iter().map(Option::is_some).collect()),
@@ -616,6 +670,7 @@ fn build_batch(schema: &SchemaRef, rows: &[Row]) -> Result<RecordBatch, String> 
         utf8(rows.iter().map(|r| Some(r.source.as_str())))?,
         messages_array(rows)?,
         utf8(rows.iter().map(|r| r.tools.as_deref()))?,
+        Arc::new(BooleanArray::from(rows.iter().map(|r| r.tools_inferred).collect::<Vec<_>>())),
         utf8(rows.iter().map(|r| r.compaction.as_deref()))?,
         utf8(rows.iter().map(|r| r.metadata.as_deref()))?,
     ];
