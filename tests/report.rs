@@ -94,6 +94,21 @@ fn check_passes_on_itself_and_fails_on_a_worse_policy() {
         compactor().args(["check", "--baseline"]).arg(&base).arg("--current").arg(&worse),
         1,
     );
+    // Lean's and tiered's anchors regressed.
+    let said = String::from_utf8_lossy(&res.stdout);
+    assert!(said.contains("\n2 figures regressed beyond their tolerance"), "{said}");
+    // One figure alone is said in the singular (issue 41, point 10).
+    let mut one: Value =
+        serde_json::from_slice(&std::fs::read(base.join("summary.json")).unwrap()).unwrap();
+    let saved = one["modes"]["lean"]["saved_pct"].as_f64().unwrap();
+    one["modes"]["lean"]["saved_pct"] = (saved - 5.0).into();
+    let one = dir.write("one-worse.json", serde_json::to_vec(&one).unwrap());
+    let one = run_code(
+        compactor().args(["check", "--baseline"]).arg(&base).arg("--current").arg(&one),
+        1,
+    );
+    let said = String::from_utf8_lossy(&one.stdout);
+    assert!(said.contains("\n1 figure regressed beyond its tolerance"), "{said}");
     let warned = String::from_utf8_lossy(&res.stderr);
     assert!(
         warned.contains(
@@ -126,7 +141,7 @@ fn check_passes_on_itself_and_fails_on_a_worse_policy() {
 fn check_refuses_reports_of_different_inputs_unless_allowed() {
     let dir = TestDir::new();
     let base = report(&dir, "base", &[]);
-    // The same inputs with one file changed by one session.
+    // The same inputs with one file changed: one session more.
     let inputs = dir.join("in");
     std::fs::create_dir_all(&inputs).unwrap();
     let mut other = compactor();
@@ -137,7 +152,7 @@ fn check_refuses_reports_of_different_inputs_unless_allowed() {
             let text = std::fs::read_to_string(&from).unwrap();
             let first = text.lines().next().unwrap();
             let to = inputs.join("cjk.jsonl");
-            std::fs::write(&to, format!("{first}\n")).unwrap();
+            std::fs::write(&to, format!("{first}\n{first}\n")).unwrap();
             other.arg(to);
         } else {
             other.arg(from);
@@ -211,6 +226,93 @@ fn check_reads_summary_files_and_reports_bad_ones() {
         2,
     );
     assert!(String::from_utf8_lossy(&res.stderr).contains("bad.json"));
+}
+
+/// Issue 41, point 2: the same bytes under two roots (another machine, a CI
+/// runner) are the same inputs: `check` pairs them by content and says so.
+/// Before, every file was "only in the baseline" / "only in the current
+/// report" and check exited 2.
+#[test]
+fn check_matches_the_same_inputs_under_two_roots_by_content() {
+    let dir = TestDir::new();
+    let mut reports = Vec::new();
+    for root in ["one", "two/deeper"] {
+        let mut cmd = compactor();
+        let out = dir.join(&format!("{root}-report"));
+        cmd.args(["report", "-q", "--window", "32000", "-o"]).arg(&out);
+        for i in INPUTS {
+            let from = fixture(i);
+            let to = dir.join(root).join(i);
+            if from.is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+                for f in files_under(&from, ".jsonl") {
+                    std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+                }
+            } else {
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(&from, &to).unwrap();
+            }
+            cmd.arg(to);
+        }
+        run_ok(&mut cmd);
+        reports.push(out);
+    }
+    let out = run_ok(
+        compactor()
+            .args(["check", "--baseline"])
+            .arg(&reports[0])
+            .arg("--current")
+            .arg(&reports[1]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let files = files_under(&dir.join("one"), "").len();
+    assert!(
+        err.contains(&format!(
+            "inputs: {files} files matched by content ({files} under another path"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("only in the"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok: no figure regressed"));
+}
+
+/// Issue 41, point 3: `--update-baseline` replaces the baseline directory as
+/// one unit: exactly the current report's files, byte for byte, nothing of
+/// the old one left beside them and no temporary beside it. Before, only
+/// `summary.json` and `sessions.jsonl` were rewritten.
+#[test]
+fn update_baseline_replaces_the_whole_directory() {
+    let dir = TestDir::new();
+    let current = report(&dir, "current", &["--anchor-budget", "50"]);
+    let baseline = dir.join("ci/baseline");
+    std::fs::create_dir_all(&baseline).unwrap();
+    for f in ["summary.json", "report.md", "report.html", "notes.txt"] {
+        std::fs::write(baseline.join(f), "stale").unwrap();
+    }
+    run_ok(
+        compactor()
+            .args(["check", "--update-baseline", "--baseline"])
+            .arg(&baseline)
+            .arg("--current")
+            .arg(&current),
+    );
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&baseline), names(&current));
+    for f in names(&current) {
+        assert!(
+            std::fs::read(baseline.join(&f)).unwrap() == std::fs::read(current.join(&f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    assert_eq!(names(&dir.join("ci")), ["baseline"], "no temporary directory left");
+    run_ok(compactor().args(["check", "--baseline"]).arg(&baseline).arg("--current").arg(&current));
 }
 
 #[test]

@@ -11,6 +11,7 @@
 
 pub mod arrow_ipc;
 pub mod atomic;
+pub mod atomic_dir;
 pub mod manifest;
 pub mod output;
 pub mod parquet;
