@@ -471,6 +471,10 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub gateway: bool,
 
+    /// No total line and no list of the log folders read on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub summarizer: SummarizerArgs,
 }

@@ -6,11 +6,12 @@ use super::{CHARTED_SESSIONS, Charted, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::cmd::messages::err_message;
+use crate::cmd::messages::{counted, err_message};
 use anyhow::Context;
 use compactor::Mode;
 use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
+use compactor::policy::summary::real_user_text;
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
@@ -71,6 +72,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     let mut series = Vec::new();
                     // The input's anchors and counts are read once for every mode.
                     let prepared = Prepared::new(s);
+                    let users = s.messages.iter().filter(|m| real_user_text(m).is_some()).count();
                     for policies in &policies {
                         let (p, chosen) = policies.for_model(model.as_deref());
                         let outcome = compact_prepared(&prepared, p, &meter);
@@ -92,7 +94,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         };
                         let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
-                        session_rows.push(ReportRow::new(row, problems, &rr));
+                        session_rows.push(ReportRow::new(row, problems, users, &rr));
                         series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
                     }
                     out.push(Some((session_rows, series)));
@@ -165,8 +167,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     write_report(dir, &rows, &values, &summary, series, args.parquet)?;
     if !args.quiet {
         eprintln!(
-            "compactor: {} sessions × {} modes -> {}",
-            summary.sessions,
+            "compactor: {} × {} modes -> {}",
+            counted(summary.sessions, "session", "sessions"),
             MODES.len(),
             dir.display()
         );
