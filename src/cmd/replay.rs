@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let inputs = &reading.inputs;
     let summarizer = config::summarizer(&args.summarizer)?;
     let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;

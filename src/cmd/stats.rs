@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, false)?;
     let inputs = &reading.inputs;
     let meter = Meter::new(args.counter, args.image_tokens);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();

@@ -23,7 +23,7 @@ use serde_json::Value;
 const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
 
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let meter = config::meter(&args.budget);
     let summarizer = config::summarizer(&args.summarizer)?;
     let policies: Vec<config::Policies> = MODES
