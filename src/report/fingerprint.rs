@@ -183,6 +183,7 @@ mod tests {
             path: Some(path.to_path_buf()),
             display: path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
             relative: PathBuf::from("x"),
+            walked: false,
         }
     }
 
