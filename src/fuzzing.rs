@@ -52,8 +52,12 @@ fn temp_input(data: &[u8], name: &str) -> (tempfile::TempDir, Input) {
     if let Err(e) = written {
         panic!("harness: cannot write {}: {e}", path.display());
     }
-    let input =
-        Input { path: Some(path), display: name.to_string(), relative: PathBuf::from(name) };
+    let input = Input {
+        path: Some(path),
+        display: name.to_string(),
+        relative: PathBuf::from(name),
+        walked: false,
+    };
     (dir, input)
 }
 

@@ -304,6 +304,83 @@ fn our_own_report_in_an_output_directory_is_not_read_back_as_a_session() {
     assert!(String::from_utf8_lossy(&named.stderr).contains("report.jsonl"));
 }
 
+/// Issue 41, point 8: in a directory walk, a file that is no transcript is
+/// skipped with one counted note (a project's package.json, a binary, text,
+/// our own report folder), compacted outputs are read as the sessions they
+/// are, and the run succeeds; named on its own, such a file is an error that
+/// says what it is. Before, each was "cannot tell the format ... pass --from"
+/// or "invalid JSON: expected value (column 1)", and the run exited 3.
+#[test]
+fn a_walk_skips_files_that_are_not_transcripts_with_one_note() {
+    let dir = TestDir::new();
+    let project = dir.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(fixture("openai/codex_w1t9.jsonl"), project.join("session.jsonl")).unwrap();
+    dir.write("project/package.json", r#"{"name": "x", "version": "1.0.0", "scripts": {}}"#);
+    dir.write("project/tool.json", b"\x7fELF\x02\x01\x01\x00\x00\x00\x00");
+    dir.write("project/notes.jsonl", "# notes, not JSON\n");
+    // Our own report folder and compacted outputs, inside the walked folder.
+    run_ok(
+        compactor()
+            .args(["report", "-q", "--window", "32000", "-o"])
+            .arg(project.join("rep"))
+            .arg(fixture("edge/cjk.jsonl")),
+    );
+    run_ok(
+        compactor()
+            .args(["compact", "-q", "--force", "--window", "32000", "-o"])
+            .arg(format!("{}/", project.join("out").display()))
+            .arg(fixture("edge/cjk.jsonl")),
+    );
+    let res = run_ok(compactor().arg("stats").arg("--json").arg(&project));
+    let err = String::from_utf8_lossy(&res.stderr);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("not transcripts")).collect();
+    assert_eq!(notes.len(), 1, "one note: {err}");
+    let note = notes[0];
+    assert!(
+        note.starts_with("compactor: note: skipped 5 files that are not transcripts: "),
+        "{note}"
+    );
+    for (file, what) in [
+        ("notes.jsonl", "text that is not JSON"),
+        ("package.json", "JSON without messages (keys: name, version, scripts)"),
+        ("rep/sessions.jsonl", "compactor report rows"),
+        ("rep/summary.json", "a compactor report's summary.json"),
+        ("tool.json", "binary data, not text"),
+    ] {
+        let named = format!("{} ({what}", project.join(file).display());
+        assert!(note.contains(&named), "{named} in {note}");
+    }
+    assert!(!err.contains("cannot tell the format") && !err.contains("invalid JSON"), "{err}");
+    let doc: Value = serde_json::from_slice(&res.stdout).unwrap();
+    let read: Vec<&str> =
+        doc["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    let out_file = project.join("out/cjk.jsonl").display().to_string();
+    let session = project.join("session.jsonl").display().to_string();
+    assert_eq!(read, [out_file.as_str(), session.as_str()], "outputs and sessions are read");
+    // compact and report walk the same way.
+    let res = run_ok(
+        compactor()
+            .args(["compact", "--window", "32000", "-o"])
+            .arg(format!("{}/", dir.join("again").display()))
+            .arg(&project),
+    );
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(err.contains("skipped 5 files that are not transcripts"), "{err}");
+    assert!(err.contains("2 sessions from 2 inputs"), "skipped files are no inputs: {err}");
+    run_ok(compactor().args(["report", "-q", "-o"]).arg(dir.join("r2")).arg(&project));
+    // Named on the command line: an error that says what the file is.
+    for (file, what) in [
+        ("package.json", "not a transcript: JSON without messages (keys: name, version, scripts)"),
+        ("tool.json", "not a transcript: binary data, not text"),
+        ("rep/summary.json", "not a transcript: a compactor report's summary.json"),
+    ] {
+        let res = run_code(compactor().arg("stats").arg(project.join(file)), 3);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(err.contains(what) && err.contains("--from FORMAT"), "{file}: {err}");
+    }
+}
+
 #[test]
 fn strict_stops_and_writes_nothing() {
     let dir = TestDir::new();

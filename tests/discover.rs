@@ -1,7 +1,7 @@
 //! Issue 27, item 1: the agents' own log folders read without INPUT, `stats
 //! --by`, and `--model auto` windows, through the binary with a fake HOME.
 
-use crate::util::{TestDir, compactor, fixture, json_lines, run_code, run_ok};
+use crate::util::{TestDir, compactor, files_under, fixture, json_lines, run_code, run_ok};
 use compactor::catalog::window::ModelTable;
 use serde_json::Value;
 use std::path::Path;
@@ -329,4 +329,48 @@ fn report_rows_say_which_window_each_session_got() {
         serde_json::from_str(&std::fs::read_to_string(fixed.join("summary.json")).unwrap())
             .unwrap();
     assert_eq!(summary["window"], 64_000);
+}
+
+/// Issue 41, point 9: `compact` without INPUT reads the agents' folders as
+/// the other readers do, writing one compacted log per log under `-o DIR/`
+/// (`claude-code/...`, `codex/...`); without a directory output it stops and
+/// says why. Point 10: `-q` keeps the folder list off stderr (`report`,
+/// `replay`, `compact`). Before, `compact` required an INPUT and `report -q`
+/// still listed the folders.
+#[test]
+fn compact_without_input_reads_the_agents_folders_and_quiet_lists_none() {
+    let dir = TestDir::new();
+    let home = fake_home(&dir);
+    let out = dir.join("compacted");
+    let res = run_ok(&mut at_home(
+        &home,
+        &["compact", "--window", "32000", "-o", &format!("{}/", out.display())],
+    ));
+    let err = stderr(&res);
+    assert!(err.contains("reading the agents' own log folders"), "{err}");
+    assert!(err.contains("3 sessions from 3 inputs"), "{err}");
+    let written: Vec<String> = files_under(&out, ".jsonl")
+        .iter()
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .map(|p| p.strip_prefix(&out).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        written,
+        [
+            "claude-code/-p-task128/0b1e0c2a-0000-4000-8000-000000000002.jsonl",
+            "claude-code/-p-task43/0b1e0c2a-0000-4000-8000-000000000001.jsonl",
+            "codex/2026/03/27/rollout-2026-03-27T16-55-26-019d3038.jsonl",
+        ]
+    );
+    let refused = run_code(&mut at_home(&home, &["compact"]), 2);
+    assert!(stderr(&refused).contains("hint: give -o DIR/"), "{}", stderr(&refused));
+    // -q: nothing about the folders.
+    for args in [
+        vec!["report", "-q", "-o", dir.join("r").to_str().unwrap()],
+        vec!["replay", "-q"],
+        vec!["compact", "-q", "-o", &format!("{}/", dir.join("c2").display())],
+    ] {
+        let res = run_ok(&mut at_home(&home, &args));
+        assert_eq!(stderr(&res), "", "{args:?}");
+    }
 }

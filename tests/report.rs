@@ -67,7 +67,10 @@ fn report_writes_every_file_deterministically() {
     assert!(csv.lines().next().unwrap().contains("anchors.paths.found"));
     assert_eq!(csv.lines().count(), rows.len() + 1);
     let md = std::fs::read_to_string(a.join("report.md")).unwrap();
-    assert!(md.contains("## Legacy vs lean") && md.contains("| anchors retained |"), "{md}");
+    assert!(
+        md.contains("## Legacy vs lean") && md.contains("| anchors retained, compacted sessions |"),
+        "{md}"
+    );
     let html = std::fs::read_to_string(a.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("trigger 27,200") && !html.contains("<script"));
     assert_eq!(html.matches("<figure>").count(), 3 + 1, "3 longest sessions and the histogram");
@@ -77,6 +80,133 @@ fn report_writes_every_file_deterministically() {
         assert_eq!(html.matches(&format!(">\n{mode}\n</text>")).count(), n, "{mode}");
     }
     assert_eq!(html.matches("calls. Plotted: ").count(), 3);
+}
+
+/// Issue 41, point 4: the header says per session which windows ran (Codex
+/// at 400K, Claude Code at 200K under `--model auto`), each label says what
+/// its figure is over, and "users whole" has one denominator for every mode.
+/// Before: "window 200,000 tokens, trigger 150,000 tokens" for both, "Savings
+/// and anchors are over compacted sessions" over a figure of all sessions,
+/// and `0 of 9` beside `3 of 5`.
+#[test]
+fn the_report_header_and_labels_say_what_each_figure_is_over() {
+    let dir = TestDir::new();
+    let out = dir.join("r");
+    run_ok(
+        compactor()
+            .args(["report", "-q", "-o"])
+            .arg(&out)
+            .arg(fixture("claude_code/task43_start.jsonl"))
+            .arg(fixture("codex/fleet_compacted.jsonl")),
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let header = md.lines().nth(2).unwrap();
+    assert!(
+        header.starts_with(
+            "2 sessions; window per session (200K: 1, 400K: 1), trigger per session (150K: 1, 300K: 1)"
+        ),
+        "{header}"
+    );
+    assert!(header.contains("\"Saved\" is of all sessions' tokens"), "{header}");
+    assert!(!header.contains("Savings and anchors are over compacted sessions"), "{header}");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["windows"],
+        serde_json::json!([
+            {"window": 200_000, "threshold": 150_000, "sessions": 1},
+            {"window": 400_000, "threshold": 300_000, "sessions": 1}
+        ])
+    );
+    // One window: said once, as before.
+    let one = report(&dir, "one", &[]);
+    let md1 = std::fs::read_to_string(one.join("report.md")).unwrap();
+    assert!(md1.contains("; window 32,000 tokens, trigger 27,200 tokens, counter o200k."), "{md1}");
+    // Users whole: the same denominator on both sides, and across modes.
+    let row = |md: &str, label: &str| -> Vec<String> {
+        let line = md.lines().find(|l| l.starts_with(&format!("| {label} |"))).unwrap();
+        line.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect()
+    };
+    let users = row(&md1, "user messages kept whole, of all");
+    let of = |cell: &str| cell.split(" of ").nth(1).unwrap().to_string();
+    assert_eq!(of(&users[1]), of(&users[2]), "{users:?}");
+    let total = summary_of(&one)["modes"]["none"]["user_messages"].as_u64().unwrap();
+    assert!(total > 0 && of(&users[1]) == total.to_string(), "{users:?} of {total}");
+    let mut denominators = std::collections::BTreeSet::new();
+    for mode in ["none", "legacy", "lean", "tiered"] {
+        let cells = row(&md1, mode);
+        denominators.insert(cells[5].split('/').nth(1).unwrap().to_string());
+    }
+    assert_eq!(denominators.len(), 1, "{md1}");
+    for label in [
+        "saved, of all sessions' tokens",
+        "saved per compacted session, median / p90",
+        "anchors retained, compacted sessions",
+        "user messages summarized (quoted whole)",
+    ] {
+        row(&md1, label);
+    }
+}
+
+fn summary_of(dir: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Issue 41, point 10: replay's lines have thousands separators and say
+/// `1 compaction`; a total over the sessions ends the run, and adds up.
+#[test]
+fn replay_prints_separated_counts_and_a_total() {
+    let out = run_ok(compactor().args(["replay", "--window", "64000"]).arg(fixture("openai")));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    let task54 = lines.iter().find(|l| l.contains("claude_code_task54")).unwrap();
+    assert!(task54.contains(": 28 calls, 1 compaction, peak 57,508 -> "), "{task54}");
+    for l in &lines {
+        let figures = l.split_once(".jsonl:1").unwrap().1;
+        assert!(
+            !figures
+                .split(|c: char| !c.is_ascii_digit() && c != ',')
+                .any(|w| w.len() > 3 && !w.contains(',')),
+            "a count without separators: {l}"
+        );
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let total = err.lines().find(|l| l.starts_with("compactor: replayed 4 sessions, ")).unwrap();
+    let billed = |l: &str| -> (u64, u64) {
+        let part = l.split("billed ").nth(1).unwrap();
+        let mut it = part.split(" -> ");
+        let a = it.next().unwrap().replace(',', "").parse().unwrap();
+        let b = it.next().unwrap().split(' ').next().unwrap().replace(',', "").parse().unwrap();
+        (a, b)
+    };
+    let sum = lines.iter().map(|l| billed(l)).fold((0, 0), |s, b| (s.0 + b.0, s.1 + b.1));
+    assert_eq!(billed(total), sum, "{total}");
+    let quiet =
+        run_ok(compactor().args(["replay", "-q", "--window", "64000"]).arg(fixture("openai")));
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+}
+
+/// Issue 41, point 10: `stats` previews of messages that only call a tool
+/// show the call, where they were empty.
+#[test]
+fn stats_previews_show_the_call_of_a_call_only_message() {
+    let out = run_ok(
+        compactor().args(["stats", "--json"]).arg(fixture("claude_code/task43_orphans.jsonl")),
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let largest = doc["total"]["largest"].as_array().unwrap();
+    let calls: Vec<&Value> =
+        largest.iter().filter(|l| !l["tool"].is_null() && l["role"] == "assistant").collect();
+    assert!(!calls.is_empty(), "{largest:?}");
+    for l in calls {
+        let p = l["preview"].as_str().unwrap();
+        assert!(!p.is_empty(), "{l}");
+        if p.starts_with("call ") {
+            assert!(p.starts_with(&format!("call {} ", l["tool"].as_str().unwrap())), "{l}");
+        }
+    }
+    assert!(largest.iter().any(|l| l["preview"].as_str().unwrap().starts_with("call ")));
 }
 
 #[test]
@@ -94,6 +224,21 @@ fn check_passes_on_itself_and_fails_on_a_worse_policy() {
         compactor().args(["check", "--baseline"]).arg(&base).arg("--current").arg(&worse),
         1,
     );
+    // Lean's and tiered's anchors regressed.
+    let said = String::from_utf8_lossy(&res.stdout);
+    assert!(said.contains("\n2 figures regressed beyond their tolerance"), "{said}");
+    // One figure alone is said in the singular (issue 41, point 10).
+    let mut one: Value =
+        serde_json::from_slice(&std::fs::read(base.join("summary.json")).unwrap()).unwrap();
+    let saved = one["modes"]["lean"]["saved_pct"].as_f64().unwrap();
+    one["modes"]["lean"]["saved_pct"] = (saved - 5.0).into();
+    let one = dir.write("one-worse.json", serde_json::to_vec(&one).unwrap());
+    let one = run_code(
+        compactor().args(["check", "--baseline"]).arg(&base).arg("--current").arg(&one),
+        1,
+    );
+    let said = String::from_utf8_lossy(&one.stdout);
+    assert!(said.contains("\n1 figure regressed beyond its tolerance"), "{said}");
     let warned = String::from_utf8_lossy(&res.stderr);
     assert!(
         warned.contains(
@@ -122,11 +267,98 @@ fn check_passes_on_itself_and_fails_on_a_worse_policy() {
     run_ok(compactor().args(["check", "--baseline"]).arg(&copy).arg("--current").arg(&worse));
 }
 
+/// Issue 41, point 2: the same bytes under two roots (another machine, a CI
+/// runner) are the same inputs: `check` pairs them by content and says so.
+/// Before, every file was "only in the baseline" / "only in the current
+/// report" and check exited 2.
+#[test]
+fn check_matches_the_same_inputs_under_two_roots_by_content() {
+    let dir = TestDir::new();
+    let mut reports = Vec::new();
+    for root in ["one", "two/deeper"] {
+        let mut cmd = compactor();
+        let out = dir.join(&format!("{root}-report"));
+        cmd.args(["report", "-q", "--window", "32000", "-o"]).arg(&out);
+        for i in INPUTS {
+            let from = fixture(i);
+            let to = dir.join(root).join(i);
+            if from.is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+                for f in files_under(&from, ".jsonl") {
+                    std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+                }
+            } else {
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(&from, &to).unwrap();
+            }
+            cmd.arg(to);
+        }
+        run_ok(&mut cmd);
+        reports.push(out);
+    }
+    let out = run_ok(
+        compactor()
+            .args(["check", "--baseline"])
+            .arg(&reports[0])
+            .arg("--current")
+            .arg(&reports[1]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let files = files_under(&dir.join("one"), "").len();
+    assert!(
+        err.contains(&format!(
+            "inputs: {files} files matched by content ({files} under another path"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("only in the"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok: no figure regressed"));
+}
+
+/// Issue 41, point 3: `--update-baseline` replaces the baseline directory as
+/// one unit: exactly the current report's files, byte for byte, nothing of
+/// the old one left beside them and no temporary beside it. Before, only
+/// `summary.json` and `sessions.jsonl` were rewritten.
+#[test]
+fn update_baseline_replaces_the_whole_directory() {
+    let dir = TestDir::new();
+    let current = report(&dir, "current", &["--anchor-budget", "50"]);
+    let baseline = dir.join("ci/baseline");
+    std::fs::create_dir_all(&baseline).unwrap();
+    for f in ["summary.json", "report.md", "report.html", "notes.txt"] {
+        std::fs::write(baseline.join(f), "stale").unwrap();
+    }
+    run_ok(
+        compactor()
+            .args(["check", "--update-baseline", "--baseline"])
+            .arg(&baseline)
+            .arg("--current")
+            .arg(&current),
+    );
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&baseline), names(&current));
+    for f in names(&current) {
+        assert!(
+            std::fs::read(baseline.join(&f)).unwrap() == std::fs::read(current.join(&f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    assert_eq!(names(&dir.join("ci")), ["baseline"], "no temporary directory left");
+    run_ok(compactor().args(["check", "--baseline"]).arg(&baseline).arg("--current").arg(&current));
+}
+
 #[test]
 fn check_refuses_reports_of_different_inputs_unless_allowed() {
     let dir = TestDir::new();
     let base = report(&dir, "base", &[]);
-    // The same inputs with one file changed by one session.
+    // The same inputs with one file changed: one session more.
     let inputs = dir.join("in");
     std::fs::create_dir_all(&inputs).unwrap();
     let mut other = compactor();
@@ -137,7 +369,7 @@ fn check_refuses_reports_of_different_inputs_unless_allowed() {
             let text = std::fs::read_to_string(&from).unwrap();
             let first = text.lines().next().unwrap();
             let to = inputs.join("cjk.jsonl");
-            std::fs::write(&to, format!("{first}\n")).unwrap();
+            std::fs::write(&to, format!("{first}\n{first}\n")).unwrap();
             other.arg(to);
         } else {
             other.arg(from);

@@ -117,15 +117,15 @@ fn byte_size(arg: &str) -> Result<u64, String> {
 }
 
 /// Window, counter and policy options shared by every command that compacts.
+/// The help of `--window` and `--model` says each command's own default
+/// (`auto_model`, `one_model`, `fixed_model` and the `*_window` beside them).
 #[derive(Debug, Args, Clone)]
 pub struct BudgetArgs {
-    /// Context window in tokens, for every session [default: from --model]
+    /// Context window in tokens, for every session
     #[arg(long, value_name = "TOKENS")]
     pub window: Option<u64>,
 
-    /// Model name whose window to use (longest matching entry of `compactor models`), or
-    /// `auto`: each session's model as its log names it (Claude Code `message.model`, Codex
-    /// `turn_context.model`), 200000 when the log names none the table knows [default: auto]
+    /// Model name whose window to use (longest matching entry of `compactor models`)
     #[arg(long, value_name = "NAME|auto")]
     pub model: Option<String>,
 
@@ -210,18 +210,63 @@ pub struct SummarizerArgs {
     pub summary_cache_only: bool,
 }
 
+/// `--model`'s help where it may name `auto`.
+macro_rules! model_help {
+    () => {
+        "Model name whose window to use (longest matching entry of `compactor models`), or \
+         `auto`: each session's model as its log names it (Claude Code `message.model`, Codex \
+         `turn_context.model`), 200000 when the log names none the table knows"
+    };
+}
+
+/// `--model` of a command whose sessions get their own model's window unless
+/// told otherwise (`replay`, `report`: `--model auto`).
+fn auto_model(a: clap::Arg) -> clap::Arg {
+    a.help(concat!(model_help!(), " [default: auto]"))
+}
+
+/// `--window` of `replay` and `report`.
+fn auto_window(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Context window in tokens, for every session [default: from --model NAME; without \
+         either, each session's own model's (auto)]",
+    )
+}
+
+/// `--model` of `compact`, which gives every session one window unless
+/// `--model auto` is asked for: without it, sessions under the trigger are
+/// passed through after a skim, never decoded to read their model.
+fn one_model(a: clap::Arg) -> clap::Arg {
+    a.help(concat!(model_help!(), " [default: none: one window for every session]"))
+}
+
+/// `--model` of a command that knows one window only (`anchors`, `tokenize`).
+fn fixed_model(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Model name whose window to use (longest matching entry of `compactor models`; `auto` \
+         is the default window here) [default: none: one window for every session]",
+    )
+}
+
+/// `--window` of a command that gives every session one window by default
+/// (`compact`, `anchors`, `tokenize`).
+fn one_window(a: clap::Arg) -> clap::Arg {
+    a.help("Context window in tokens, for every session [default: from --model NAME, else 200000]")
+}
+
 /// The help of INPUT where it defaults to the agents' own log folders
 /// (`compactor::discover`): a macro, so that `report` can extend the text.
 macro_rules! log_folder_inputs_help {
     () => {
         "Input files or directories (walked recursively, sorted); `-` reads standard input \
-     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, \
-     and $CODEX_HOME/sessions or ~/.codex/sessions]"
+     [default: the agents' own log folders: $CLAUDE_CONFIG_DIR/projects, else \
+     ~/.config/claude/projects and ~/.claude/projects; $CODEX_HOME/sessions, else \
+     ~/.codex/sessions]"
     };
 }
 
 /// INPUT made optional, defaulting to the agents' own log folders (`stats`,
-/// `replay`, `report`).
+/// `replay`, `report`, `compact`).
 fn log_folder_inputs(a: clap::Arg) -> clap::Arg {
     a.required(false).help(log_folder_inputs_help!())
 }
@@ -254,6 +299,11 @@ fn log_folder_inputs(a: clap::Arg) -> clap::Arg {
 /// batch, with one row per session of it and that session's report line in the
 /// `compactor_report` column. Nothing but the stream goes to standard output.
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| log_folder_inputs(a).help(concat!(
+    log_folder_inputs_help!(),
+    ", which needs -o DIR/"
+))))]
+#[command(mut_arg("model", one_model), mut_arg("window", one_window))]
 #[command(mut_arg("from", |a| a.help(
     "Input format: auto (default: decided per file from its first records), openai, \
      anthropic, claude-code, codex, sharegpt, swe-agent, toolbench, or arrow-ipc \
@@ -322,7 +372,7 @@ pub struct CompactArgs {
     #[arg(long)]
     pub resume: bool,
 
-    /// No progress bar and no summary on stderr
+    /// No progress bar, no summary and no list of the log folders read on stderr
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -343,6 +393,7 @@ pub struct CompactArgs {
 ///
 ///   compactor anchors sessions/ --region middle --budget 7000
 #[derive(Debug, Args)]
+#[command(mut_arg("model", fixed_model), mut_arg("window", one_window))]
 pub struct AnchorsArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -377,6 +428,7 @@ pub struct ModelsArgs {
 /// texts once, without the count cache; print the total. `scripts/bench.sh`
 /// sets `compact`'s time against this one.
 #[derive(Debug, Args)]
+#[command(mut_arg("model", fixed_model), mut_arg("window", one_window))]
 pub struct TokenizeArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -485,6 +537,7 @@ impl GroupBy {
 ///   compactor replay s.jsonl --model claude-sonnet-4 --prices=my-prices.json
 #[derive(Debug, Args)]
 #[command(mut_arg("inputs", log_folder_inputs))]
+#[command(mut_arg("model", auto_model), mut_arg("window", auto_window))]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -520,6 +573,10 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub gateway: bool,
 
+    /// No total line and no list of the log folders read on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub summarizer: SummarizerArgs,
 }
@@ -552,6 +609,7 @@ pub struct ReplayArgs {
     log_folder_inputs_help!(),
     ". With --merge: the report directories of the shards"
 ))))]
+#[command(mut_arg("model", auto_model), mut_arg("window", auto_window))]
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -583,7 +641,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub parquet: bool,
 
-    /// No summary line on stderr
+    /// No summary line and no list of the log folders read on stderr
     #[arg(short, long)]
     pub quiet: bool,
 

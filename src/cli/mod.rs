@@ -2,5 +2,7 @@
 
 pub mod args;
 pub mod config;
+#[cfg(test)]
+mod help_defaults;
 
 pub use args::{Cli, Command};

@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::io::Write;
 
 pub fn run(args: &AnchorsArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, false)?;
     let policy = config::policy(Mode::Lean, &args.window, true, None)?;
     let meter = config::meter(&args.window);
     let mut out = std::io::stdout().lock();

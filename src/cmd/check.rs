@@ -3,10 +3,12 @@
 
 use crate::cli::args::CheckArgs;
 use crate::cmd::ExitStatus;
+use crate::cmd::messages::{counted, n};
 use anyhow::Context;
 use compactor::io::atomic::write_atomic;
+use compactor::io::atomic_dir::replace_dir;
 use compactor::report::aggregate::{CorpusSummary, ModeSummary};
-use compactor::report::fingerprint::differences;
+use compactor::report::fingerprint::pair;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -57,7 +59,9 @@ fn load(p: &Path) -> anyhow::Result<CorpusSummary> {
 }
 
 /// Per (source, mode): saved_pct, from a report directory's sessions.jsonl.
-fn session_savings(p: &Path) -> BTreeMap<(String, String), f64> {
+/// `renamed` (baseline file, current file) names each source as the current
+/// report names the same bytes.
+fn session_savings(p: &Path, renamed: &[(String, String)]) -> BTreeMap<(String, String), f64> {
     let Ok(text) = std::fs::read_to_string(p.join("sessions.jsonl")) else {
         return BTreeMap::new();
     };
@@ -65,11 +69,24 @@ fn session_savings(p: &Path) -> BTreeMap<(String, String), f64> {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter_map(|v| {
             Some((
-                (v["source"].as_str()?.to_string(), v["mode"].as_str()?.to_string()),
+                (renamed_source(v["source"].as_str()?, renamed), v["mode"].as_str()?.to_string()),
                 v["saved_pct"].as_f64()?,
             ))
         })
         .collect()
+}
+
+/// A session's source (`FILE`, `FILE:LINE` or `FILE[ROW]`) with its file
+/// named as `renamed` says.
+fn renamed_source(source: &str, renamed: &[(String, String)]) -> String {
+    for (from, to) in renamed {
+        if let Some(rest) = source.strip_prefix(from.as_str())
+            && (rest.is_empty() || rest.starts_with(':') || rest.starts_with('['))
+        {
+            return format!("{to}{rest}");
+        }
+    }
+    source.to_string()
 }
 
 /// The options of a summary that decide its figures, by name.
@@ -81,16 +98,34 @@ fn options(s: &CorpusSummary) -> BTreeMap<String, String> {
     o
 }
 
-/// Refuses (exit 2) two reports of different inputs unless allowed, and warns
-/// about options that differ. Returns the status to stop with, if any.
+/// Refuses (exit 2) two reports of different inputs unless allowed, says how
+/// the inputs were matched, and warns about options that differ. Returns the
+/// status to stop with, if any, and the baseline files the current report
+/// names differently (baseline name, current name).
 fn comparable(
     args: &CheckArgs,
     baseline: &CorpusSummary,
     current: &CorpusSummary,
-) -> Option<ExitStatus> {
+) -> (Option<ExitStatus>, Vec<(String, String)>) {
+    let mut renamed = Vec::new();
     match (&baseline.inputs, &current.inputs) {
         (Some(a), Some(b)) => {
-            let diff = differences(a, b, MAX_LISTED_DIFFERENCES);
+            let pairing = pair(a, b, MAX_LISTED_DIFFERENCES);
+            let diff = &pairing.differences;
+            if pairing.by_content > 0 {
+                let moved = match pairing.renamed.as_slice() {
+                    [] => String::new(),
+                    [(x, y), ..] => format!(
+                        " ({} under another path, e.g. {x} -> {y})",
+                        n(pairing.renamed.len() as u64)
+                    ),
+                };
+                eprintln!(
+                    "compactor: inputs: {} matched by content{moved}",
+                    counted(pairing.by_content as u64, "file", "files")
+                );
+            }
+            renamed = pairing.renamed.clone();
             if !diff.is_empty() {
                 let verb = if args.allow_different_inputs { "warning" } else { "error" };
                 eprintln!(
@@ -98,14 +133,14 @@ fn comparable(
                     args.baseline.display(),
                     args.current.display()
                 );
-                for d in &diff {
+                for d in diff {
                     eprintln!("  {d}");
                 }
                 if !args.allow_different_inputs {
                     eprintln!(
                         "hint: compare reports of the same inputs, or pass --allow-different-inputs"
                     );
-                    return Some(ExitStatus::Error);
+                    return (Some(ExitStatus::Error), renamed);
                 }
             }
         }
@@ -130,25 +165,71 @@ fn comparable(
             );
         }
     }
-    None
+    (None, renamed)
+}
+
+/// `--update-baseline`: the current report becomes the baseline. A baseline
+/// directory is replaced as one unit (written beside it, then swapped in:
+/// [`replace_dir`]), so no file of an older baseline stays beside the new
+/// figures; a baseline `summary.json` file is replaced atomically.
+fn update_baseline(args: &CheckArgs, current: &CorpusSummary) -> anyhow::Result<ExitStatus> {
+    let to = &args.baseline;
+    let as_dir = to.is_dir() || (!to.exists() && to.extension().is_none_or(|e| e != "json"));
+    if !as_dir {
+        let mut text = serde_json::to_string_pretty(current)?;
+        text.push('\n');
+        write_atomic(to, text.as_bytes())?;
+        eprintln!("compactor: baseline {} updated", to.display());
+        return Ok(ExitStatus::Success);
+    }
+    let from = &args.current;
+    let files: Vec<(std::ffi::OsString, Vec<u8>)> = if from.is_dir() {
+        // Every report file, byte for byte (`shard.json` and `sessions.parquet` too).
+        let mut names: Vec<PathBuf> = std::fs::read_dir(from)
+            .with_context(|| format!("{}: cannot read", from.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|p| {
+                let bytes =
+                    std::fs::read(&p).with_context(|| format!("{}: cannot read", p.display()))?;
+                Ok((p.file_name().unwrap_or_default().to_os_string(), bytes))
+            })
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        let mut text = serde_json::to_string_pretty(current)?;
+        text.push('\n');
+        vec![("summary.json".into(), text.into_bytes())]
+    };
+    replace_dir(to, |dir| {
+        for (name, bytes) in &files {
+            std::fs::write(dir.join(name), bytes)
+                .with_context(|| format!("{}: cannot write", dir.join(name).display()))?;
+        }
+        Ok(())
+    })?;
+    eprintln!(
+        "compactor: baseline {} replaced by {} ({})",
+        to.display(),
+        from.display(),
+        counted(files.len() as u64, "file", "files")
+    );
+    Ok(ExitStatus::Success)
 }
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
     let current = load(&args.current)?;
     if args.update_baseline {
-        let to = summary_path(&args.baseline);
-        let mut text = serde_json::to_string_pretty(&current)?;
-        text.push('\n');
-        write_atomic(&to, text.as_bytes())?;
-        if args.current.is_dir() && args.baseline.is_dir() {
-            let rows = std::fs::read(args.current.join("sessions.jsonl")).unwrap_or_default();
-            write_atomic(&args.baseline.join("sessions.jsonl"), &rows)?;
-        }
-        eprintln!("compactor: baseline {} updated", to.display());
-        return Ok(ExitStatus::Success);
+        return update_baseline(args, &current);
     }
     let baseline = load(&args.baseline)?;
-    if let Some(stop) = comparable(args, &baseline, &current) {
+    let (stop, renamed) = comparable(args, &baseline, &current);
+    if let Some(stop) = stop {
         return Ok(stop);
     }
     let tolerance = |name: &str| match name {
@@ -193,7 +274,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     if args.baseline.is_dir() && args.current.is_dir() {
-        let (a, b) = (session_savings(&args.baseline), session_savings(&args.current));
+        let a = session_savings(&args.baseline, &renamed);
+        let b = session_savings(&args.current, &[]);
         let mut moved: Vec<(f64, &(String, String), f64, f64)> = b
             .iter()
             .filter_map(|(k, c)| a.get(k).map(|o| (c - o, k, *o, *c)))
@@ -208,7 +290,13 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     if regressed > 0 {
-        writeln!(out, "\n{regressed} figures regressed beyond their tolerance")?;
+        let what = counted(regressed as u64, "figure", "figures");
+        let verb = if regressed == 1 {
+            "regressed beyond its tolerance"
+        } else {
+            "regressed beyond their tolerance"
+        };
+        writeln!(out, "\n{what} {verb}")?;
         Ok(ExitStatus::Failure)
     } else {
         writeln!(out, "\nok: no figure regressed beyond its tolerance")?;

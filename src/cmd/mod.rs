@@ -124,7 +124,40 @@ pub fn run_items<O: Send>(
         },
         work,
         sink,
-    )
+    )?;
+    note_skipped(&reading.inputs, reader.skipped());
+    Ok(())
+}
+
+/// Files named in the note on skipped non-transcripts; the rest are counted.
+const SKIPPED_NAMED: usize = 5;
+
+/// The one note on the files a directory walk found that are no transcript
+/// (`compactor::pipeline::sniff`): how many, and the first few with what each is.
+pub fn note_skipped(
+    inputs: &[compactor::io::Input],
+    skipped: &[(usize, compactor::pipeline::sniff::NotTranscript)],
+) {
+    if skipped.is_empty() {
+        return;
+    }
+    let mut named: Vec<String> = skipped
+        .iter()
+        .take(SKIPPED_NAMED)
+        .map(|(i, what)| format!("{} ({what})", inputs[*i].display))
+        .collect();
+    if skipped.len() > SKIPPED_NAMED {
+        named.push(format!("and {} more", messages::n((skipped.len() - SKIPPED_NAMED) as u64)));
+    }
+    eprintln!(
+        "compactor: note: skipped {}: {}; name a file to read it anyway",
+        messages::counted(
+            skipped.len() as u64,
+            "file that is not a transcript",
+            "files that are not transcripts"
+        ),
+        named.join(", ")
+    );
 }
 
 /// The summarizer's line under the summary: bodies used (cached), fallbacks

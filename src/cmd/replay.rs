@@ -4,7 +4,7 @@
 use crate::cli::args::ReplayArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::cmd::messages::err_message;
+use crate::cmd::messages::{counted, err_message, n};
 use anyhow::Context;
 use compactor::catalog::prices::{PriceBook, PriceTable};
 use compactor::formats::Format;
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let inputs = &reading.inputs;
     let summarizer = config::summarizer(&args.summarizer)?;
     let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;
@@ -34,6 +34,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
+    let mut total = Total::default();
     crate::cmd::run_items(
         &reading,
         |item| match item {
@@ -112,6 +113,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 if let Some(s) = &row.summarizer {
                     summarized.merge(s);
                 }
+                total.add(&row);
                 match report.as_mut() {
                     Some(w) => w.write(&serde_json::to_value(&row)?)?,
                     None => print_row(&mut stdout, &row)?,
@@ -159,6 +161,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     if crate::cmd::stopped("the report files were not finished", &defaulted) {
         return Ok(ExitStatus::Interrupted);
     }
+    if !args.quiet {
+        eprintln!("{}", total.line());
+    }
     if let Some(notice) = unpriced_notice(&unpriced) {
         eprintln!("{notice}");
     }
@@ -203,12 +208,79 @@ fn unpriced_notice(unpriced: &BTreeMap<String, usize>) -> Option<String> {
     if total == 0 {
         return None;
     }
-    let by_model: Vec<String> = unpriced.iter().map(|(m, n)| format!("{m} {n}")).collect();
+    let by_model: Vec<String> =
+        unpriced.iter().map(|(m, k)| format!("{m} {}", n(*k as u64))).collect();
     Some(format!(
-        "compactor: --prices: {total} session{} without a price, cost left out ({})\nhint: add the model with --prices FILE, or price every session as one with --model NAME",
-        if total == 1 { "" } else { "s" },
+        "compactor: --prices: {} without a price, cost left out ({})\nhint: add the model with --prices FILE, or price every session as one with --model NAME",
+        counted(total as u64, "session", "sessions"),
         by_model.join("; ")
     ))
+}
+
+/// The replay's totals over its sessions, for the line on stderr.
+#[derive(Default)]
+struct Total {
+    sessions: u64,
+    calls: u64,
+    compactions: u64,
+    stopped: u64,
+    peak_original: u64,
+    peak_live: u64,
+    billed_original: u64,
+    billed_live: u64,
+    cache_read_original: u64,
+    cache_read_live: u64,
+    /// Dollars without and with compaction, over the priced sessions.
+    cost: Option<(f64, f64, u64)>,
+}
+
+impl Total {
+    fn add(&mut self, r: &ReplayRow) {
+        self.sessions += 1;
+        self.calls += r.calls as u64;
+        self.compactions += r.compactions as u64;
+        self.stopped += u64::from(r.thrash_stopped);
+        self.peak_original = self.peak_original.max(r.peak_original);
+        self.peak_live = self.peak_live.max(r.peak_live);
+        self.billed_original += r.billed_original;
+        self.billed_live += r.billed_live;
+        self.cache_read_original += r.cache_read_original;
+        self.cache_read_live += r.cache_read_live;
+        if let (Some(a), Some(b)) = (r.cost_original, r.cost_live) {
+            let (x, y, k) = self.cost.unwrap_or_default();
+            self.cost = Some((x + a, y + b, k + 1));
+        }
+    }
+
+    /// `compactor: replayed 12 sessions, ...: billed 6,481,228 -> 3,539,788 tokens (45.4% saved), ...`.
+    fn line(&self) -> String {
+        let stopped = match self.stopped {
+            0 => String::new(),
+            k => format!(" ({} stopped as ineffective)", counted(k, "session", "sessions")),
+        };
+        let cost = match self.cost {
+            Some((a, b, k)) => {
+                format!(
+                    ", ${a:.2} -> ${b:.2} over {}",
+                    counted(k, "priced session", "priced sessions")
+                )
+            }
+            None => String::new(),
+        };
+        format!(
+            "compactor: replayed {}, {}, {}{stopped}: peak {} -> {}, billed {} -> {} tokens ({:.1}% saved), cache reads {} -> {}{cost}",
+            counted(self.sessions, "session", "sessions"),
+            counted(self.calls, "call", "calls"),
+            counted(self.compactions, "compaction", "compactions"),
+            n(self.peak_original),
+            n(self.peak_live),
+            n(self.billed_original),
+            n(self.billed_live),
+            compactor::report::saved_pct(self.billed_original, self.billed_live),
+            n(self.cache_read_original),
+            n(self.cache_read_live),
+        )
+    }
 }
 
 fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
@@ -219,7 +291,7 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
     let window = match &r.chosen {
         Some(c) => format!(
             " [window {} from {}]",
-            compactor::policy::tool_families::thousands(r.window),
+            n(r.window),
             match (&c.model, c.window_from.as_str()) {
                 (Some(m), compactor::catalog::window::FROM_MODEL) => m.clone(),
                 (Some(m), _) => format!("the default: {m} is not in the table"),
@@ -230,18 +302,18 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
     };
     writeln!(
         out,
-        "{}{window}: {} calls, {} compactions{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
+        "{}{window}: {}, {}{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
         r.source,
-        r.calls,
-        r.compactions,
+        counted(r.calls as u64, "call", "calls"),
+        counted(r.compactions as u64, "compaction", "compactions"),
         if r.thrash_stopped { " (stopped: ineffective twice)" } else { "" },
-        r.peak_original,
-        r.peak_live,
-        r.billed_original,
-        r.billed_live,
+        n(r.peak_original),
+        n(r.peak_live),
+        n(r.billed_original),
+        n(r.billed_live),
         r.billed_saved_pct,
-        r.cache_read_original,
-        r.cache_read_live,
+        n(r.cache_read_original),
+        n(r.cache_read_live),
     )?;
     if let Some(rec) = &r.recorded {
         let cost = r.cost_recorded.map(|c| format!(", ${c:.2}")).unwrap_or_default();

@@ -6,7 +6,7 @@ mod by;
 use crate::cli::args::StatsArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::cmd::messages::err_message;
+use crate::cmd::messages::{counted, err_message, n};
 use compactor::pipeline::{Item, decode_job};
 use compactor::report::stats::Stats;
 use compactor::tokens::Meter;
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, false)?;
     let inputs = &reading.inputs;
     let meter = Meter::new(args.counter, args.image_tokens);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
@@ -92,16 +92,18 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
             print_stats(&mut out, &inputs[*i].display, Some(format), st, false)?;
         }
         if files.len() != 1 {
-            print_stats(&mut out, &format!("TOTAL, {} files", files.len()), None, &total, true)?;
+            let title = format!("TOTAL, {}", counted(files.len() as u64, "file", "files"));
+            print_stats(&mut out, &title, None, &total, true)?;
         }
     }
     out.flush()?;
     Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
 }
 
-/// `12,345`.
-fn n(v: u64) -> String {
-    compactor::policy::tool_families::thousands(v)
+/// `-12,345` / `12,345`.
+fn signed(v: i64) -> String {
+    let sign = if v < 0 { "-" } else { "" };
+    format!("{sign}{}", n(v.unsigned_abs()))
 }
 
 /// `a 3 · b 2` from a map, largest first, at most `k` entries.
@@ -160,7 +162,7 @@ fn print_stats(
             n(u.provider_tokens),
             n(u.our_tokens),
             u.diff_pct,
-            u.median_gap
+            signed(u.median_gap)
         )?;
     }
     for l in &st.largest {

@@ -9,7 +9,7 @@ use crate::cmd::messages::err_message;
 use compactor::pipeline::{Item, decode_job};
 
 pub fn run(args: &TokenizeArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, false)?;
     let meter = config::meter(&args.budget).without_cache();
     let (mut sessions, mut tokens, mut rejected) = (0u64, 0u64, 0u64);
     crate::cmd::run_items(

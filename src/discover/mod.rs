@@ -138,6 +138,7 @@ fn walk(folder: &Folder, dir: &Path, depth: usize, out: &mut Vec<Input>) -> std:
                 display: path.display().to_string(),
                 relative: Path::new(folder.agent.prefix()).join(below),
                 path: Some(path),
+                walked: true,
             });
         }
     }

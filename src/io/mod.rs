@@ -14,6 +14,7 @@
 
 pub mod arrow_ipc;
 pub mod atomic;
+pub mod atomic_dir;
 pub mod lock;
 pub mod manifest;
 pub mod output;
@@ -55,11 +56,20 @@ pub struct Input {
     pub display: String,
     /// Its name relative to the argument it came from, for `-o DIR/` outputs.
     pub relative: PathBuf,
+    /// Found by walking a directory (or the agents' log folders), not named
+    /// on the command line: when it is no transcript it is skipped with a
+    /// note rather than failed (`pipeline::JobReader`).
+    pub walked: bool,
 }
 
 impl Input {
     pub fn stdin() -> Input {
-        Input { path: None, display: "-".into(), relative: PathBuf::from("stdin.jsonl") }
+        Input {
+            path: None,
+            display: "-".into(),
+            relative: PathBuf::from("stdin.jsonl"),
+            walked: false,
+        }
     }
 }
 
@@ -123,7 +133,12 @@ fn walk(
                 .strip_prefix(root)
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|_| PathBuf::from(&*name));
-            out.push(Input { display: path.display().to_string(), path: Some(path), relative });
+            out.push(Input {
+                display: path.display().to_string(),
+                path: Some(path),
+                relative,
+                walked: true,
+            });
         }
     }
     Ok(())
@@ -157,7 +172,7 @@ pub fn expand_inputs_noting(args: &[String]) -> anyhow::Result<(Vec<Input>, Vec<
             }
         } else {
             let relative = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
-            out.push(Input { display: arg.clone(), path: Some(path), relative });
+            out.push(Input { display: arg.clone(), path: Some(path), relative, walked: false });
         }
     }
     Ok((out, skipped))
@@ -574,6 +589,7 @@ mod tests {
             path: Some(path.to_path_buf()),
             display: path.display().to_string(),
             relative: PathBuf::from("x"),
+            walked: false,
         }
     }
 

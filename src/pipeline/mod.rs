@@ -22,6 +22,7 @@ mod engine;
 mod policies;
 mod read;
 pub mod shard;
+pub mod sniff;
 #[cfg(test)]
 mod tests;
 

@@ -1,7 +1,14 @@
 //! Reading: inputs → [`Item`]s in input order. Each file's dialect is decided
 //! from its first records (or forced by `--from`); record dialects give one
 //! job per record, file dialects one job per file.
+//!
+//! A file whose dialect cannot be told and which is no transcript at all
+//! ([`sniff`]: binary, not JSON, JSON without messages, one of our reports)
+//! is skipped when a directory walk found it, and listed in
+//! [`JobReader::skipped`] for the command's one note; named on the command
+//! line, it fails saying what it is.
 
+use super::sniff::{NotTranscript, sniff};
 use super::{Item, Job};
 use crate::formats::{DETECT_RECORDS, Format, Record, Unit};
 use crate::io::{Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader};
@@ -25,6 +32,7 @@ pub struct JobReader<'a> {
     next_input: usize,
     current: Option<Current>,
     queue: VecDeque<Item>,
+    skipped: Vec<(usize, NotTranscript)>,
 }
 
 impl<'a> JobReader<'a> {
@@ -38,7 +46,14 @@ impl<'a> JobReader<'a> {
             next_input: 0,
             current: None,
             queue: VecDeque::new(),
+            skipped: Vec::new(),
         }
+    }
+
+    /// The inputs skipped so far because a directory walk found them and they
+    /// are no transcript: (input index, what it is), in input order.
+    pub fn skipped(&self) -> &[(usize, NotTranscript)] {
+        &self.skipped
     }
 
     /// Sets how inputs are read (e.g. the Parquet messages column).
@@ -61,7 +76,15 @@ impl<'a> JobReader<'a> {
         let mut reader = match RecordReader::open(input, &self.options) {
             Ok(r) => r,
             Err(error) => {
-                self.queue.push_back(Item::Failed { input: idx, error });
+                // A document that does not parse may be no JSON at all.
+                let what = match self.from {
+                    None => sniff(input, &VecDeque::new(), Some(&error)),
+                    Some(_) => None,
+                };
+                match what {
+                    Some(what) => self.not_a_transcript(idx, what),
+                    None => self.queue.push_back(Item::Failed { input: idx, error }),
+                }
                 return true;
             }
         };
@@ -92,8 +115,24 @@ impl<'a> JobReader<'a> {
             // the default dialect, so that those records are rejected one by one.
             None if head.iter().all(is_oversized) && failure.is_none() => Format::OpenAi,
             None => {
+                let malformed = failure.is_none().then(|| undetected(&head)).flatten();
+                // A first record that is a session with a problem says so
+                // (`malformed`); one that is not JSON is kept as the record it
+                // is (for --rejects) unless a walk found the file or it is binary.
+                let what = match (&malformed, sniff(input, &head, failure.as_ref())) {
+                    (_, Some(NotTranscript::Binary)) => Some(NotTranscript::Binary),
+                    (None, what) => what,
+                    (Some(_), Some(NotTranscript::NotJson)) if input.walked => {
+                        Some(NotTranscript::NotJson)
+                    }
+                    (Some(_), _) => None,
+                };
+                if let Some(what) = what {
+                    self.not_a_transcript(idx, what);
+                    return true;
+                }
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                let error = failure.unwrap_or_else(|| match undetected(&head) {
+                let error = failure.unwrap_or_else(|| match malformed {
                     // The first record says what is wrong with it: its line and why.
                     Some((source, message, raw)) => ReadError { source, message, raw },
                     None => ReadError {
@@ -134,6 +173,20 @@ impl<'a> JobReader<'a> {
         }
         self.current = Some(Current { input: idx, reader, format, head });
         true
+    }
+
+    /// Input `idx` is no transcript: skipped when a walk found it, else an
+    /// error saying what it is.
+    fn not_a_transcript(&mut self, idx: usize, what: NotTranscript) {
+        let Some(input) = self.inputs.get(idx) else { return };
+        if input.walked {
+            self.skipped.push((idx, what));
+            return;
+        }
+        let message = format!("not a transcript: {what} (--from FORMAT reads it as one)");
+        let source = Source { path: input.display.clone(), line: None, index: None };
+        let error = ReadError { source, message, raw: Vec::new() };
+        self.queue.push_back(Item::Failed { input: idx, error });
     }
 
     /// The next item, `None` when every input is done.

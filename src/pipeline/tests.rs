@@ -12,8 +12,12 @@ fn payloads(text: &str, from: Option<Format>) -> Vec<Payload> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.jsonl");
     std::fs::write(&path, text).unwrap();
-    let inputs =
-        [Input { path: Some(path), display: "a.jsonl".into(), relative: "a.jsonl".into() }];
+    let inputs = [Input {
+        path: Some(path),
+        display: "a.jsonl".into(),
+        relative: "a.jsonl".into(),
+        walked: false,
+    }];
     let mut reader = JobReader::new(&inputs, from);
     let mut out = Vec::new();
     while let Some(item) = reader.next_item() {

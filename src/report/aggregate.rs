@@ -21,6 +21,9 @@ pub struct ReportRow {
     pub compaction: SessionRow,
     /// Broken promises found by `verify` (API validity, verbatim head/tail, ...).
     pub problems: usize,
+    /// The session's real user messages (the same for every mode): the
+    /// denominator of "user messages kept whole" in the report's tables.
+    pub user_messages: usize,
     pub replay_calls: usize,
     pub replay_compactions: usize,
     pub replay_thrash_stopped: bool,
@@ -40,12 +43,17 @@ pub struct ReportRow {
     /// ... and how it was chosen (`model`, `window_from`).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub chosen: Option<crate::catalog::window::Chosen>,
+    /// `--model auto`: the trigger threshold of the session's window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u64>,
 }
 
 /// The fields of a [`ReportRow`] besides its [`SessionRow`], for reading rows back.
 #[derive(Deserialize)]
 struct Figures {
     problems: usize,
+    #[serde(default)]
+    user_messages: usize,
     replay_calls: usize,
     replay_compactions: usize,
     replay_thrash_stopped: bool,
@@ -63,6 +71,8 @@ struct Figures {
     model: Option<String>,
     #[serde(default)]
     window_from: Option<String>,
+    #[serde(default)]
+    threshold: Option<u64>,
 }
 
 impl ReportRow {
@@ -73,6 +83,7 @@ impl ReportRow {
         Ok(ReportRow {
             compaction,
             problems: f.problems,
+            user_messages: f.user_messages,
             replay_calls: f.replay_calls,
             replay_compactions: f.replay_compactions,
             replay_thrash_stopped: f.replay_thrash_stopped,
@@ -87,13 +98,22 @@ impl ReportRow {
             chosen: f
                 .window_from
                 .map(|window_from| crate::catalog::window::Chosen { model: f.model, window_from }),
+            threshold: f.threshold,
         })
     }
 
-    pub fn new(compaction: SessionRow, problems: usize, r: &ReplayRow) -> ReportRow {
+    /// A row of `compaction` and its replay `r`; `user_messages` is the
+    /// session's count of real user messages.
+    pub fn new(
+        compaction: SessionRow,
+        problems: usize,
+        user_messages: usize,
+        r: &ReplayRow,
+    ) -> ReportRow {
         ReportRow {
             compaction,
             problems,
+            user_messages,
             replay_calls: r.calls,
             replay_compactions: r.compactions,
             replay_thrash_stopped: r.thrash_stopped,
@@ -106,6 +126,7 @@ impl ReportRow {
             replay_summarizer: r.summarizer.clone(),
             window: r.chosen.as_ref().map(|_| r.window),
             chosen: r.chosen.clone(),
+            threshold: r.chosen.as_ref().map(|_| r.threshold),
         }
     }
 }
@@ -159,8 +180,14 @@ pub struct ModeSummary {
     pub user_messages_summarized: u64,
     pub user_messages_kept_whole: u64,
     /// Share of summarized user messages quoted whole; `null` (n/a) when none
-    /// was summarized.
+    /// was summarized (`check`'s figure: a mode against itself).
     pub user_messages_kept_whole_pct: Option<f64>,
+    /// Real user messages of the sessions, the same for every mode: the
+    /// report's tables set the ones still whole in the output (in the head,
+    /// the tail, or quoted whole in a summary) against this count. 0 in
+    /// reports made before it was added.
+    #[serde(default)]
+    pub user_messages: u64,
     pub tool_results_cleared: u64,
     pub images_stripped: u64,
     pub chars_truncated: u64,
@@ -193,6 +220,29 @@ pub struct CorpusSummary {
     /// absent from reports made before it was added.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Inputs>,
+    /// `--model auto`: the windows the sessions got, smallest first, each with
+    /// its trigger and how many sessions got it (`window` above is the one
+    /// window, or the default when there are several). Absent under
+    /// `--window` / `--model NAME`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowSessions>,
+}
+
+/// Sessions that got one window under `--model auto`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WindowSessions {
+    pub window: u64,
+    pub threshold: u64,
+    pub sessions: u64,
+}
+
+impl ModeSummary {
+    /// User messages still whole in the output: those not summarized, and
+    /// the summarized ones quoted whole. Of [`ModeSummary::user_messages`].
+    pub fn user_messages_whole(&self) -> u64 {
+        self.user_messages.saturating_sub(self.user_messages_summarized)
+            + self.user_messages_kept_whole
+    }
 }
 
 /// Rejected records: how many, by kind (`invalid_json`, `malformed`, `unreadable`).
@@ -252,6 +302,7 @@ pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSumm
         m.tail_tokens += c.sections.tail_tokens;
         m.user_messages_summarized += c.user_messages_summarized as u64;
         m.user_messages_kept_whole += c.user_messages_kept_whole as u64;
+        m.user_messages += r.user_messages as u64;
         m.tool_results_cleared += c.effects.tool_results_cleared as u64;
         m.images_stripped += c.effects.images_stripped as u64;
         m.chars_truncated += c.effects.chars_truncated;
@@ -295,6 +346,16 @@ pub fn summarize(rows: &[ReportRow], counter: &str, window: u64, threshold: u64)
         ..CorpusSummary::default()
     };
     s.sessions = rows.iter().filter(|r| r.compaction.mode == "none").count() as u64;
+    let mut windows: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.compaction.mode == "none") {
+        if let (Some(w), Some(t)) = (r.window, r.threshold) {
+            *windows.entry((w, t)).or_default() += 1;
+        }
+    }
+    s.windows = windows
+        .into_iter()
+        .map(|((window, threshold), sessions)| WindowSessions { window, threshold, sessions })
+        .collect();
     for mode in REPORT_MODES {
         s.modes.insert(
             mode.to_string(),

@@ -8,7 +8,7 @@
 //!
 //! Pure computation: no I/O, deterministic (ordered maps, stable tie-breaks).
 
-use crate::model::{Part, Role, Session};
+use crate::model::{Message, Part, Role, Session};
 use crate::tokens::Meter;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -77,6 +77,18 @@ fn preview(text: &str) -> String {
         s.push('…');
     }
     s
+}
+
+/// A message as its preview shows it: its text, or, for a message that only
+/// calls tools, its calls (`call Bash {"command": "cargo test"}; call Read ...`).
+fn preview_of(m: &Message) -> String {
+    let text = m.text_content();
+    if !text.trim().is_empty() || m.tool_calls.is_empty() {
+        return preview(&text);
+    }
+    let calls: Vec<String> =
+        m.tool_calls.iter().map(|c| format!("call {} {}", c.name, c.arguments)).collect();
+    preview(&calls.join("; "))
 }
 
 impl Stats {
@@ -149,7 +161,7 @@ impl Stats {
                 role,
                 tool,
                 tokens,
-                preview: preview(&m.text_content()),
+                preview: preview_of(m),
             });
         }
         st.tokens = prefix;
@@ -262,6 +274,28 @@ mod tests {
         let before_answer: u64 =
             before_call + s.messages[2..4].iter().map(|x| m.message(x)).sum::<u64>();
         assert_eq!(st.usage.our_tokens, before_call + before_answer);
+    }
+
+    /// Issue 41, point 10: a message that only calls a tool showed an empty
+    /// preview; it shows the call, name and arguments, cut like any preview.
+    #[test]
+    fn a_call_only_message_previews_its_call() {
+        let mut call = Message::text(Role::Assistant, "");
+        call.tool_calls_mut().push(ToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: format!(r#"{{"command": "cargo test {}"}}"#, "x".repeat(100)),
+            ..Default::default()
+        });
+        let p = preview_of(&call);
+        assert!(p.starts_with(r#"call Bash {"command": "cargo test xxx"#), "{p}");
+        assert_eq!(p.chars().count(), PREVIEW_CHARS + 1, "cut, with an ellipsis: {p}");
+        assert_eq!(preview_of(&Message::text(Role::User, "  a\n b ")), "a b");
+        let s =
+            Session { messages: vec![Message::text(Role::User, "hi"), call], ..Session::default() };
+        let st = Stats::of_session(&s, &meter());
+        let largest = st.largest.iter().find(|l| l.index == 1).unwrap();
+        assert!(largest.preview.starts_with("call Bash "), "{largest:?}");
     }
 
     #[test]

@@ -168,12 +168,28 @@ impl Compact {
     }
 }
 
-/// The files plan, up to the formats: inputs, target, refusals.
+/// The files plan, up to the formats: inputs, target, refusals. Without an
+/// INPUT, the agents' own log folders, as the other readers read them; their
+/// logs hold one session per file, so they are written one output per input
+/// (`-o DIR/`), never concatenated.
 fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
-    let inputs = inputs(&args.input.inputs)?;
     let target = Target::parse(&args.output);
+    let (inputs, roots) = if args.input.inputs.is_empty() {
+        if !matches!(target, Target::Dir(_)) {
+            bail!(
+                "no INPUT given: compact would read the agents' own log folders, one session per \
+                 file, which go to a directory\nhint: give -o DIR/ (one compacted log per log, under \
+                 DIR/claude-code/ and DIR/codex/), or the files or directories to read"
+            );
+        }
+        let found = super::discovery::inputs(args.quiet)?;
+        let roots = found.folders.iter().map(|p| p.display().to_string()).collect();
+        (found.inputs, roots)
+    } else {
+        (inputs(&args.input.inputs)?, args.input.inputs.clone())
+    };
     refuse_overwrites(&inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
-    refuse_output_inside_inputs(&args.input.inputs, &target)?;
+    refuse_output_inside_inputs(&roots, &target)?;
     if args.resume && !matches!(target, Target::Dir(_)) {
         bail!(
             "--resume needs a directory output (-o DIR/), where each input has its own output file"

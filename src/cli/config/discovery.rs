@@ -1,6 +1,7 @@
-//! The inputs of a reading command run without INPUT: the session logs in the
+//! The inputs of a command run without INPUT: the session logs in the
 //! agents' own folders ([`compactor::discover`]), found from this process's
-//! environment once, and named on stderr with how many files each holds.
+//! environment once, and named on stderr (unless `-q`) with how many files
+//! each holds.
 
 use anyhow::bail;
 use compactor::discover::{Env, folders, session_files};
@@ -18,9 +19,16 @@ fn env() -> Env {
     }
 }
 
+/// What discovery found: every session log, and the folders that held them.
+pub struct Found {
+    pub inputs: Vec<Input>,
+    pub folders: Vec<PathBuf>,
+}
+
 /// Every session log of the folders that exist, Claude Code's first; an
-/// error (exit 2) when no folder exists or none holds a log.
-pub fn inputs() -> anyhow::Result<Vec<Input>> {
+/// error (exit 2) when no folder exists or none holds a log. `quiet` keeps
+/// the folders read off stderr.
+pub fn inputs(quiet: bool) -> anyhow::Result<Found> {
     let candidates = folders(&env());
     if candidates.is_empty() {
         bail!(
@@ -29,6 +37,7 @@ pub fn inputs() -> anyhow::Result<Vec<Input>> {
     }
     let mut lines = Vec::new();
     let mut inputs = Vec::new();
+    let mut read = Vec::new();
     for folder in &candidates {
         let Some(files) =
             session_files(folder).map_err(|e| anyhow::anyhow!("{}: {e}", folder.path.display()))?
@@ -43,6 +52,7 @@ pub fn inputs() -> anyhow::Result<Vec<Input>> {
             folder.agent.label()
         ));
         inputs.extend(files);
+        read.push(folder.path.clone());
     }
     let looked: Vec<String> = candidates.iter().map(|f| f.path.display().to_string()).collect();
     if lines.is_empty() {
@@ -57,9 +67,11 @@ pub fn inputs() -> anyhow::Result<Vec<Input>> {
             lines.join("\n")
         );
     }
-    eprintln!(
-        "compactor: no INPUT given; reading the agents' own log folders:\n{}",
-        lines.join("\n")
-    );
-    Ok(inputs)
+    if !quiet {
+        eprintln!(
+            "compactor: no INPUT given; reading the agents' own log folders:\n{}",
+            lines.join("\n")
+        );
+    }
+    Ok(Found { inputs, folders: read })
 }

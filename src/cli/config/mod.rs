@@ -7,11 +7,13 @@
 //! `compact`'s whole configuration.
 
 mod compact;
-mod discovery;
+pub(crate) mod discovery;
 mod summarizer;
 mod windows;
 
 pub use compact::{Arrow, Compact, Container, Files, rejects_sources};
+#[cfg(test)]
+pub use summarizer::COMMAND_MODEL;
 pub use summarizer::{options_text as summarizer_options, summarizer};
 pub use windows::{AUTO, DefaultedCount, Policies, policies};
 
@@ -46,10 +48,13 @@ pub struct Reading {
 
 impl Reading {
     /// Without an INPUT (`stats`, `report`, `replay`), the agents' own log
-    /// folders ([`discovery`]), named on stderr.
-    pub fn from_args(args: &InputArgs) -> anyhow::Result<Reading> {
-        let inputs =
-            if args.inputs.is_empty() { discovery::inputs()? } else { inputs(&args.inputs)? };
+    /// folders ([`discovery`]), named on stderr unless `quiet`.
+    pub fn from_args(args: &InputArgs, quiet: bool) -> anyhow::Result<Reading> {
+        let inputs = if args.inputs.is_empty() {
+            discovery::inputs(quiet)?.inputs
+        } else {
+            inputs(&args.inputs)?
+        };
         let from = input_format(&args.from)?;
         let pool = thread_pool(args.threads)?;
         Ok(Reading {

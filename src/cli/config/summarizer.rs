@@ -9,7 +9,7 @@ use compactor::summarizer::{Backend, Slots, Summarizer, cache::Cache, command, h
 use std::sync::Arc;
 
 /// The model name sent when `--summarizer-cmd` is given without `--summarizer-model`.
-const COMMAND_MODEL: &str = "default";
+pub const COMMAND_MODEL: &str = "default";
 
 /// The summarizer these options ask for, or `None` without `--summarizer*`.
 pub fn summarizer(args: &SummarizerArgs) -> anyhow::Result<Option<Arc<dyn SummaryWriter>>> {

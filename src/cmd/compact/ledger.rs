@@ -172,8 +172,11 @@ impl Ledger {
 /// The summary line on standard error.
 pub fn print_summary(s: &RunSummary) {
     let rejected = if s.rejected > 0 {
-        let kinds: Vec<String> =
-            s.rejected_by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let kinds: Vec<String> = s
+            .rejected_by_kind
+            .iter()
+            .map(|(k, n)| format!("{} {k}", thousands(*n as u64)))
+            .collect();
         let kinds =
             if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
         format!("; {}{kinds}", plural(s.rejected as u64, "record rejected", "records rejected"))
@@ -184,7 +187,7 @@ pub fn print_summary(s: &RunSummary) {
         String::new()
     } else {
         let kinds: Vec<String> =
-            s.repairs.by_name().iter().map(|(k, n)| format!("{n} {k}")).collect();
+            s.repairs.by_name().iter().map(|(k, n)| format!("{} {k}", thousands(*n))).collect();
         let n = plural(s.repairs.total(), "repair", "repairs");
         format!("; {n} to make valid requests ({})", kinds.join(", "))
     };

@@ -44,11 +44,14 @@ fn run_files(cfg: &Compact, files: &Files) -> anyhow::Result<ExitStatus> {
         |item| engine.process_item(item),
         |processed| processed.into_iter().try_for_each(|p| sink.accept(p)),
     )?;
+    crate::cmd::note_skipped(&inputs, jobs.skipped());
     if crate::cmd::interrupted() {
         sink.abandon();
         return Ok(ExitStatus::Interrupted);
     }
-    let summary = sink.finish()?;
+    let mut summary = sink.finish()?;
+    // A skipped file is no input of the run (the note above names it).
+    summary.inputs = summary.inputs.saturating_sub(jobs.skipped().len());
     if !cfg.quiet {
         ledger::print_summary(&summary);
     }

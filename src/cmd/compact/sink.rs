@@ -260,14 +260,18 @@ impl<'a> Sink<'a> {
         progress.finish_and_clear();
         let kept = if matches!(files.target, Target::Dir(_)) {
             format!(
-                "{finished_files} of {} output files are complete and kept; \
+                "{} of {} output files are complete and kept; \
                  run again with --resume to finish the rest",
-                inputs.len()
+                crate::cmd::messages::n(finished_files as u64),
+                crate::cmd::messages::n(inputs.len() as u64)
             )
         } else {
             "no output was written".to_string()
         };
-        eprintln!("compactor: interrupted after {} sessions; {kept}", summary.sessions);
+        eprintln!(
+            "compactor: interrupted after {}; {kept}",
+            crate::cmd::messages::counted(summary.sessions as u64, "session", "sessions")
+        );
     }
 }
 

@@ -6,11 +6,12 @@ use super::{CHARTED_SESSIONS, Charted, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
-use crate::cmd::messages::err_message;
+use crate::cmd::messages::{counted, err_message};
 use anyhow::Context;
 use compactor::Mode;
 use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
+use compactor::policy::summary::real_user_text;
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
@@ -22,7 +23,7 @@ use serde_json::Value;
 const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
 
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
-    let reading = config::Reading::from_args(&args.input)?;
+    let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let meter = config::meter(&args.budget);
     let summarizer = config::summarizer(&args.summarizer)?;
     let policies: Vec<config::Policies> = MODES
@@ -76,6 +77,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     // (a clean request joins a reply's text to its calls, and
                     // drops the agent's own compactions and calls made of nothing).
                     let as_logged = Prepared::new(raw);
+                    let users = s.messages.iter().filter(|m| real_user_text(m).is_some()).count();
                     for policies in &policies {
                         let (p, chosen) = policies.for_model(model.as_deref());
                         let outcome = compact_prepared(&prepared, p, &meter);
@@ -97,7 +99,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         };
                         let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
-                        session_rows.push(ReportRow::new(row, problems, &rr));
+                        session_rows.push(ReportRow::new(row, problems, users, &rr));
                         series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
                     }
                     out.push(Some((session_rows, series)));
@@ -170,8 +172,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     write_report(dir, &rows, &values, &summary, series, args.parquet)?;
     if !args.quiet {
         eprintln!(
-            "compactor: {} sessions × {} modes -> {}",
-            summary.sessions,
+            "compactor: {} × {} modes -> {}",
+            counted(summary.sessions, "session", "sessions"),
             MODES.len(),
             dir.display()
         );

@@ -12,6 +12,7 @@
 use super::{CHARTED_SESSIONS, ShardFile, write_report};
 use crate::cli::args::ReportArgs;
 use crate::cmd::ExitStatus;
+use crate::cmd::messages::counted;
 use anyhow::{Context, bail};
 use compactor::report::aggregate::{CorpusSummary, ReportRow, summarize};
 use compactor::report::render::Series;
@@ -176,9 +177,9 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     write_report(out, &rows, &values, &summary, series, args.parquet)?;
     if !args.quiet {
         eprintln!(
-            "compactor: {} shards, {} sessions × {MODES} modes -> {}",
-            shards.len(),
-            summary.sessions,
+            "compactor: {}, {} × {MODES} modes -> {}",
+            counted(shards.len() as u64, "shard", "shards"),
+            counted(summary.sessions, "session", "sessions"),
             out.display()
         );
     }

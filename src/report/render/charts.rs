@@ -169,9 +169,28 @@ fn responsive(svg: String, w: u32, h: u32, label: &str) -> String {
     svg.replacen(&head, &to, 1).trim_end().to_string()
 }
 
+/// The modes whose replay stopped compacting, and at which call:
+/// `lean at call 57`, `legacy at call 40, lean at call 57`.
+pub(super) fn stopped_text(series: &[&Series]) -> Option<String> {
+    let stopped: Vec<String> = series
+        .iter()
+        .filter_map(|s| {
+            s.stopped_at.map(|c| {
+                format!("{} at call {}", s.mode, crate::policy::tool_families::thousands(c as u64))
+            })
+        })
+        .collect();
+    (!stopped.is_empty()).then(|| stopped.join(", "))
+}
+
 /// Request size per call, one line per series (mode), with the trigger.
-/// `series` are one session's, all with the same threshold.
+/// `series` are one session's, all with the same threshold. A mode whose
+/// replay stopped compacting (the thrash guard) gets a dotted vertical line
+/// in its colour at that call, and a third legend row that says so.
 pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> {
+    let stopped = stopped_text(series);
+    let legend_rows = if stopped.is_some() { 3 } else { 2 };
+    let height = LINE_HEIGHT + (legend_rows - 2) * LEGEND_ROW;
     let threshold = series.first().map_or(0, |s| s.threshold);
     let calls = series.iter().map(|s| s.tokens.len()).max().unwrap_or(0) as u64;
     let top = series.iter().flat_map(|s| s.tokens.iter().copied()).chain([threshold]).max();
@@ -180,10 +199,11 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
     let x_max = calls.max(5);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, LINE_HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        // Legend: the modes in one row, the trigger in a second.
-        let (legend, plot) = root.split_vertically(2 * LEGEND_ROW);
+        // Legend: the modes in one row, the trigger in a second, where the
+        // replay stopped compacting in a third.
+        let (legend, plot) = root.split_vertically(legend_rows * LEGEND_ROW);
         let mut chart = framed(&plot)
             .build_cartesian_2d(1u64..x_max, 0u64..y_max)
             .map_err(|e| e.to_string())?;
@@ -204,6 +224,19 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
                 ShapeStyle::from(TRIGGER).stroke_width(1),
             ))
             .map_err(|e| e.to_string())?;
+        for s in series {
+            if let Some(at) = s.stopped_at {
+                let x = (at as u64).clamp(1, x_max);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(x, 0), (x, y_max)],
+                        3,
+                        3,
+                        ShapeStyle::from(look(&s.mode).color).stroke_width(2),
+                    ))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
         let every = (calls as usize).div_ceil(MARKERS).max(1);
         for (k, s) in series.iter().enumerate() {
             let l = look(&s.mode);
@@ -245,9 +278,50 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
                 ("sans-serif", LABEL_FONT).into_font().color(&TRIGGER),
             ))
             .map_err(|e| e.to_string())?;
+        if let Some(text) = &stopped {
+            let y = LEGEND_ROW as i32 * 5 / 2;
+            let color = match series.iter().filter(|s| s.stopped_at.is_some()).collect::<Vec<_>>()[..]
+            {
+                [one] => look(&one.mode).color,
+                _ => RGBColor(0, 0, 0),
+            };
+            legend
+                .draw(&DashedPathElement::new(
+                    vec![(x + 14, y - 10), (x + 14, y + 10)],
+                    3,
+                    3,
+                    ShapeStyle::from(color).stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?;
+            legend
+                .draw(&Text::new(
+                    format!("stopped, ineffective twice: {text}"),
+                    (x + 34, y - 9),
+                    ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
         root.present().map_err(|e| e.to_string())?;
     }
-    Ok(responsive(svg, WIDTH, LINE_HEIGHT, label))
+    Ok(responsive(svg, WIDTH, height, label))
+}
+
+/// The histogram's count axis: it ends at the first round tick at or above
+/// the tallest bar. Returns that end and how many tick labels plotters is
+/// asked for (0 to the end in round steps of 1, 2 or 5 × 10ⁿ, at most
+/// [`Y_TICKS`] labels), so that its steps are ours.
+fn count_axis(tallest: u64) -> (u64, usize) {
+    let tallest = tallest.max(1);
+    let mut scale = 1u64;
+    loop {
+        for step in [scale, 2 * scale, 5 * scale] {
+            let steps = tallest.div_ceil(step);
+            if steps < Y_TICKS as u64 {
+                return (steps * step, steps as usize + 1);
+            }
+        }
+        scale = scale.saturating_mul(10);
+    }
 }
 
 /// Sessions by tokens saved, in `BIN_PCT`-point bins, one bar per mode in each bin.
@@ -263,8 +337,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         })
         .collect();
     let top = counts.iter().flat_map(|(_, c)| c.iter().copied()).max().unwrap_or(0);
-    // At least 0..4, so that the axis has ticks to show.
-    let y_max = ((top as f64 * 1.1).ceil() as u64).max(4);
+    let (y_max, y_labels) = count_axis(top);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HIST_HEIGHT)).into_drawing_area();
@@ -278,6 +351,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
             ("tokens saved (share of the session)", "compacted sessions"),
         )
         .disable_x_mesh()
+        .y_labels(y_labels)
         .x_labels(BINS + 1)
         .x_label_formatter(&|v| format!("{v}%"))
         .y_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
@@ -419,6 +493,7 @@ mod tests {
             threshold: 27_200,
             tokens: tokens.to_vec(),
             provider_calls: 0,
+            stopped_at: None,
         }
     }
 
@@ -492,8 +567,8 @@ mod tests {
         assert!(has_y_title(&svg, "compacted sessions"));
         assert!(texts(&svg).iter().any(|t| t.1 == "tokens saved (share of the session)"));
         let (y, x) = ticks(&svg);
-        // The largest bin holds 3: the scale still shows 0..4.
-        assert_eq!(y, ["0", "1", "2", "3", "4"]);
+        // The largest bin holds 3: the scale ends there (issue 41; it went on to 4).
+        assert_eq!(y, ["0", "1", "2", "3"]);
         assert_eq!(x.len(), 11, "{x:?}");
         assert_eq!((x[0], x[10]), ("0%", "100%"));
         // Bars: legacy 50-60 (2) and 60-70 (1); lean 0-10 (2, with -3 clamped) and 90-100 (3).
@@ -505,6 +580,62 @@ mod tests {
         assert_eq!(bars(look("legacy").color), 1 + 2);
         assert_eq!(bars(look("lean").color), 1 + 2);
         assert_eq!(bars(look("tiered").color), 1);
+    }
+
+    /// Issue 41, point 6: the count axis ends at the first round tick at or
+    /// above the tallest bar, in steps of 1, 2 or 5 × 10ⁿ, at most `Y_TICKS` labels.
+    #[test]
+    fn histogram_ticks_end_near_the_tallest_bar() {
+        for (tallest, end, labels) in [
+            (0, 1, 2),
+            (1, 1, 2),
+            (3, 3, 4),
+            (7, 7, 8),
+            (8, 8, 5),
+            (12, 12, 7),
+            (23, 25, 6),
+            (130, 140, 8),
+        ] {
+            assert_eq!(count_axis(tallest), (end, labels), "{tallest}");
+        }
+        let savings = vec![("lean".to_string(), vec![55.0; 23])];
+        let svg = savings_histogram(&savings).unwrap();
+        let (y, _) = ticks(&svg);
+        assert_eq!(y, ["0", "5", "10", "15", "20", "25"]);
+    }
+
+    /// Issue 41, point 6: a replay that stopped compacting says so on its
+    /// chart: a dotted line in its mode's colour at that call, and a legend row.
+    #[test]
+    fn a_stopped_replay_is_marked_on_its_chart() {
+        let tokens: Vec<u64> = (1..=40).map(|i| i * 900).collect();
+        let mut lean = series("lean", &tokens);
+        lean.stopped_at = Some(30);
+        let none = series("none", &tokens);
+        let svg = request_sizes("s", &[&none, &lean]).unwrap();
+        assert!(svg.starts_with("<svg width=\"100%\" viewBox=\"0 0 480 388\""), "{svg:.120}");
+        let labels: Vec<&str> = texts(&svg).iter().map(|t| t.1).collect();
+        assert!(labels.contains(&"stopped, ineffective twice: lean at call 30"), "{labels:?}");
+        // Lean's vertical marker: width-2 dashes in lean's colour on one x.
+        let hex = {
+            let c = look("lean").color;
+            format!(r##"stroke="#{:02X}{:02X}{:02X}""##, c.0, c.1, c.2)
+        };
+        let vertical = svg
+            .split("<polyline ")
+            .filter(|p| p.contains(&hex) && p.contains(r#"stroke-width="2""#))
+            .filter_map(|p| p.split(r#"points=""#).nth(1)?.split('"').next())
+            .filter(|pts| {
+                let xs: Vec<&str> =
+                    pts.split_whitespace().filter_map(|xy| xy.split(',').next()).collect();
+                xs.len() == 2 && xs[0] == xs[1]
+            })
+            .count();
+        assert!(vertical > 10, "a dotted vertical line of many dashes: {vertical}");
+        // Without a stop: no third legend row.
+        let svg = request_sizes("s", &[&none, &series("lean", &tokens)]).unwrap();
+        assert!(svg.starts_with("<svg width=\"100%\" viewBox=\"0 0 480 360\""));
+        assert!(!svg.contains("stopped"));
     }
 
     #[test]

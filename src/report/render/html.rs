@@ -1,18 +1,30 @@
 //! `report.html`: the tables and the charts in one self-contained page (no
 //! JavaScript, no external resources) that fits a phone screen: tables scroll
-//! sideways inside their own box, charts take the width of the page.
+//! sideways inside their own box, with their first column (the labels) kept in
+//! view and a shadow on the side where more columns wait (drawn by CSS
+//! backgrounds that scroll with the content, so no script is needed); charts
+//! take the width of the page. `scripts/screenshot_report.sh` checks in
+//! Chromium that every table's last column can be scrolled to, with the cue
+//! shown, at 1100 and 390 px.
 
 use super::{Series, charts, esc, intro, n, tables};
 use crate::report::aggregate::CorpusSummary;
 use std::fmt::Write;
 
 const STYLE: &str = "*{box-sizing:border-box}\
-body{font-family:sans-serif;max-width:980px;margin:0 auto;padding:0.5em 1em 2em;color:#222;line-height:1.4}\
+body{font-family:sans-serif;max-width:1180px;margin:0 auto;padding:0.5em 1em 2em;color:#222;line-height:1.4}\
 h1,h2,p,figcaption{overflow-wrap:anywhere}\
-.scroll{max-width:100%;overflow-x:auto;margin:0.5em 0 1em}\
-table{border-collapse:collapse}\
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}\
-td:first-child,th:first-child{text-align:left}\
+p{max-width:980px}\
+.scroll{max-width:100%;overflow-x:auto;margin:0.5em 0 1em;\
+background:linear-gradient(to left,#fff 40%,rgba(255,255,255,0)) right/3em 100% no-repeat local,\
+linear-gradient(to left,rgba(0,0,0,.22),rgba(0,0,0,0)) right/1em 100% no-repeat scroll}\
+table{border-collapse:separate;border-spacing:0}\
+td,th{border:1px solid #ccc;border-width:0 1px 1px 0;padding:4px 8px;text-align:right;white-space:nowrap;\
+line-height:20px;vertical-align:top}\
+tr:first-child>*{border-top-width:1px}\
+th{white-space:normal;vertical-align:bottom;min-width:4em}\
+td:first-child,th:first-child{text-align:left;position:sticky;left:0;z-index:1;background:#fff;\
+border-left-width:1px;white-space:normal;min-width:7em;max-width:40vw;box-shadow:2px 0 2px -1px rgba(0,0,0,.18)}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr));gap:0 1.5em}\
 figure{margin:1em 0 1.5em;max-width:640px}\
 svg{display:block;width:100%;height:auto;border:1px solid #eee}\
@@ -100,6 +112,14 @@ pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]
         if !same.is_empty() {
             let _ = write!(caption, " Lines that coincide: {}.", same.join("; "));
         }
+        if let Some(stopped) = charts::stopped_text(&of) {
+            let _ = write!(
+                caption,
+                " Replay stopped compacting ({stopped}): two compactions in a row left the \
+                 request over the trigger (the thrash guard), so from there that line grows \
+                 with the session."
+            );
+        }
         figure(&mut out, charts::request_sizes(src, &of), &caption);
     }
     out.push_str("</div>\n<h2>Distribution of savings</h2>\n");
@@ -127,6 +147,7 @@ mod tests {
             threshold: 100,
             tokens: tokens.to_vec(),
             provider_calls,
+            stopped_at: None,
         }
     }
 
@@ -162,12 +183,32 @@ mod tests {
         ));
     }
 
+    /// Issue 41, point 6: a replay that stopped compacting says so in its caption.
+    #[test]
+    fn a_stopped_replay_says_so_in_its_caption() {
+        let mut lean = series("a.jsonl:1", "lean", &[10, 150, 160, 170], 0);
+        lean.stopped_at = Some(3);
+        let page =
+            html(&summary(), &[series("a.jsonl:1", "none", &[10, 150, 160, 170], 0), lean], &[]);
+        assert!(page.contains(
+            "Lines that coincide: none = lean. Replay stopped compacting (lean at call 3): two \
+             compactions in a row left the request over the trigger (the thrash guard)"
+        ));
+        assert!(page.contains("stopped, ineffective twice: lean at call 3"));
+    }
+
     #[test]
     fn the_page_is_built_for_a_narrow_screen() {
         let page = html(&summary(), &[series("a", "lean", &[1, 2], 0)], &[]);
         assert!(page.contains(r#"<meta name="viewport" content="width=device-width"#));
-        // Tables scroll inside their own box; charts take the container's width.
+        // Tables scroll inside their own box, with a shadow where more columns
+        // wait and their labels kept in view (issue 41); charts take the
+        // container's width. scripts/screenshot_report.sh checks it in Chromium.
         assert!(page.contains(".scroll{max-width:100%;overflow-x:auto"));
+        assert!(page.contains("no-repeat local,") && page.contains("no-repeat scroll}"));
+        assert!(
+            page.contains("td:first-child,th:first-child{text-align:left;position:sticky;left:0")
+        );
         assert!(page.contains("svg{display:block;width:100%;height:auto"));
         assert!(!page.contains("<svg width=\"4") && page.contains("<svg width=\"100%\""));
         assert!(!page.contains("<script"));

@@ -7,7 +7,7 @@ mod html;
 
 pub use html::html;
 
-use super::aggregate::{CorpusSummary, ModeSummary, REPORT_MODES};
+use super::aggregate::{CorpusSummary, ModeSummary, REPORT_MODES, WindowSessions};
 use crate::replay::Replay;
 use serde_json::{Map, Value};
 use std::fmt::Write;
@@ -24,6 +24,10 @@ pub struct Series {
     /// (the others are our own count).
     #[serde(default)]
     pub provider_calls: usize,
+    /// The replay stopped compacting (two compactions in a row left the
+    /// request over the trigger: the thrash guard) at this call, 1-based.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<usize>,
 }
 
 impl Series {
@@ -35,6 +39,11 @@ impl Series {
             threshold: r.threshold,
             tokens: r.calls.iter().map(|c| c.trigger_tokens()).collect(),
             provider_calls: r.calls.iter().filter(|c| c.provider_tokens.is_some()).count(),
+            stopped_at: r
+                .compactions
+                .last()
+                .filter(|_| r.thrash_stopped)
+                .map(|c| c.before_call + 1),
         }
     }
 }
@@ -104,89 +113,73 @@ fn mode<'a>(s: &'a CorpusSummary, name: &str) -> Option<&'a ModeSummary> {
     s.modes.get(name)
 }
 
-/// The tables a person reads first, as (title, header, rows).
+/// `whole of all`: the same denominator for every mode (the sessions' user
+/// messages), or `n/a` when there are none.
+fn users_whole(m: &ModeSummary, sep: &str) -> String {
+    of(m.user_messages_whole(), m.user_messages, sep)
+}
+
+/// The tables a person reads first, as (title, header, rows). Each label
+/// says what its figure is over: all sessions, or the compacted ones.
 fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let mut out = Vec::new();
     let (Some(legacy), Some(lean)) = (mode(s, "legacy"), mode(s, "lean")) else { return out };
     let row = |label: &str, a: String, b: String| vec![label.to_string(), a, b];
+    let both = |f: &dyn Fn(&ModeSummary) -> String| (f(legacy), f(lean));
+    let pair = |label: &str, (a, b): (String, String)| row(label, a, b);
     out.push((
         "Legacy vs lean".to_string(),
         vec!["figure".into(), "legacy".into(), "lean".into()],
         vec![
-            row(
-                "tokens after (of before)",
-                format!("{} of {}", n(legacy.tokens_after), n(legacy.tokens_before)),
-                format!("{} of {}", n(lean.tokens_after), n(lean.tokens_before)),
+            pair(
+                "tokens after (of before), all sessions",
+                both(&|m| format!("{} of {}", n(m.tokens_after), n(m.tokens_before))),
             ),
-            row("saved", format!("{:.1}%", legacy.saved_pct), format!("{:.1}%", lean.saved_pct)),
-            row(
-                "saved per session, median / p90",
-                format!("{:.1}% / {:.1}%", legacy.saved_pct_p50, legacy.saved_pct_p90),
-                format!("{:.1}% / {:.1}%", lean.saved_pct_p50, lean.saved_pct_p90),
+            pair("saved, of all sessions' tokens", both(&|m| format!("{:.1}%", m.saved_pct))),
+            pair(
+                "saved per compacted session, median / p90",
+                both(&|m| format!("{:.1}% / {:.1}%", m.saved_pct_p50, m.saved_pct_p90)),
             ),
-            row(
+            pair(
+                "compacted sessions",
+                both(&|m| format!("{} of {}", n(m.compacted), n(m.sessions))),
+            ),
+            pair(
                 "head / summary / tail tokens",
-                format!(
-                    "{} / {} / {}",
-                    n(legacy.head_tokens),
-                    n(legacy.summary_tokens),
-                    n(legacy.tail_tokens)
-                ),
-                format!(
-                    "{} / {} / {}",
-                    n(lean.head_tokens),
-                    n(lean.summary_tokens),
-                    n(lean.tail_tokens)
-                ),
+                both(&|m| {
+                    format!("{} / {} / {}", n(m.head_tokens), n(m.summary_tokens), n(m.tail_tokens))
+                }),
             ),
-            row(
-                "anchors retained",
-                format!(
-                    "{} ({} of {})",
-                    share(legacy.anchor_retention_pct),
-                    n(legacy.anchors_retained),
-                    n(legacy.anchors_found)
-                ),
-                format!(
-                    "{} ({} of {})",
-                    share(lean.anchor_retention_pct),
-                    n(lean.anchors_retained),
-                    n(lean.anchors_found)
-                ),
+            pair(
+                "anchors retained, compacted sessions",
+                both(&|m| {
+                    format!(
+                        "{} ({} of {})",
+                        share(m.anchor_retention_pct),
+                        n(m.anchors_retained),
+                        n(m.anchors_found)
+                    )
+                }),
             ),
-            row(
-                "user messages kept whole",
-                of(legacy.user_messages_kept_whole, legacy.user_messages_summarized, " of "),
-                of(lean.user_messages_kept_whole, lean.user_messages_summarized, " of "),
+            pair("user messages kept whole, of all", both(&|m| users_whole(m, " of "))),
+            pair(
+                "user messages summarized (quoted whole)",
+                both(&|m| {
+                    format!("{} ({})", n(m.user_messages_summarized), n(m.user_messages_kept_whole))
+                }),
             ),
-            row(
+            pair(
                 "replay: input tokens billed",
-                format!(
-                    "{} ({:.1}% saved)",
-                    n(legacy.replay.billed_live),
-                    legacy.replay.billed_saved_pct
-                ),
-                format!(
-                    "{} ({:.1}% saved)",
-                    n(lean.replay.billed_live),
-                    lean.replay.billed_saved_pct
-                ),
+                both(&|m| {
+                    format!("{} ({:.1}% saved)", n(m.replay.billed_live), m.replay.billed_saved_pct)
+                }),
             ),
-            row(
-                "replay: peak request",
-                n(legacy.replay.peak_live_max),
-                n(lean.replay.peak_live_max),
+            pair("replay: peak request", both(&|m| n(m.replay.peak_live_max))),
+            pair(
+                "replay: compactions (sessions stopped as ineffective)",
+                both(&|m| format!("{} ({})", n(m.replay.compactions), n(m.replay.thrash_stopped))),
             ),
-            row(
-                "replay: compactions (stopped as ineffective)",
-                format!("{} ({})", n(legacy.replay.compactions), legacy.replay.thrash_stopped),
-                format!("{} ({})", n(lean.replay.compactions), lean.replay.thrash_stopped),
-            ),
-            row(
-                "API-validity failures",
-                n(legacy.api_validity_failures),
-                n(lean.api_validity_failures),
-            ),
+            pair("API-validity failures", both(&|m| n(m.api_validity_failures))),
         ],
     ));
     let mut all = Vec::new();
@@ -194,11 +187,11 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         let Some(m) = mode(s, name) else { continue };
         all.push(vec![
             name.to_string(),
-            format!("{}/{}", m.compacted, m.sessions),
+            format!("{}/{}", n(m.compacted), n(m.sessions)),
             format!("{} → {}", n(m.tokens_before), n(m.tokens_after)),
             format!("{:.1}%", m.saved_pct),
             share(m.anchor_retention_pct),
-            of(m.user_messages_kept_whole, m.user_messages_summarized, "/"),
+            users_whole(m, "/"),
             n(m.tool_results_cleared),
             n(m.images_stripped),
             format!("{} → {}", n(m.replay.billed_original), n(m.replay.billed_live)),
@@ -211,10 +204,10 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         [
             "mode",
             "compacted",
-            "tokens",
-            "saved",
-            "anchors kept",
-            "users whole",
+            "tokens, all sessions",
+            "saved, all sessions",
+            "anchors kept, compacted",
+            "users whole, of all",
             "results cleared",
             "images stripped",
             "replay billed",
@@ -244,10 +237,10 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         [
             "format",
             "sessions",
-            "legacy saved",
-            "lean saved",
-            "legacy anchors",
-            "lean anchors",
+            "legacy saved, all",
+            "lean saved, all",
+            "legacy anchors, compacted",
+            "lean anchors, compacted",
             "billed legacy → lean",
         ]
         .iter()
@@ -258,20 +251,44 @@ fn tables(s: &CorpusSummary) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     out
 }
 
+/// The windows of the run: one, or per session under `--model auto`
+/// (`window per session (200K: 46, 400K: 3)`).
+fn windows(s: &CorpusSummary) -> String {
+    match s.windows.as_slice() {
+        [] | [_] => format!("window {} tokens, trigger {} tokens", n(s.window), n(s.threshold)),
+        many => {
+            let per = |f: fn(&WindowSessions) -> u64| -> String {
+                many.iter()
+                    .map(|w| format!("{}: {}", charts::tokens_label(f(w)), n(w.sessions)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!(
+                "window per session ({}), trigger per session ({})",
+                per(|w| w.window),
+                per(|w| w.threshold)
+            )
+        }
+    }
+}
+
 fn intro(s: &CorpusSummary) -> String {
     let rejected = if s.rejected.total > 0 {
         let kinds: Vec<String> =
             s.rejected.by_kind.iter().map(|(k, c)| format!("{} {k}", n(*c))).collect();
-        format!(" {} records rejected ({}).", n(s.rejected.total), kinds.join(", "))
+        let records = if s.rejected.total == 1 { "record" } else { "records" };
+        format!(" {} {records} rejected ({}).", n(s.rejected.total), kinds.join(", "))
     } else {
         String::new()
     };
     format!(
-        "{} sessions; window {} tokens, trigger {} tokens, counter {}. Savings and anchors are over \
-         compacted sessions; replay walks every session call by call.{rejected}",
+        "{} {}; {}, counter {}. \"Saved\" is of all sessions' tokens (a session left under \
+         the trigger counts, unchanged); the per-session median and p90 and the anchors are \
+         over compacted sessions; user messages kept whole are of all the sessions' user \
+         messages, the same count for every mode. Replay walks every session call by call.{rejected}",
         n(s.sessions),
-        n(s.window),
-        n(s.threshold),
+        if s.sessions == 1 { "session" } else { "sessions" },
+        windows(s),
         s.counter
     )
 }
@@ -301,6 +318,67 @@ fn esc(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn with_users(user_messages: u64, summarized: u64, whole: u64) -> ModeSummary {
+        ModeSummary {
+            user_messages,
+            user_messages_summarized: summarized,
+            user_messages_kept_whole: whole,
+            ..ModeSummary::default()
+        }
+    }
+
+    /// Issue 41, point 4: several windows are said per session; one is said once.
+    #[test]
+    fn the_header_says_each_window_per_session() {
+        let mut s = CorpusSummary {
+            sessions: 5,
+            window: 200_000,
+            threshold: 150_000,
+            counter: "o200k".into(),
+            ..CorpusSummary::default()
+        };
+        assert!(intro(&s).starts_with(
+            "5 sessions; window 200,000 tokens, trigger 150,000 tokens, counter o200k. \"Saved\" \
+             is of all sessions' tokens"
+        ));
+        s.windows = vec![
+            WindowSessions { window: 200_000, threshold: 150_000, sessions: 3 },
+            WindowSessions { window: 400_000, threshold: 300_000, sessions: 2 },
+        ];
+        assert!(intro(&s).starts_with(
+            "5 sessions; window per session (200K: 3, 400K: 2), trigger per session (150K: 3, \
+             300K: 2), counter o200k."
+        ));
+    }
+
+    /// Issue 41, point 4: "users whole" sets every mode against the same count.
+    #[test]
+    fn users_whole_has_one_denominator_for_every_mode() {
+        let mut s = CorpusSummary::default();
+        s.modes.insert("none".into(), with_users(13, 0, 0));
+        s.modes.insert("legacy".into(), with_users(13, 8, 0));
+        s.modes.insert("lean".into(), with_users(13, 13, 10));
+        s.modes.insert("tiered".into(), with_users(13, 0, 0));
+        let md = markdown(&s);
+        assert!(md.contains("| user messages kept whole, of all | 5 of 13 | 10 of 13 |"), "{md}");
+        assert!(
+            md.contains("| user messages summarized (quoted whole) | 8 (0) | 13 (10) |"),
+            "{md}"
+        );
+        let cells: Vec<&str> = md
+            .lines()
+            .filter(|l| {
+                ["| none |", "| legacy |", "| lean |", "| tiered |"]
+                    .iter()
+                    .any(|m| l.starts_with(m))
+            })
+            .map(|l| l.split(" | ").nth(5).unwrap())
+            .collect();
+        assert_eq!(cells, ["13/13", "5/13", "10/13", "13/13"]);
+        // Reports made before the count: n/a, not 0 of 0.
+        assert_eq!(users_whole(&with_users(0, 3, 1), "/"), "n/a");
+    }
 
     #[test]
     fn csv_flattens_and_quotes() {
