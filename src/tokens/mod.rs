@@ -15,6 +15,8 @@
 mod cache;
 mod hermes;
 mod lines;
+mod piece;
+mod ranks;
 mod split;
 
 use crate::model::{Message, Part, Session};

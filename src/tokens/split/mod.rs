@@ -1,5 +1,6 @@
-//! `bpe-openai`'s count, with its pre-split regex searched through a cache
-//! that belongs to the calling thread.
+//! `bpe-openai`'s count: its pre-split cut by hand where the text is ASCII
+//! ([`ascii`]), else by its regex searched through a cache that belongs to the
+//! calling thread; each piece counted by [`super::piece`].
 //!
 //! Why: `bpe_openai::Tokenizer::count` cuts a text into pieces with one
 //! anchored regex search per piece (a piece is ~4 bytes), and each search takes
@@ -13,10 +14,16 @@
 //! Single-threaded the two are the same speed; the counts are the same.
 //!
 //! The patterns are `bpe-openai`'s (its emulation of `tiktoken`'s look-ahead:
-//! the second pattern's match gives back its last character). A test pins the
-//! pieces to `bpe_openai::Tokenizer::split` on generated texts, and the
-//! tokenizer tests pin the counts to `tiktoken-rs` on the fixtures and corpus.
+//! the second pattern's match gives back its last character). Tests pin the
+//! pieces, by hand and by regex, to `bpe_openai::Tokenizer::split` on generated
+//! texts, and the tokenizer tests pin the counts to `tiktoken-rs` on the
+//! fixtures and corpus.
 
+mod ascii;
+
+use super::piece;
+use super::ranks::Ranks;
+use ascii::Pattern;
 use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
 use std::cell::RefCell;
@@ -25,6 +32,10 @@ use std::sync::LazyLock;
 /// A vocabulary with its pre-split regex.
 pub(crate) struct Splitter {
     tokenizer: &'static bpe_openai::Tokenizer,
+    /// Whose pattern [`ascii`] follows.
+    pattern: Pattern,
+    /// Its tokens by their bytes, for [`piece::count`].
+    ranks: Ranks,
     /// `None` only if the patterns failed to compile (they are constants and
     /// a test compiles them): then `bpe-openai`'s own split is used, which
     /// counts the same, through its shared pool.
@@ -61,9 +72,9 @@ const SPACE: &str = r"\s+";
 const LOOKAHEAD: [bool; 3] = [false, true, false];
 
 static O200K: LazyLock<Splitter> =
-    LazyLock::new(|| Splitter::new(bpe_openai::o200k_base(), O200K_WORDS, 0));
+    LazyLock::new(|| Splitter::new(bpe_openai::o200k_base(), Pattern::O200k, O200K_WORDS, 0));
 static CL100K: LazyLock<Splitter> =
-    LazyLock::new(|| Splitter::new(bpe_openai::cl100k_base(), CL100K_WORDS, 1));
+    LazyLock::new(|| Splitter::new(bpe_openai::cl100k_base(), Pattern::Cl100k, CL100K_WORDS, 1));
 
 thread_local! {
     /// One search cache per splitter (by `slot`), made on first use.
@@ -79,9 +90,14 @@ pub(crate) fn cl100k() -> &'static Splitter {
 }
 
 impl Splitter {
-    fn new(tokenizer: &'static bpe_openai::Tokenizer, words: &str, slot: usize) -> Splitter {
+    fn new(
+        tokenizer: &'static bpe_openai::Tokenizer,
+        pattern: Pattern,
+        words: &str,
+        slot: usize,
+    ) -> Splitter {
         let regex = Regex::new_many(&[words, SPACE_BEFORE_SPACE, SPACE]).ok();
-        Splitter { tokenizer, regex, slot }
+        Splitter { tokenizer, pattern, ranks: Ranks::new(&tokenizer.bpe), regex, slot }
     }
 
     /// Tokens of `text`: the sum of its pieces' BPE counts.
@@ -92,26 +108,31 @@ impl Splitter {
         CACHES.with_borrow_mut(|caches| {
             let cache = caches[self.slot].get_or_insert_with(|| regex.create_cache());
             let mut total = 0u64;
-            Self::each_piece(regex, cache, text, |piece| {
-                total += self.tokenizer.bpe.count(piece.as_bytes()) as u64;
+            self.each_piece(regex, cache, text, |piece| {
+                total += piece::count(&self.ranks, &self.tokenizer.bpe, piece.as_bytes());
             });
             total
         })
     }
 
     /// Calls `f` on each piece of `text`, in order; they join back to `text`.
-    fn each_piece<'t>(regex: &Regex, cache: &mut Cache, text: &'t str, mut f: impl FnMut(&'t str)) {
+    /// Each piece is cut by hand where its bytes are ASCII ([`ascii`]), else
+    /// by the regex.
+    fn each_piece<'t>(
+        &self,
+        regex: &Regex,
+        cache: &mut Cache,
+        text: &'t str,
+        mut f: impl FnMut(&'t str),
+    ) {
+        let bytes = text.as_bytes();
         let mut at = 0;
         while at < text.len() {
-            let input = Input::new(&text[at..]).anchored(Anchored::Yes);
-            // Some alternative matches at every position (`\s+`, or one
-            // character of the letter, number or punctuation ones).
-            let Some(m) = regex.search_with(cache, &input) else { break };
-            let mut end = at + m.end();
-            if LOOKAHEAD[m.pattern().as_usize()] {
-                end -= text[at..end].chars().next_back().map_or(0, char::len_utf8);
-            }
-            if end == at {
+            let end = match ascii::piece_end(self.pattern, bytes, at) {
+                Some(end) => end,
+                None => Self::regex_end(regex, cache, text, at),
+            };
+            if end <= at {
                 break;
             }
             f(&text[at..end]);
@@ -120,12 +141,25 @@ impl Splitter {
         debug_assert_eq!(at, text.len(), "every position starts a piece");
     }
 
+    /// Where the regex's piece that starts at `at` ends (`at` if none does).
+    fn regex_end(regex: &Regex, cache: &mut Cache, text: &str, at: usize) -> usize {
+        let input = Input::new(&text[at..]).anchored(Anchored::Yes);
+        // Some alternative matches at every position (`\s+`, or one
+        // character of the letter, number or punctuation ones).
+        let Some(m) = regex.search_with(cache, &input) else { return at };
+        let mut end = at + m.end();
+        if LOOKAHEAD[m.pattern().as_usize()] {
+            end -= text[at..end].chars().next_back().map_or(0, char::len_utf8);
+        }
+        end
+    }
+
     #[cfg(test)]
     fn pieces<'t>(&self, text: &'t str) -> Vec<&'t str> {
         let Some(regex) = &self.regex else { return Vec::new() };
         let mut cache = regex.create_cache();
         let mut out = Vec::new();
-        Self::each_piece(regex, &mut cache, text, |p| out.push(p));
+        self.each_piece(regex, &mut cache, text, |p| out.push(p));
         out
     }
 }
