@@ -9,18 +9,28 @@
 //! of the corpus it was 31% of `stats`' instructions once the encoder no
 //! longer ran on whole-token pieces (`benches/RESULTS.md`).
 //!
-//! Why the pieces are the regex's: the patterns (see the parent module) are
-//! alternations tried in order, each quantifier greedy, as a backtracking
-//! engine would (leftmost-first). Restricted to ASCII their classes are plain
-//! byte sets: `\p{Lu}` is `A-Z`, `\p{Ll}` is `a-z`, `\p{N}` is `0-9`, `\p{Lt}`,
-//! `\p{Lm}`, `\p{Lo}` and `\p{M}` hold no ASCII byte, and `\s` is `\t`, `\n`,
-//! vertical tab, form feed, `\r` and space (Unicode's White_Space, which leaves
-//! out `\x1C`-`\x1F`). Each function below follows its alternatives in order
-//! and says which one it stands for. Whenever the answer depends on a byte
-//! that is not ASCII (a run that could go on with a Unicode letter, digit or
-//! space; a contraction's letter, since `(?i:s)` also matches U+017F) it
-//! returns `None`. Proptests compare every piece with `bpe-openai`'s own split
-//! on texts made of every ASCII byte and the awkward non-ASCII ones.
+//! The patterns (`bpe-openai` 0.3.2, `src/lib.rs`, its emulation of
+//! `tiktoken`'s `\s+(?!\S)`: the second pattern's match gives back its last
+//! character), tried in this order:
+//! - o200k words: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
+//!   `|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
+//!   `|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+$`;
+//! - cl100k words: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}`
+//!   `| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+$`;
+//! - then, for both, `\s+\s` less its last character, then `\s+`.
+//!
+//! Why the pieces are the regex's: the patterns are alternations tried in
+//! order, each quantifier greedy, as a backtracking engine would (leftmost-first).
+//! Restricted to ASCII their classes are plain byte sets: `\p{Lu}` is `A-Z`,
+//! `\p{Ll}` is `a-z`, `\p{N}` is `0-9`, `\p{Lt}`, `\p{Lm}`, `\p{Lo}` and
+//! `\p{M}` hold no ASCII byte, and `\s` is `\t`, `\n`, vertical tab, form feed,
+//! `\r` and space (Unicode's White_Space, which leaves out `\x1C`-`\x1F`). Each
+//! function below follows its alternatives in order and says which one it
+//! stands for. Whenever the answer depends on a byte that is not ASCII (a run
+//! that could go on with a Unicode letter, digit or space; a contraction's
+//! letter, since `(?i:s)` also matches U+017F) it returns `None`. Proptests
+//! compare every piece with `bpe-openai`'s own split on texts made of every
+//! ASCII byte and the awkward non-ASCII ones.
 //!
 //! Example (`o200k_base`): `"  Hello world's\n\n\t-->x"` is cut into `" "`,
 //! `" Hello"`, `" world's"`, `"\n\n"`, `"\t"`, `"-->"`, `"x"`.
