@@ -17,7 +17,12 @@
 # spell of this shared machine lands on all of them; medians of the rounds:
 #   stats -j1 and -j2; compact --mode lean --force -j1 and -j2 (to a directory);
 #   with OLD_BIN, its stats -j1 and compact -j1 next to ours;
-#   peak RSS of compact on one session (Task-54's Claude Code log), ours and OLD_BIN's.
+#   two of our stats -j1 at once (the slower of the pair), against one alone: what
+#   this machine's two cores give (the ceiling of a -j2 speed-up; other work on
+#   the machine lowers it);
+#   peak RSS of stats and compact on one session: a small one (SWE-agent's
+#   function_calling_simple.traj) and a large one (Task-54's Claude Code log),
+#   ours and OLD_BIN's.
 # Ratios are the figures to read; seconds move with the machine's load.
 # Called by scripts/bench.sh; figures and method in benches/RESULTS.md.
 set -euo pipefail
@@ -30,7 +35,8 @@ WORK="${BENCH_DIR:-target/bench}"
 CORPUS="${CORPUS:-../shared/corpus}"
 BIN="${BIN:-target/release/compactor}"
 DATA="$WORK/distinct-$COPIES"
-ONE="$CORPUS/claude-code-jsonl/Hale17OT__Task-54/sessions/develop-1.jsonl"
+SMALL="$CORPUS/swe-agent-traj/trajectories/demonstrations/function_calling_simple.traj"
+LARGE="$CORPUS/claude-code-jsonl/Hale17OT__Task-54/sessions/develop-1.jsonl"
 
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 [ -x "$BIN" ] || cargo build --release -q
@@ -75,14 +81,31 @@ for round in $(seq "$REPS"); do
   [ -n "$OLD" ] && run old_compact_j1 "$OLD" "${compact_args[@]}" -j1
   run stats_j2 "$BIN" stats "$DATA" -j2
   run compact_j2 "$BIN" "${compact_args[@]}" -j2
-  run one "$BIN" compact "$ONE" -q --mode lean --force -o "$WORK/distinct-out/"
-  [ -n "$OLD" ] && run old_one "$OLD" compact "$ONE" -q --mode lean --force -o "$WORK/distinct-out/"
+  /usr/bin/time -f %e -o "$WORK/pair1.time" "$BIN" stats "$DATA" -j1 >/dev/null 2>&1 &
+  /usr/bin/time -f %e -o "$WORK/pair2.time" "$BIN" stats "$DATA" -j1 >/dev/null 2>&1 &
+  wait
+  slower=$(printf '%s\n' "$(cat "$WORK/pair1.time")" "$(cat "$WORK/pair2.time")" | sort -g | tail -1)
+  WALLS[pair]+="$slower "
+  echo "  two stats -j1 at once: $slower s (the slower)" >&2
+  for side in new old; do
+    bin=$BIN
+    if [ "$side" = old ]; then [ -n "$OLD" ] || continue; bin=$OLD; fi
+    run "${side}_small_stats" "$bin" stats "$SMALL" -j1
+    run "${side}_small_compact" "$bin" compact "$SMALL" -q -j1 --mode lean --force -o "$WORK/distinct-out/"
+    run "${side}_large_compact" "$bin" compact "$LARGE" -q -j1 --mode lean --force -o "$WORK/distinct-out/"
+  done
 done
 rm -rf "$WORK/distinct-out"
 
 s1=$(med stats_j1); s2=$(med stats_j2); c1=$(med compact_j1); c2=$(med compact_j2)
-# shellcheck disable=SC2086
-one_rss=$(largest ${RSS[one]})
+pair=$(med pair)
+# shellcheck disable=SC2086 # lists of numbers
+rss() { largest ${RSS[$1]}; }
+rss_row() {
+  local old=""
+  [ -n "$OLD" ] && old=" (old: $(rss "old_$2") MB)"
+  echo "| peak RSS, $1 | $(rss "new_$2") MB$old | $3 |"
+}
 echo "Distinct copies: $COPIES x the corpus without compactions, $mb MB; medians of $REPS interleaved rounds; \`$(basename "$BIN")\` = $(git rev-parse --short HEAD 2>/dev/null || echo '?')${OLD:+, old = \`$OLD\`}."
 echo
 echo "| figure | value | target |"
@@ -91,8 +114,6 @@ echo "| \`stats\` -j1 / -j2, s | $s1 / $s2 | |"
 echo "| \`compact --mode lean --force\` -j1 / -j2, s | $c1 / $c2 | |"
 if [ -n "$OLD" ]; then
   o1=$(med old_stats_j1); oc=$(med old_compact_j1)
-  # shellcheck disable=SC2086
-  old_rss=$(largest ${RSS[old_one]})
   echo "| old \`stats\` / \`compact\` -j1, s | $o1 / $oc | |"
   echo "| \`stats\` speed-up, old / new, -j1 | $(ratio "$o1" "$s1") | at least 1.2 |"
   echo "| \`compact\` speed-up, old / new, -j1 | $(ratio "$oc" "$c1") | |"
@@ -102,4 +123,7 @@ echo "| compact / stats, -j1 | $(ratio "$c1" "$s1") | at most 1.3 |"
 echo "| compact / stats, -j2 | $(ratio "$c2" "$s2") | at most 1.3 |"
 echo "| compact speed-up, -j1 / -j2 | $(ratio "$c1" "$c2") | at least 1.7 |"
 echo "| stats speed-up, -j1 / -j2 | $(ratio "$s1" "$s2") | |"
-echo "| peak RSS, compact of one session | $one_rss MB${OLD:+ (old: $old_rss MB)} | about 82 MB at most |"
+echo "| this machine's two cores: 2 x one stats -j1 / two at once | $(awk -v a="$s1" -v b="$pair" 'BEGIN { printf "%.2f", 2 * a / b }') | (the ceiling of a speed-up) |"
+rss_row "stats of one small session (\`function_calling_simple.traj\`)" small_stats "about 82 MB at most"
+rss_row "compact of the same" small_compact ""
+rss_row "compact of one large session (Task-54, 2.9 MB)" large_compact ""
