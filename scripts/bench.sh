@@ -4,6 +4,7 @@
 #   scripts/bench.sh [SIZE_MB]        # default 1024 (1 GB)
 #   BIG_MB=4096 scripts/bench.sh      # also peak RSS of `compact` on a 4 GB corpus
 #   REPS=5 scripts/bench.sh           # rounds of the timed runs (default 3)
+#   OLD_BIN=/tmp/old scripts/bench.sh # also an older build beside this one (distinct copies)
 #
 # Builds release; makes (once, under target/bench, never committed) a corpus of
 # SIZE_MB of OpenAI JSONL from the shapes of ../shared/corpus plus synthetic
@@ -13,6 +14,8 @@
 #   - `report` (four modes, with replay) and `replay` at -j2,
 #   - replay of one 2,000- and one 20,000-message session (linearity),
 #   - per-session latency of a forced compaction of 300-message sessions,
+#   - stats and compact on distinct copies of the real corpus, side by side with
+#     OLD_BIN when it is set (scripts/bench_distinct.sh, scripts/distinct_copies.py),
 # with wall time and peak RSS from /usr/bin/time -v. The runs the ratios are
 # made of go in REPS interleaved rounds (every run once, then again), so a slow
 # spell of this shared machine lands on all of them; the tables give medians,
@@ -141,6 +144,10 @@ if [ "$BIG_MB" -gt 0 ]; then
   big_rss=$RSS
 fi
 
+# Distinct copies of the real corpus: stats against compact, -j1 against -j2,
+# and this build against OLD_BIN (issue 38).
+distinct_table="$(BENCH_DIR="$WORK" CORPUS="$CORPUS" BIN="$BIN" REPS="$REPS" scripts/bench_distinct.sh "${OLD_BIN:-}")"
+
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git diff --quiet 2>/dev/null || echo " (with uncommitted changes)")
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
@@ -194,6 +201,8 @@ sps() { awk -v s="$sessions" -v w="$1" 'BEGIN { printf "%.1f", s / w }'; }
   echo "| forced compaction of a 300-message session, one thread | $lat_ms ms mean (200 sessions, $m300_mb MB, start-up subtracted) | reference: 10-530 ms, median ~250 |"
   echo
   echo "Replay sessions (calls, compactions): 2,000 messages: $calls2k; 20,000 messages: $calls20k."
+  echo
+  echo "$distinct_table"
   # Hand-written analysis, kept across runs: everything after the marker line.
   if [ -f "$OUT" ] && grep -q '^<!-- analysis -->$' "$OUT"; then
     echo

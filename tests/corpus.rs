@@ -163,13 +163,18 @@ fn the_cli_reports_every_corpus_session() {
     assert_eq!(formats.len(), 5);
 }
 
+/// Both BPE vocabularies.
+const BOTH: &[CounterKind] = &[CounterKind::O200k, CounterKind::Cl100k];
+
 /// The sessions token counts are checked on, each set with its vocabularies:
-/// every fixture under both, the corpus (when present) under `o200k_base`.
-fn counted_sets() -> Vec<(Vec<Session>, &'static [CounterKind])> {
+/// every fixture under both, the corpus (when present) under `corpus_kinds`.
+fn counted_sets(
+    corpus_kinds: &'static [CounterKind],
+) -> Vec<(Vec<Session>, &'static [CounterKind])> {
     let mut sets: Vec<(PathBuf, &'static [CounterKind])> =
-        vec![(crate::util::root().join("fixtures"), &[CounterKind::O200k, CounterKind::Cl100k])];
+        vec![(crate::util::root().join("fixtures"), BOTH)];
     if let Some(dir) = corpus() {
-        sets.push((dir, &[CounterKind::O200k]));
+        sets.push((dir, corpus_kinds));
     }
     sets.into_iter()
         .map(|(dir, kinds)| {
@@ -181,14 +186,14 @@ fn counted_sets() -> Vec<(Vec<Session>, &'static [CounterKind])> {
         .collect()
 }
 
-/// The fast tokenizer (`bpe-openai`) gives exactly the reference's
-/// (`tiktoken-rs`) counts on every message and tool schema of the fixtures
-/// (both vocabularies) and of the corpus (`o200k_base`).
+/// The fast tokenizer (`bpe-openai`'s vocabularies, our split and merge)
+/// gives exactly the reference's (`tiktoken-rs`) counts on every message and
+/// tool schema of the fixtures and of the corpus, in both vocabularies.
 #[test]
 fn fast_tokenizer_counts_equal_tiktoken_on_fixtures_and_corpus() {
     use compactor::tokens::Tokenizer;
     let mut compared = 0usize;
-    for (all, kinds) in counted_sets() {
+    for (all, kinds) in counted_sets(BOTH) {
         for &kind in kinds {
             let fast = Meter::with_tokenizer(kind, Tokenizer::BpeOpenai, DEFAULT_IMAGE_TOKENS);
             let reference = Meter::with_tokenizer(kind, Tokenizer::Tiktoken, DEFAULT_IMAGE_TOKENS);
@@ -223,7 +228,7 @@ fn fast_tokenizer_counts_equal_tiktoken_on_fixtures_and_corpus() {
 fn counts_by_line_equal_whole_counts_on_fixtures_corpus_and_summaries() {
     let mut compared = 0usize;
     let mut summaries = 0usize;
-    for (all, kinds) in counted_sets() {
+    for (all, kinds) in counted_sets(&[CounterKind::O200k]) {
         for &kind in kinds {
             let lined = Meter::new(kind, DEFAULT_IMAGE_TOKENS);
             let whole = Meter::new(kind, DEFAULT_IMAGE_TOKENS).without_cache();

@@ -1,14 +1,15 @@
 //! Hashing: every hash the crate computes, in one place.
 //!
-//! All are XXH3 with seed 0 (`xxhash-rust`); clippy's `disallowed-methods`
-//! and `disallowed-types` (see `clippy.toml`) keep its functions out of every
-//! other module. What a hash promises depends on where it goes:
+//! All but [`short64`] (and the map hasher below) are XXH3 with seed 0
+//! (`xxhash-rust`); clippy's `disallowed-methods` and `disallowed-types` (see
+//! `clippy.toml`) keep its functions out of every other module. What a hash promises depends on where it goes:
 //!
 //! | what | function | bits | lives |
 //! |---|---|---|---|
 //! | memo keys: a text, a few texts ([`text_key`], [`texts_hash`]) | XXH3-128 | 128 | in the process |
 //! | a message's prompt-cache key (`model::key`), a JSON tree's token-count key (`tokens`), the tool-family map's texts | [`Digest`] | 128 | in the process |
 //! | a session's shard (`pipeline::shard`) | [`of64`] | 64 | published: the Spark/Ray workers compute the same (Python `xxhash.xxh3_64_intdigest`) |
+//! | a token's slot in a vocabulary's rank table (`tokens::ranks`) | [`short64`] (a multiply per 8 bytes) | 64 | in the process |
 //! | an input file's fingerprint in `summary.json` (`report::fingerprint`) | [`Digest`] | 64, hex | on disk: `check` compares runs by it |
 //! | the options hash of a manifest (`io::manifest`) | [`of128`] | 128, hex | on disk: `--resume` compares it |
 //! | a summarizer cache key (`summarizer::cache`) | [`Digest`] | 128, hex | on disk: the cache file's name |
@@ -21,8 +22,10 @@
 //! The map hasher for keys that are already such hashes is [`KeyHasher`].
 
 mod key_hasher;
+mod short;
 
 pub(crate) use key_hasher::KeyHasher;
+pub(crate) use short::short64;
 
 // The one module that may name the hash functions themselves.
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]

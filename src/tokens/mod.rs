@@ -15,6 +15,8 @@
 mod cache;
 mod hermes;
 mod lines;
+mod piece;
+mod ranks;
 mod split;
 
 use crate::model::{Message, Part, Session};
@@ -85,7 +87,8 @@ impl FromStr for CounterKind {
 /// proves it on the fixtures and the corpus); they differ only in speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tokenizer {
-    /// `bpe-openai`: about twice as fast as `tiktoken-rs` (see `benches/RESULTS.md`).
+    /// `bpe-openai`'s vocabularies, cut and counted by `split` and `piece`:
+    /// faster than `tiktoken-rs` (see `benches/RESULTS.md`).
     BpeOpenai,
     /// `tiktoken-rs`, the port of OpenAI's own `tiktoken`: the reference.
     Tiktoken,
