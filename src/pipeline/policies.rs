@@ -4,7 +4,7 @@
 //! no model the table knows). Every policy is built before any session is
 //! read; workers only pick one, so the choice cannot depend on thread timing.
 
-use crate::catalog::window::{Chosen, FROM_DEFAULT, ModelTable, threshold_tokens};
+use crate::catalog::window::{Chosen, FROM_DEFAULT, ModelTable};
 use crate::discover::facts;
 use crate::model::Session;
 use crate::policy::Policy;
@@ -31,8 +31,7 @@ impl Policies {
             .filter(|&w| w > 0)
             .map(|w| {
                 let mut p = base.clone();
-                p.window = w;
-                p.threshold = threshold_tokens(w, cap);
+                p.set_window(w, cap);
                 (w, p)
             })
             .collect();

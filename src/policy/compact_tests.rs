@@ -353,6 +353,7 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
         &sizes,
         Mode::Tiered,
         driver::Pruning::Run { truncate: true },
+        None,
     );
     assert_eq!(tiered.session, fresh.session);
     assert_eq!(tiered.compaction, fresh.compaction);

@@ -25,6 +25,20 @@ pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outc
 /// Compacts a prepared input: the same outcome as [`compact`] of its session,
 /// sharing what other compactions of the same `Prepared` computed.
 pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Outcome<'a> {
+    let mut outcome = compact_named(input, policy, meter);
+    name_record(&mut outcome.compaction, policy);
+    outcome
+}
+
+/// Names the policy in `record` when it is none of today's modes (theirs is
+/// `mode`, and their records keep their bytes).
+fn name_record(record: &mut Compaction, policy: &Policy) {
+    if policy.spec.reference_mode().is_none() {
+        record.policy = Some(policy.spec.name.clone());
+    }
+}
+
+fn compact_named<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Outcome<'a> {
     let session = input.session();
     let tokens = input.tokens(meter);
     let fixed = meter.tools(session.tools.as_ref()) + meter.request_overhead();
@@ -39,10 +53,20 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
     }
     let sizes = Sizes { tokens: &tokens, fixed, before };
     let outcome = match policy.mode {
-        Mode::Tiered => compact_tiered(input, policy, meter, &sizes),
-        Mode::Lean | Mode::Legacy => {
-            summarize(input, policy, meter, &sizes, policy.mode, Pruning::Run { truncate: false })
+        // A spec that is not one of today's modes (issue 39).
+        _ if policy.spec.reference_mode().is_none() => {
+            super::spec::run::compact(input, policy, meter, &sizes)
         }
+        Mode::Tiered => compact_tiered(input, policy, meter, &sizes),
+        Mode::Lean | Mode::Legacy => summarize(
+            input,
+            policy,
+            meter,
+            &sizes,
+            policy.mode,
+            Pruning::Run { truncate: false },
+            None,
+        ),
         // Returned by `untriggered` above.
         Mode::None => Outcome { session: Cow::Borrowed(session), compaction: record.clone() },
     };
@@ -75,6 +99,12 @@ fn is_recorded_output(session: &Session, tokens: u64, meter: &Meter) -> bool {
 /// trigger); `None` when compaction must look at it. What [`compact`] returns
 /// for such a session, for callers that know its size without decoding it.
 pub(crate) fn untriggered(policy: &Policy, messages: usize, before: u64) -> Option<Compaction> {
+    let mut record = untriggered_record(policy, messages, before)?;
+    name_record(&mut record, policy);
+    Some(record)
+}
+
+fn untriggered_record(policy: &Policy, messages: usize, before: u64) -> Option<Compaction> {
     if policy.mode == Mode::None {
         return Some(unchanged_record(messages, policy.mode, before, Reason::ModeNone));
     }
@@ -150,7 +180,7 @@ fn compact_tiered<'a>(
     // The summary tier prunes exactly as the tiers above did (same stages, same
     // order, same range): it takes their result instead of pruning again.
     let done = Pruning::Done { slots: pruned, effects, tokens: counts };
-    summarize(input, policy, meter, sizes, Mode::Tiered, done)
+    summarize(input, policy, meter, sizes, Mode::Tiered, done, None)
 }
 
 /// Stages 1-4 before a summary: run them, or take what a caller already ran.
@@ -163,7 +193,8 @@ pub(super) enum Pruning<'a> {
 }
 
 /// The summarizing pass (lean, legacy, and tiered's last tier: the
-/// record's tier is [`Tier::Summary`]).
+/// record's tier is [`Tier::Summary`]). `cut_at`: where the protected tail
+/// starts when a spec decides it (issue 39), instead of `mode`'s tail walk.
 pub(super) fn summarize<'a>(
     input: &Prepared<'a>,
     policy: &Policy,
@@ -171,6 +202,7 @@ pub(super) fn summarize<'a>(
     sizes: &Sizes<'_>,
     mode: Mode,
     pruning: Pruning<'a>,
+    cut_at: Option<usize>,
 ) -> Outcome<'a> {
     let Sizes { tokens, fixed, before } = *sizes;
     let session = input.session();
@@ -181,7 +213,8 @@ pub(super) fn summarize<'a>(
         session: Cow::Borrowed(session),
         compaction: unchanged_record(session.messages.len(), mode, before, Reason::TooShort),
     };
-    let mut protected = boundaries::tail_start(msgs, tokens, head_end, tail);
+    let mut protected =
+        cut_at.unwrap_or_else(|| boundaries::tail_start(msgs, tokens, head_end, tail));
     if protected <= head_end {
         // Nothing to fold (H): this compaction must fold, so the first group goes.
         match boundaries::first_group_end(msgs, head_end) {
@@ -215,7 +248,9 @@ pub(super) fn summarize<'a>(
         }
         Pruning::Done { slots, effects, tokens } => (slots, effects, tokens),
     };
-    let mut cut = boundaries::tail_start(&pruned, &pruned_tokens, head_end, tail).min(protected);
+    let mut cut = cut_at
+        .unwrap_or_else(|| boundaries::tail_start(&pruned, &pruned_tokens, head_end, tail))
+        .min(protected);
     if cut <= head_end {
         // Nothing to fold once pruned (H): the cut steps past the first group,
         // and the protected tail starts there if it started before.
@@ -252,6 +287,7 @@ pub(super) fn summarize<'a>(
             None => (summary::build_summary(&input, meter), None),
             Some(writer) => written_summary(writer.as_ref(), &input, meter),
         };
+        let built = super::spec::run::laid_out(policy, built, used.as_ref(), meter);
         let rest = owned(pruned.split_off(cut));
         pruned.truncate(head_end);
         let (mut out, placement) = assemble::assemble(owned(pruned), &built.text, rest);
@@ -347,7 +383,7 @@ fn written_summary(
     (summary::build_summary_with(input, meter, Some(&body)), Some(used))
 }
 
-fn anchor_figures(
+pub(super) fn anchor_figures(
     input: &Prepared<'_>,
     output: &Session,
     policy: &Policy,

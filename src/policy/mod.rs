@@ -30,6 +30,7 @@ pub mod micro_compact;
 mod prepared;
 mod record;
 pub mod sanitize;
+pub mod spec;
 pub mod stages;
 pub mod strip_media;
 pub mod summary;
@@ -133,22 +134,70 @@ pub struct Policy {
     /// `--summarizer` / `--summarizer-cmd`: writes the summary body; the
     /// deterministic one when `None` or when it fails ([`summary_writer`]).
     pub summarizer: Option<std::sync::Arc<dyn summary_writer::SummaryWriter>>,
+    /// What the policy decides, as data ([`spec`]): one of today's modes runs
+    /// that mode's code ([`spec::PolicySpec::reference_mode`]), any other spec
+    /// runs [`spec::run`]. `mode`, `threshold` and `protect_first_n` are read
+    /// from it when the policy is built.
+    pub spec: std::sync::Arc<spec::PolicySpec>,
 }
 
 impl Policy {
     /// The reference defaults for `mode` at `window` tokens.
     pub fn new(mode: Mode, window: u64) -> Policy {
+        Policy::from_spec(std::sync::Arc::new(spec::builtin::of_mode(mode).clone()), window)
+    }
+
+    /// The policy `spec` describes at `window` tokens (our window: a spec's own,
+    /// [`spec::PolicySpec::window`], moves only its trigger and shares).
+    pub fn from_spec(spec: std::sync::Arc<spec::PolicySpec>, window: u64) -> Policy {
         Policy {
-            mode,
+            // A spec that is none of today's modes runs `spec::run`, not a mode.
+            mode: spec.reference_mode().unwrap_or(Mode::Lean),
             window,
-            threshold: window::threshold_tokens(window, None),
+            threshold: spec.threshold(window, None),
             target_tokens: None,
             force: false,
-            protect_first_n: boundaries::PROTECT_FIRST_N,
+            protect_first_n: spec.protect.first,
             anchor_budget: AnchorBudget::Auto,
             families: ToolFamilies::default(),
             measure_retention: true,
             summarizer: None,
+            spec,
+        }
+    }
+
+    /// The policy's name (its spec's): `lean`, `codex`, a file's own...
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Sets the window and the threshold its trigger gives there (`cap`:
+    /// `--threshold-cap`).
+    pub fn set_window(&mut self, window: u64, cap: Option<u64>) {
+        self.window = window;
+        self.threshold = self.spec.threshold(window, cap);
+    }
+
+    /// Returns true if and only if a request of `tokens` over a history of
+    /// `messages` messages is still over the trigger after a compaction (one
+    /// step to the anti-thrash stop): never for a policy that only edits.
+    pub fn still_over(&self, tokens: u64, messages: usize) -> bool {
+        match self.spec.trigger {
+            spec::Trigger::Events(n) => messages > n,
+            spec::Trigger::EveryRequest | spec::Trigger::Never => false,
+            _ => self.spec.summarizes() && tokens >= self.threshold,
+        }
+    }
+
+    /// Returns true if and only if a replay compacts before a call whose
+    /// request measures `tokens` and whose live history holds `messages`
+    /// messages (`fires_at`: the size the policy acts from).
+    pub fn fires(&self, tokens: u64, messages: usize) -> bool {
+        match self.spec.trigger {
+            spec::Trigger::Never => false,
+            spec::Trigger::Events(n) => messages > n,
+            spec::Trigger::EveryRequest => true,
+            _ => tokens >= self.spec.edits_from(self.threshold),
         }
     }
 
@@ -163,7 +212,7 @@ impl Policy {
             return None;
         }
         let over_target = self.target_tokens.map_or(u64::MAX, |t| t.saturating_add(1));
-        Some(self.threshold.min(over_target))
+        Some(self.spec.edits_from(self.threshold).min(over_target))
     }
 
     /// The tail budget of a summarizing pass in `mode`.

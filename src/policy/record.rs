@@ -103,6 +103,16 @@ pub struct Compaction {
     pub over_trigger: bool,
     /// What the summarizer did, when one is configured and a summary was built.
     pub summarizer: Option<super::summary_writer::SummarizerUse>,
+    /// The policy's name when it is none of today's modes (`codex`, a
+    /// `--policy` file's): `mode` names the others.
+    pub policy: Option<super::spec::Text>,
+}
+
+impl Compaction {
+    /// The name of the policy that made this record.
+    pub fn policy_name(&self) -> &str {
+        self.policy.as_deref().unwrap_or(self.mode.name())
+    }
 }
 
 /// The record of a session that compaction left as it was.
@@ -136,5 +146,6 @@ pub(crate) fn unchanged_record(
         secrets_masked: 0,
         over_trigger: false,
         summarizer: None,
+        policy: None,
     }
 }

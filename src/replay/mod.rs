@@ -333,6 +333,10 @@ pub fn replay_prepared(
     let agent = agent::AgentContext::new(session, meter);
     let mut agent_total = base;
     let mut recorded = Recorded::default();
+    // A server-side policy (Anthropic's context editing) edits each request;
+    // the cache compares it with the request sent before (`sent`).
+    let server_side = policy.spec.applies == crate::policy::spec::Applies::Request;
+    let mut sent: Vec<u128> = Vec::new();
 
     for (i, m) in msgs.iter().enumerate() {
         if let Some(restart) = agent.restart_at(i) {
@@ -347,12 +351,36 @@ pub fn replay_prepared(
             // The trigger, measured before the call.
             let measured = |live_total: u64| trigger_size(provider, live_total, agent_total);
             let fires = |size: u64, n: usize| match trigger {
-                Trigger::Threshold => size >= policy.threshold,
+                Trigger::Threshold => policy.fires(size, n),
                 Trigger::Gateway => window::gateway_triggered(size, n, policy.window),
             };
             let compacts = policy.mode != crate::policy::Mode::None && !out.thrash_stopped;
             let live_len = compacted.len() + (i - appended_from);
-            if compacts && fires(measured(live_req.total()), live_len) {
+            if server_side {
+                // The client's history stays whole: the server edits each
+                // request from the whole history, when its trigger fires.
+                live_req = original.clone();
+                if compacts && fires(measured(original.total()), i) {
+                    let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
+                    current.messages = msgs[..i].to_vec();
+                    let prepared = Prepared::with_tokens(current, meter, tokens[..i].to_vec());
+                    let result = policy::compact_prepared(&prepared, &forced, meter);
+                    if let Cow::Owned(s) = &result.session {
+                        let before = measured(original.total());
+                        live_req = Request { base, ..Request::default() };
+                        for lm in &s.messages {
+                            live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
+                        }
+                        out.compactions.push(CompactionPoint {
+                            before_call: out.calls.len(),
+                            tokens_before: before,
+                            tokens_after: measured(live_req.total()),
+                            ineffective: false,
+                        });
+                    }
+                }
+                live_shared = Some(shared_prefix(&live_req.keys, &sent));
+            } else if compacts && fires(measured(live_req.total()), live_len) {
                 let before = measured(live_req.total());
                 let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
                 current.messages = std::mem::take(&mut compacted);
@@ -376,7 +404,7 @@ pub fn replay_prepared(
                 let sent = &old.keys[..prev_live.len.min(old.keys.len())];
                 live_shared = Some(shared_prefix(&live_req.keys, sent));
                 let after = measured(live_req.total());
-                let ineffective = after >= policy.threshold;
+                let ineffective = policy.still_over(after, compacted.len());
                 out.compactions.push(CompactionPoint {
                     before_call: out.calls.len(),
                     tokens_before: before,
@@ -417,6 +445,9 @@ pub fn replay_prepared(
             out.calls.push(call);
             prev_original = original.snapshot();
             prev_live = live_req.snapshot();
+            if server_side {
+                sent.clone_from(&live_req.keys);
+            }
         }
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());

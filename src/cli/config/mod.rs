@@ -20,7 +20,7 @@ pub use windows::{AUTO, DefaultedCount, Policies, policies};
 use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
 use compactor::Mode;
-use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable, threshold_tokens};
+use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable};
 use compactor::formats::Format;
 use compactor::io::record_limit::RecordLimit;
 use compactor::io::{Input, ReadOptions, expand_inputs_noting};
@@ -28,9 +28,11 @@ use compactor::model::History;
 use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
+use compactor::policy::spec::PolicySpec;
 use compactor::tokens::Meter;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What a reading command reads, resolved once from [`InputArgs`]: the
 /// expanded inputs, the forced dialect, how to read them, and the workers.
@@ -141,9 +143,24 @@ pub fn policy(
     force: bool,
     target: Option<u64>,
 ) -> anyhow::Result<Policy> {
+    policy_of(
+        &Arc::new(compactor::policy::spec::builtin::of_mode(mode).clone()),
+        args,
+        force,
+        target,
+    )
+}
+
+/// [`policy`] of any spec (a built-in one or a `--policy` file's).
+pub fn policy_of(
+    spec: &Arc<PolicySpec>,
+    args: &BudgetArgs,
+    force: bool,
+    target: Option<u64>,
+) -> anyhow::Result<Policy> {
     let window = window(args)?;
-    let mut policy = Policy::new(mode, window);
-    policy.threshold = threshold_tokens(window, args.threshold_cap);
+    let mut policy = Policy::from_spec(Arc::clone(spec), window);
+    policy.set_window(window, args.threshold_cap);
     policy.force = force;
     policy.target_tokens = target;
     policy.anchor_budget =

@@ -1,0 +1,99 @@
+//! `--policy FILE`: a [`PolicySpec`] read from TOML or JSON (docs/policies.md
+//! gives the schema). The format is the file's extension (`.json`, else TOML);
+//! an error names the file and the key.
+
+use super::PolicySpec;
+use std::path::Path;
+
+/// Parses `text`, the content of `path`, as a policy spec and checks it.
+pub fn parse(path: &Path, text: &str) -> Result<PolicySpec, String> {
+    let shown = path.display();
+    let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let spec: PolicySpec = if json {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let (line, col) = (e.inner().line(), e.inner().column());
+            format!("{shown}:{line}:{col}: key `{}`: {}", e.path(), e.inner())
+        })?
+    } else {
+        let de = toml::Deserializer::parse(text).map_err(|e| format!("{shown}: {e}"))?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let line = e
+                .inner()
+                .span()
+                .map(|s| format!(":{}", text[..s.start.min(text.len())].lines().count().max(1)))
+                .unwrap_or_default();
+            format!("{shown}{line}: key `{}`: {}", e.path(), e.inner().message())
+        })?
+    };
+    spec.check().map_err(|e| format!("{shown}: key {e}"))?;
+    Ok(spec)
+}
+
+/// Reads and parses the policy file at `path`.
+pub fn load(path: &Path) -> Result<PolicySpec, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    parse(path, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::spec::builtin;
+
+    #[test]
+    fn every_built_in_round_trips_through_toml_and_json() {
+        for s in builtin::BUILT_IN {
+            let json = serde_json::to_string_pretty(s).unwrap();
+            assert_eq!(&parse(Path::new("p.json"), &json).unwrap(), s, "{}", s.name);
+            let toml = toml::to_string(s).unwrap();
+            assert_eq!(&parse(Path::new("p.toml"), &toml).unwrap(), s, "{}\n{toml}", s.name);
+        }
+    }
+
+    #[test]
+    fn a_small_toml_file_reads() {
+        let text = r#"
+name = "mine"
+trigger = { fraction = 0.8 }
+summary = { ours = { headings = "codex", max_tokens = 4000 } }
+[protect]
+first = 2
+last = { messages = 10 }
+[tool_results.masked]
+keep_newest = 4
+placeholder = "[gone]"
+exclude_tools = ["Edit"]
+"#;
+        let s = parse(Path::new("mine.toml"), text).unwrap();
+        assert_eq!(s.name, "mine");
+        assert_eq!(s.trigger, crate::policy::spec::Trigger::Fraction(0.8));
+        assert_eq!(s.threshold(100_000, None), 80_000);
+        assert_eq!(s.protect.first, 2);
+        let crate::policy::spec::ToolResults::Masked(m) = &s.tool_results else { panic!() };
+        assert_eq!(
+            (m.keep_newest, m.placeholder.as_ref(), m.exclude_tools.len()),
+            (4, "[gone]", 1)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_key() {
+        let bad_key =
+            "name = \"x\"\ntrigger = \"every_request\"\n[protect]\nfirst = 1\nlastt = 3\n";
+        let e = parse(Path::new("p.toml"), bad_key).unwrap_err();
+        assert!(e.starts_with("p.toml"), "{e}");
+        assert!(e.contains("protect") && e.contains("lastt"), "{e}");
+        let bad_value = r#"{"name": "x", "trigger": {"fraction": "high"}}"#;
+        let e = parse(Path::new("p.json"), bad_value).unwrap_err();
+        assert!(e.starts_with("p.json:1:"), "{e}");
+        assert!(e.contains("key `trigger.fraction`"), "{e}");
+        let out_of_range = "name = \"x\"\ntrigger = { fraction = 1.5 }\n";
+        let e = parse(Path::new("p.toml"), out_of_range).unwrap_err();
+        assert!(e.contains("trigger.fraction") && e.contains("1.5"), "{e}");
+        let missing = "name = \"x\"\n";
+        let e = parse(Path::new("p.toml"), missing).unwrap_err();
+        assert!(e.contains("trigger"), "{e}");
+    }
+}
