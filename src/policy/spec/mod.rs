@@ -28,6 +28,8 @@
 //! - Every other spec runs [`run`], which uses only the spec's fields.
 //! - A spec is checked once when it is built ([`PolicySpec::check`]).
 
+#[cfg(test)]
+mod agent_tests;
 pub mod builtin;
 pub(crate) mod edits;
 pub mod file;

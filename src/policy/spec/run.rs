@@ -95,7 +95,8 @@ pub(in crate::policy) fn compact<'a>(
         };
     if summary_due {
         let head_end = boundaries::head_end(msgs, policy.protect_first_n);
-        let cut = protected_from(msgs, &counts, head_end, spec.protect.last);
+        // The share is of the history as it came (Gemini CLI splits before it truncates).
+        let cut = protected_from(msgs, tokens, head_end, spec.protect.last);
         let done = Pruning::Done { slots, effects, tokens: counts };
         let mut outcome = summarize(input, policy, meter, sizes, Mode::Lean, done, Some(cut));
         if let Some(budget) = spec.protect.user_messages_tokens {
@@ -117,7 +118,7 @@ pub(in crate::policy) fn compact<'a>(
     Outcome { session: Cow::Owned(out), compaction: record }
 }
 
-/// Where the protected end starts in `msgs` (sizes `tokens`, after the edits).
+/// Where the protected end starts in `msgs` (sizes `tokens`).
 fn protected_from(msgs: &[Message], tokens: &[u64], head_end: usize, last: Last) -> usize {
     let n = msgs.len();
     let raw = match last {
