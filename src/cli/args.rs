@@ -322,6 +322,12 @@ pub struct CompactArgs {
     #[arg(long, default_value = "lean", value_parser = clap::value_parser!(Mode))]
     pub mode: Mode,
 
+    /// Compact under a policy instead of a mode: a built-in one (claude-code,
+    /// codex, openhands, openhands-masking, anthropic-context-editing,
+    /// gemini-cli, or a mode's name) or a TOML/JSON policy file (docs/policies.md)
+    #[arg(long, value_name = "NAME|FILE", conflicts_with = "mode")]
+    pub policy: Option<String>,
+
     #[command(flatten)]
     pub budget: BudgetArgs,
 
@@ -546,6 +552,12 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "lean", value_parser = clap::value_parser!(Mode))]
     pub mode: Mode,
 
+    /// Replay under this policy instead of the mode: a built-in one or a
+    /// TOML/JSON policy file (docs/policies.md); repeat it for one row per
+    /// policy and session
+    #[arg(long, value_name = "NAME|FILE", conflicts_with = "mode")]
+    pub policy: Vec<String>,
+
     #[command(flatten)]
     pub budget: BudgetArgs,
 
@@ -625,6 +637,12 @@ pub struct ReportArgs {
     /// Directory for the report files
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
+
+    /// Policies to report besides today's four (none, legacy, lean, tiered,
+    /// always reported): built-in names, `all` for every built-in one, or
+    /// TOML/JSON policy files, comma-separated (docs/policies.md)
+    #[arg(long, value_name = "a,b,c|all", value_delimiter = ',')]
+    pub policies: Vec<String>,
 
     #[command(flatten)]
     pub budget: BudgetArgs,

@@ -19,7 +19,26 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let inputs = &reading.inputs;
     let summarizer = config::summarizer(&args.summarizer)?;
-    let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;
+    // `--policy` (repeatable), else the mode: one row per policy and session.
+    let policy_sets: Vec<config::Policies> = if args.policy.is_empty() {
+        vec![config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?]
+    } else {
+        args.policy
+            .iter()
+            .map(|p| {
+                config::policies_of(
+                    &config::spec(p)?,
+                    &args.budget,
+                    false,
+                    None,
+                    summarizer.as_ref(),
+                )
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    if policy_sets.len() > 1 && args.write_final.is_some() {
+        anyhow::bail!("--write-final takes one policy (got {} --policy)", policy_sets.len());
+    }
     let mut defaulted = config::DefaultedCount::default();
     let meter = config::meter(&args.budget);
     let prices = prices(args)?;
@@ -43,7 +62,13 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 let (sessions, errors) = decode_job(job);
                 let done: Vec<_> = sessions
                     .into_iter()
-                    .map(|s| {
+                    .flat_map(|s| {
+                        let s = std::sync::Arc::new(s);
+                        policy_sets
+                            .iter()
+                            .map(move |policies| (std::sync::Arc::clone(&s), policies))
+                    })
+                    .map(|(s, policies)| {
                         let (policy, chosen) = policies.for_session(&s);
                         let r = replay(&s, policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
@@ -55,7 +80,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                             };
                             (book.for_model(model.as_deref()), model)
                         });
-                        (s, r, last, policy.window, chosen, priced)
+                        (s, policy.name(), r, last, policy.window, chosen, priced)
                     })
                     .collect();
                 (Some((format, done)), errors.into_iter().map(|r| r.to_string()).collect(), None)
@@ -84,7 +109,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 _ => {}
             }
             let Some((format, sessions)) = done else { return Ok(()) };
-            for (session, r, last, window, chosen, priced) in sessions {
+            for (session, name, r, last, window, chosen, priced) in sessions {
                 defaulted.add(chosen.as_ref());
                 let price = match priced {
                     Some((None, model)) => {
@@ -97,7 +122,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 };
                 let labels = ReplayLabels {
                     format: format.name(),
-                    mode: args.mode.name(),
+                    mode: name,
                     trigger: if args.gateway { "gateway" } else { "threshold" },
                     counter: meter.kind().name(),
                 };
@@ -116,7 +141,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 total.add(&row);
                 match report.as_mut() {
                     Some(w) => w.write(&serde_json::to_value(&row)?)?,
-                    None => print_row(&mut stdout, &row)?,
+                    None => print_row(&mut stdout, &row, !args.policy.is_empty())?,
                 }
                 if let Some(w) = calls.as_mut() {
                     for (k, c) in r.calls.iter().enumerate() {
@@ -283,7 +308,9 @@ impl Total {
     }
 }
 
-fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
+fn print_row(out: &mut impl Write, r: &ReplayRow, named: bool) -> anyhow::Result<()> {
+    // `--policy`: each line names its policy.
+    let policy = if named { format!(" [{}]", r.mode) } else { String::new() };
     let cost = match (r.cost_original, r.cost_live) {
         (Some(a), Some(b)) => format!(", ${a:.2} -> ${b:.2}"),
         _ => String::new(),
@@ -302,7 +329,7 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
     };
     writeln!(
         out,
-        "{}{window}: {}, {}{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
+        "{}{policy}{window}: {}, {}{}, peak {} -> {}, billed {} -> {} ({:.1}% saved), cache reads {} -> {}{cost}",
         r.source,
         counted(r.calls as u64, "call", "calls"),
         counted(r.compactions as u64, "compaction", "compactions"),

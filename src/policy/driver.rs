@@ -34,7 +34,7 @@ pub fn compact_prepared<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter
 /// `mode`, and their records keep their bytes).
 fn name_record(record: &mut Compaction, policy: &Policy) {
     if policy.spec.reference_mode().is_none() {
-        record.policy = Some(policy.spec.name.clone());
+        record.policy = Some(policy.name());
     }
 }
 

@@ -166,9 +166,13 @@ impl Policy {
         }
     }
 
-    /// The policy's name (its spec's): `lean`, `codex`, a file's own...
-    pub fn name(&self) -> &str {
-        &self.spec.name
+    /// The policy's name (its spec's): `lean`, `codex`, a file's own
+    /// ([`spec::file`] keeps a loaded name for the whole run).
+    pub fn name(&self) -> &'static str {
+        match &self.spec.name {
+            Cow::Borrowed(name) => name,
+            Cow::Owned(_) => spec::file::UNNAMED,
+        }
     }
 
     /// Sets the window and the threshold its trigger gives there (`cap`:

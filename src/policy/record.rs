@@ -105,13 +105,13 @@ pub struct Compaction {
     pub summarizer: Option<super::summary_writer::SummarizerUse>,
     /// The policy's name when it is none of today's modes (`codex`, a
     /// `--policy` file's): `mode` names the others.
-    pub policy: Option<super::spec::Text>,
+    pub policy: Option<&'static str>,
 }
 
 impl Compaction {
     /// The name of the policy that made this record.
-    pub fn policy_name(&self) -> &str {
-        self.policy.as_deref().unwrap_or(self.mode.name())
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.unwrap_or(self.mode.name())
     }
 }
 

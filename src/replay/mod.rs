@@ -388,7 +388,18 @@ pub fn replay_prepared(
                 appended_from = i;
                 // The live request holds the size of every message of `current`.
                 let prepared = Prepared::with_tokens(current, meter, live_req.message_tokens());
-                let result = policy::compact_prepared(&prepared, &forced, meter);
+                let result = match policy.spec.reference_mode() {
+                    Some(_) => policy::compact_prepared(&prepared, &forced, meter),
+                    // A spec compares its own sizes with its trigger (a summary
+                    // after edits that run ahead of it): in our count, as the
+                    // provider's measure is to ours here.
+                    None => {
+                        let mut p = forced.clone();
+                        let ours = live_req.total();
+                        p.threshold = (p.threshold + ours).saturating_sub(before);
+                        policy::compact_prepared(&prepared, &p, meter)
+                    }
+                };
                 if let Some(u) = &result.compaction.summarizer {
                     out.summarizer.get_or_insert_default().add(u);
                 }

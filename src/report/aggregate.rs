@@ -226,6 +226,9 @@ pub struct CorpusSummary {
     /// `--window` / `--model NAME`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<WindowSessions>,
+    /// `report --policies`: each policy's figures, by name (absent without it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, super::policies::PolicySummary>,
 }
 
 /// Sessions that got one window under `--model auto`.

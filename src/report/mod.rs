@@ -6,6 +6,7 @@
 
 pub mod aggregate;
 pub mod fingerprint;
+pub mod policies;
 pub mod recorded;
 pub mod render;
 pub mod stats;

@@ -39,8 +39,13 @@ pub fn static_name(name: &str) -> Option<&'static str> {
         [CounterKind::O200k, CounterKind::Cl100k, CounterKind::Hermes].map(CounterKind::name);
     let categories = Category::ALL.map(Category::name);
     let formats = crate::formats::Format::ALL.iter().map(|f| f.name());
+    let policies = crate::policy::spec::builtin::BUILT_IN.iter().filter_map(|s| match s.name {
+        std::borrow::Cow::Borrowed(n) => Some(n),
+        std::borrow::Cow::Owned(_) => None,
+    });
     modes
         .into_iter()
+        .chain(policies)
         .chain(tiers)
         .chain(reasons)
         .chain(counters)
@@ -92,7 +97,7 @@ impl CompactionObject {
     pub fn new(source: &Source, c: &Compaction, counter: &'static str) -> CompactionObject {
         CompactionObject {
             source: source.to_string(),
-            mode: c.mode.name(),
+            mode: c.policy_name(),
             tier: c.tier.name(),
             compacted: c.compacted,
             counter,
@@ -264,7 +269,7 @@ impl SessionRow {
             source: source.to_string(),
             id: id.to_string(),
             format,
-            mode: c.mode.name(),
+            mode: c.policy_name(),
             tier: c.tier.name(),
             reason: c.reason.name(),
             compacted: c.compacted,

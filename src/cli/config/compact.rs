@@ -98,7 +98,12 @@ impl Compact {
         } else {
             Container::Files(files_outputs(args)?)
         };
-        let mut policy = policy(args.mode, &args.budget, args.force, args.target_tokens)?;
+        let mut policy = match &args.policy {
+            Some(p) => {
+                super::policy_of(&super::spec(p)?, &args.budget, args.force, args.target_tokens)?
+            }
+            None => policy(args.mode, &args.budget, args.force, args.target_tokens)?,
+        };
         policy.summarizer = super::summarizer(&args.summarizer)?;
         let meter = meter(&args.budget);
         let pool = thread_pool(args.input.threads)?;
@@ -320,7 +325,21 @@ fn output_options(args: &CompactArgs) -> anyhow::Result<String> {
         args.shard.map(|s| s.to_string()),
         args.redact,
         args.input.history.resolve()
-    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default())
+    ) + &super::summarizer_options(&args.summarizer).unwrap_or_default()
+        + &policy_option(args.policy.as_deref())?)
+}
+
+/// `--policy`, as the options record names it: the name, and a file's own
+/// record ([`manifest::option_file`]); nothing without it, so that a run of a
+/// mode keeps its record.
+fn policy_option(policy: Option<&str>) -> anyhow::Result<String> {
+    let Some(p) = policy else { return Ok(String::new()) };
+    // A policy that does not resolve fails here, with its own message.
+    super::spec(p)?;
+    if compactor::policy::spec::builtin::find(p).is_some() {
+        return Ok(format!(" policy={p}"));
+    }
+    Ok(format!(" policy={}", manifest::option_file(Path::new(p))?))
 }
 
 /// [`read_options`], and with `--rejects FILE` records over `--max-record-bytes`

@@ -15,7 +15,7 @@ pub use compact::{Arrow, Compact, Container, Files, rejects_sources};
 #[cfg(test)]
 pub use summarizer::COMMAND_MODEL;
 pub use summarizer::{options_text as summarizer_options, summarizer};
-pub use windows::{AUTO, DefaultedCount, Policies, policies};
+pub use windows::{AUTO, DefaultedCount, Policies, policies, policies_of};
 
 use super::args::{BudgetArgs, InputArgs};
 use anyhow::{Context, bail};
@@ -28,7 +28,7 @@ use compactor::model::History;
 use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
 use compactor::policy::anchors::AnchorBudget;
-use compactor::policy::spec::PolicySpec;
+use compactor::policy::spec::{PolicySpec, builtin};
 use compactor::tokens::Meter;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -149,6 +149,47 @@ pub fn policy(
         force,
         target,
     )
+}
+
+/// The policy `arg` names: a built-in one (`lean`, `codex`, ...), else a
+/// TOML or JSON file (`--policy FILE`, docs/policies.md).
+pub fn spec(arg: &str) -> anyhow::Result<Arc<PolicySpec>> {
+    if let Some(s) = builtin::find(arg) {
+        return Ok(Arc::new(s.clone()));
+    }
+    let path = Path::new(arg);
+    if !path.exists() {
+        bail!(
+            "unknown policy `{arg}`: not a built-in one ({}) nor a file\nhint: give a TOML or JSON policy file (docs/policies.md)",
+            builtin::names()
+        );
+    }
+    Ok(Arc::new(compactor::policy::spec::file::load(path).map_err(anyhow::Error::msg)?))
+}
+
+/// The policies `report --policies` names, after today's four (always
+/// reported: the report's figures are built on them): `all` for every
+/// built-in one, else each name or file once, in order.
+pub fn specs(list: &[String]) -> anyhow::Result<Vec<Arc<PolicySpec>>> {
+    let mut out: Vec<Arc<PolicySpec>> =
+        builtin::MODES.iter().map(|m| spec(m)).collect::<anyhow::Result<_>>()?;
+    for arg in list {
+        let more: Vec<Arc<PolicySpec>> = if arg == "all" {
+            builtin::BUILT_IN.iter().map(|s| Arc::new(s.clone())).collect()
+        } else {
+            vec![spec(arg)?]
+        };
+        for s in more {
+            if let Some(o) = out.iter().find(|o| o.name == s.name) {
+                if **o != *s {
+                    bail!("--policies: two different policies are named `{}`", s.name);
+                }
+                continue;
+            }
+            out.push(s);
+        }
+    }
+    Ok(out)
 }
 
 /// [`policy`] of any spec (a built-in one or a `--policy` file's).

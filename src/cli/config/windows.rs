@@ -5,11 +5,12 @@
 //! the table knows. One policy per window is built here, before any session
 //! is read; workers only pick one.
 
-use super::{model_table, policy};
+use super::{model_table, policy_of};
 use crate::cli::args::BudgetArgs;
 use compactor::Mode;
 use compactor::catalog::window::{Chosen, FROM_DEFAULT};
 pub use compactor::pipeline::Policies;
+use compactor::policy::spec::PolicySpec;
 use compactor::policy::summary_writer::SummaryWriter;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,7 +31,19 @@ pub fn policies(
     target: Option<u64>,
     summarizer: Option<&Arc<dyn SummaryWriter>>,
 ) -> anyhow::Result<Policies> {
-    let mut base = policy(mode, args, force, target)?;
+    let spec = Arc::new(compactor::policy::spec::builtin::of_mode(mode).clone());
+    policies_of(&spec, args, force, target, summarizer)
+}
+
+/// [`policies`] of any spec (a built-in one or a `--policy` file's).
+pub fn policies_of(
+    spec: &Arc<PolicySpec>,
+    args: &BudgetArgs,
+    force: bool,
+    target: Option<u64>,
+    summarizer: Option<&Arc<dyn SummaryWriter>>,
+) -> anyhow::Result<Policies> {
+    let mut base = policy_of(spec, args, force, target)?;
     base.summarizer = summarizer.cloned();
     if !is_auto(args) {
         return Ok(Policies::new(base, None));

@@ -8,7 +8,6 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message};
 use anyhow::Context;
-use compactor::Mode;
 use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::summary::real_user_text;
@@ -20,18 +19,41 @@ use compactor::report::render::Series;
 use compactor::report::wire::{ReplayLabels, ReplayRow, SessionRow};
 use serde_json::Value;
 
-const MODES: [Mode; 4] = [Mode::None, Mode::Legacy, Mode::Lean, Mode::Tiered];
+/// The token trigger of `p`, when it has one (the "requests over the
+/// trigger" figure): none for an event count or every request.
+fn token_trigger(p: &compactor::Policy) -> Option<u64> {
+    use compactor::policy::spec::Trigger;
+    match p.spec.trigger {
+        Trigger::Events(_) | Trigger::EveryRequest => None,
+        _ => Some(p.threshold),
+    }
+}
 
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let meter = config::meter(&args.budget);
     let summarizer = config::summarizer(&args.summarizer)?;
-    let policies: Vec<config::Policies> = MODES
+    // Today's four, then what `--policies` adds (`config::specs`).
+    let shard = args.shard;
+    let specs = config::specs(&args.policies)?;
+    let by_policy = !args.policies.is_empty();
+    if by_policy && (shard.is_some() || args.merge) {
+        anyhow::bail!("--policies: not with --shard or --merge (its figures are not in the rows)");
+    }
+    let policies: Vec<config::Policies> = specs
         .iter()
-        .map(|m| {
-            config::policies(*m, &args.budget, args.force, args.target_tokens, summarizer.as_ref())
+        .map(|s| {
+            config::policies_of(
+                s,
+                &args.budget,
+                args.force,
+                args.target_tokens,
+                summarizer.as_ref(),
+            )
         })
         .collect::<anyhow::Result<_>>()?;
+    let mut totals: Vec<compactor::report::policies::PolicySummary> =
+        vec![Default::default(); policies.len()];
     let auto = policies.iter().any(config::Policies::is_auto);
     let mut defaulted = config::DefaultedCount::default();
     // Under `--model auto`, the windows the sessions got (one: `summary.json` names it).
@@ -41,7 +63,6 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     // Position of the next session in the whole input, and of each one kept.
     let mut position = 0u64;
     let mut positions: Vec<u64> = Vec::new();
-    let shard = args.shard;
     let mut rejected = RejectCounts::default();
     let counter = meter.kind().name();
     crate::cmd::run_items(
@@ -70,6 +91,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     }
                     let mut session_rows = Vec::new();
                     let mut series = Vec::new();
+                    let mut figures = Vec::new();
                     // The input's anchors and counts are read once for every mode.
                     let prepared = Prepared::new(s);
                     // Replay walks the session as the log holds it, call by
@@ -93,16 +115,21 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         row.repairs = repairs.by_name();
                         let labels = ReplayLabels {
                             format: format.name(),
-                            mode: p.mode.name(),
+                            mode: p.name(),
                             trigger: "threshold",
                             counter,
                         };
                         let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
                         session_rows.push(ReportRow::new(row, problems, users, &rr));
-                        series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
+                        series.push(Series::from_replay(&s.source.to_string(), p.name(), &r));
+                        if by_policy {
+                            let mut f = compactor::report::policies::PolicySummary::default();
+                            f.add(&r, token_trigger(p), &outcome.compaction);
+                            figures.push(f);
+                        }
                     }
-                    out.push(Some((session_rows, series)));
+                    out.push(Some((session_rows, series, figures)));
                 }
                 (out, errors)
             }
@@ -120,7 +147,10 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
             for session in sessions {
                 let here = position;
                 position += 1;
-                let Some((session_rows, series)) = session else { continue };
+                let Some((session_rows, series, figures)) = session else { continue };
+                for (total, f) in totals.iter_mut().zip(&figures) {
+                    total.absorb(f);
+                }
                 positions.push(here);
                 if let Some(first) = session_rows.first() {
                     defaulted.add(first.chosen.as_ref());
@@ -152,6 +182,9 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     summary.inputs = Some(fingerprint(&reading.inputs)?);
     let any_rejected = rejected.total > 0;
     summary.rejected = rejected;
+    if by_policy {
+        summary.policies = specs.iter().map(|s| s.name.to_string()).zip(totals).collect();
+    }
     let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     let dir = &args.output;
     std::fs::create_dir_all(dir)
@@ -169,12 +202,17 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         charted = file.charted;
     }
     let series: Vec<Series> = charted.into_iter().flat_map(|c| c.series).collect();
+    let order: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
     write_report(dir, &rows, &values, &summary, series, args.parquet)?;
+    if by_policy {
+        super::write_policies(dir, &order, &summary)?;
+    }
     if !args.quiet {
         eprintln!(
-            "compactor: {} × {} modes -> {}",
+            "compactor: {} × {} {} -> {}",
             counted(summary.sessions, "session", "sessions"),
-            MODES.len(),
+            policies.len(),
+            if by_policy { "policies" } else { "modes" },
             dir.display()
         );
         let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();

@@ -54,6 +54,23 @@ struct Charted {
 }
 
 /// Writes the report files of `rows` (their JSON `values`) and `summary` into `dir`.
+/// `--policies`: the section of report.md and its two charts (kept apart
+/// from the modes' renderers).
+fn write_policies(dir: &Path, order: &[String], summary: &CorpusSummary) -> anyhow::Result<()> {
+    use compactor::report::policies;
+    let rows: Vec<(String, policies::PolicySummary)> = order
+        .iter()
+        .filter_map(|n| summary.policies.get(n).map(|p| (n.clone(), p.clone())))
+        .collect();
+    let mut md = markdown(summary);
+    md.push_str(&policies::markdown(&rows));
+    write_atomic(&dir.join("report.md"), md.as_bytes())?;
+    let (billed, kept) = policies::charts(&rows);
+    write_atomic(&dir.join(policies::BILLED_CHART), billed.as_bytes())?;
+    write_atomic(&dir.join(policies::RETENTION_CHART), kept.as_bytes())?;
+    Ok(())
+}
+
 fn write_report(
     dir: &Path,
     rows: &[ReportRow],

@@ -5,7 +5,13 @@
 use super::PolicySpec;
 use std::path::Path;
 
-/// Parses `text`, the content of `path`, as a policy spec and checks it.
+/// The name a policy built by hand with an owned name reports under; a
+/// loaded one keeps its own ([`parse`]).
+pub const UNNAMED: &str = "custom";
+
+/// Parses `text`, the content of `path`, as a policy spec and checks it. Its
+/// name is kept for the rest of the run (leaked once per file read: report
+/// rows name policies as `&'static str`).
 pub fn parse(path: &Path, text: &str) -> Result<PolicySpec, String> {
     let shown = path.display();
     let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -27,6 +33,10 @@ pub fn parse(path: &Path, text: &str) -> Result<PolicySpec, String> {
         })?
     };
     spec.check().map_err(|e| format!("{shown}: key {e}"))?;
+    let mut spec = spec;
+    if let std::borrow::Cow::Owned(name) = std::mem::take(&mut spec.name) {
+        spec.name = std::borrow::Cow::Borrowed(Box::leak(name.into_boxed_str()));
+    }
     Ok(spec)
 }
 

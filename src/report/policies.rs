@@ -1,0 +1,204 @@
+//! `report --policies`: one row per policy (issue 39) over every session:
+//! calls, compactions, peak context, billed input, cache reads and writes,
+//! requests still over the trigger, and anchor retention by category; its
+//! own section of report.md and two charts (billed input, retention).
+//!
+//! Kept apart from the modes' tables (`render`): the figures come from each
+//! policy's replay and compaction, summed here, and `summary.json` holds them
+//! under `policies`, keyed by name, only when `--policies` is given.
+
+use crate::policy::Compaction;
+use crate::policy::tool_families::thousands;
+use crate::replay::Replay;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One policy's figures over the sessions of a report.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PolicySummary {
+    pub sessions: u64,
+    /// Replayed calls, and compactions (a server-side edit counts at each
+    /// call it edits).
+    pub calls: u64,
+    pub compactions: u64,
+    /// The largest request of any session, in tokens.
+    pub peak: u64,
+    /// Input tokens of every request, summed; of them read from and written
+    /// to the cache (replay's cache model, the policy's provider rule).
+    pub billed: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    /// Requests whose size was still at or over the policy's token trigger
+    /// (policies without a token trigger: 0).
+    pub over_trigger: u64,
+    /// Per anchor category: (in the inputs, still verbatim in the outputs)
+    /// of one compaction of each session (`compact` under the policy).
+    pub retention: BTreeMap<String, (u64, u64)>,
+}
+
+impl PolicySummary {
+    /// Adds one session: its replay under the policy, whose token trigger is
+    /// `threshold` when it has one, and its compaction.
+    pub fn add(&mut self, r: &Replay, threshold: Option<u64>, c: &Compaction) {
+        self.sessions += 1;
+        self.calls += r.calls.len() as u64;
+        self.compactions += r.compactions.len() as u64;
+        self.peak = self.peak.max(r.peak_live);
+        self.billed += r.billed_live;
+        self.cache_read += r.cache_read_live;
+        self.cache_write += r.cache_write_live;
+        if let Some(t) = threshold {
+            self.over_trigger += r.calls.iter().filter(|k| k.tokens_live >= t).count() as u64;
+        }
+        for (cat, (found, kept)) in &c.anchors.retention {
+            let e = self.retention.entry(cat.name().to_string()).or_default();
+            e.0 += *found as u64;
+            e.1 += *kept as u64;
+        }
+    }
+
+    /// Adds another part's figures (another session, another shard).
+    pub fn absorb(&mut self, o: &PolicySummary) {
+        self.sessions += o.sessions;
+        self.calls += o.calls;
+        self.compactions += o.compactions;
+        self.peak = self.peak.max(o.peak);
+        self.billed += o.billed;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+        self.over_trigger += o.over_trigger;
+        for (cat, (f, k)) in &o.retention {
+            let e = self.retention.entry(cat.clone()).or_default();
+            e.0 += f;
+            e.1 += k;
+        }
+    }
+
+    /// Anchors retained over all categories, in percent (`None`: none found).
+    pub fn retention_pct(&self) -> Option<f64> {
+        let (found, kept) = self.retention.values().fold((0, 0), |(f, k), (a, b)| (f + a, k + b));
+        (found > 0).then(|| (kept as f64 * 10_000.0 / found as f64).round() / 100.0)
+    }
+}
+
+/// File names of the two charts, beside report.md.
+pub const BILLED_CHART: &str = "policies-billed.svg";
+pub const RETENTION_CHART: &str = "policies-retention.svg";
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"))
+}
+
+/// The report.md section: the table, and the charts by file name.
+pub fn markdown(policies: &[(String, PolicySummary)]) -> String {
+    let mut cats: Vec<&str> =
+        policies.iter().flat_map(|(_, p)| p.retention.keys().map(String::as_str)).collect();
+    cats.sort_unstable();
+    cats.dedup();
+    let mut out = String::from("\n## Policies\n\n");
+    out.push_str(
+        "Each policy replayed call by call on every session (`report --policies`; docs/policies.md). \
+         The agents' summaries are our deterministic stand-in under their headings.\n\n",
+    );
+    out.push_str("| policy | calls | compactions | peak context | billed input | cache reads | cache writes | requests over trigger | anchors retained |");
+    for c in &cats {
+        out.push_str(&format!(" {c} |"));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(8 + cats.len()));
+    out.push('\n');
+    for (name, p) in policies {
+        out.push_str(&format!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            thousands(p.calls),
+            thousands(p.compactions),
+            thousands(p.peak),
+            thousands(p.billed),
+            thousands(p.cache_read),
+            thousands(p.cache_write),
+            thousands(p.over_trigger),
+            pct(p.retention_pct()),
+        ));
+        for c in &cats {
+            let v = p.retention.get(*c).and_then(|(f, k)| {
+                (*f > 0).then(|| (*k as f64 * 10_000.0 / *f as f64).round() / 100.0)
+            });
+            out.push_str(&format!(" {} |", pct(v)));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("\n![billed input by policy]({BILLED_CHART})\n\n![anchor retention by policy]({RETENTION_CHART})\n"));
+    out
+}
+
+/// A horizontal bar chart (SVG) of `values`, one bar per label.
+pub fn bars(title: &str, unit: &str, values: &[(String, f64)]) -> String {
+    const ROW: f64 = 26.0;
+    const LEFT: f64 = 210.0;
+    const WIDTH: f64 = 760.0;
+    let top = 40.0;
+    let height = top + ROW * values.len() as f64 + 20.0;
+    let most = values.iter().map(|(_, v)| *v).fold(0.0_f64, f64::max).max(1e-9);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"13\">\n\
+         <text x=\"10\" y=\"22\" font-size=\"15\">{}</text>\n",
+        esc(title)
+    );
+    let span = WIDTH - LEFT - 120.0;
+    for (k, (label, v)) in values.iter().enumerate() {
+        let y = top + ROW * k as f64;
+        let w = (v / most * span).max(0.0);
+        svg.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n<rect x=\"{LEFT}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" fill=\"#4c78a8\"/>\n<text x=\"{:.1}\" y=\"{}\">{}</text>\n",
+            LEFT - 8.0,
+            y + 16.0,
+            esc(label),
+            y + 4.0,
+            ROW - 8.0,
+            LEFT + w + 6.0,
+            y + 16.0,
+            esc(&format_value(*v, unit)),
+        ));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn format_value(v: f64, unit: &str) -> String {
+    if unit == "%" { format!("{v:.1}%") } else { format!("{} {unit}", thousands(v.round() as u64)) }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The two charts: billed input, and anchor retention, by policy.
+pub fn charts(policies: &[(String, PolicySummary)]) -> (String, String) {
+    let billed: Vec<(String, f64)> =
+        policies.iter().map(|(n, p)| (n.clone(), p.billed as f64)).collect();
+    let kept: Vec<(String, f64)> =
+        policies.iter().map(|(n, p)| (n.clone(), p.retention_pct().unwrap_or(0.0))).collect();
+    (
+        bars("Billed input tokens by policy (replay, every call)", "tokens", &billed),
+        bars("Anchors retained by policy (one compaction of each session)", "%", &kept),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_has_a_row_per_policy_and_the_charts_a_bar_each() {
+        let mut a = PolicySummary { calls: 3, billed: 1_000, ..Default::default() };
+        a.retention.insert("path".into(), (4, 2));
+        let b = PolicySummary { calls: 3, billed: 500, ..Default::default() };
+        let rows = vec![("lean".to_string(), a), ("codex".to_string(), b)];
+        let md = markdown(&rows);
+        assert!(md.contains("| lean | 3 | 0 | 0 | 1,000 | 0 | 0 | 0 | 50.0% | 50.0% |"), "{md}");
+        assert!(md.contains("| codex | 3 | 0 | 0 | 500 | 0 | 0 | 0 | n/a | n/a |"), "{md}");
+        let (billed, kept) = charts(&rows);
+        assert_eq!(billed.matches("<rect").count(), 2);
+        assert!(billed.contains(">1,000 tokens<") && kept.contains(">50.0%<"));
+    }
+}
