@@ -52,6 +52,7 @@ use crate::catalog::prices::Prices;
 use crate::catalog::window;
 use crate::model::key::message_key;
 use crate::model::{Message, Session};
+use crate::policy::spec::CacheRule;
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
 use serde::Serialize;
@@ -65,6 +66,16 @@ pub enum Trigger {
     /// The fallback ("gateway") trigger: 85% of the window or 5,000 messages.
     Gateway,
 }
+
+/// OpenAI caches prompts of at least this many tokens, in steps of
+/// [`OPENAI_CACHE_STEP_TOKENS`] (developers.openai.com/api/docs/guides/prompt-caching;
+/// openai-cookbook Prompt_Caching_201: "1024 tokens or more, with cache hits
+/// occurring in increments of 128 tokens"; models before GPT-5.6).
+pub const OPENAI_MIN_CACHED_TOKENS: u64 = 1_024;
+pub const OPENAI_CACHE_STEP_TOKENS: u64 = 128;
+/// Gemini's implicit cache: the minimum input of Gemini 2.5 Flash and Pro
+/// (ai.google.dev/gemini-api/docs/caching, crawl "Last updated 2026-07-07").
+pub const GEMINI_MIN_CACHED_TOKENS: u64 = 2_048;
 
 /// Compactions in a row that leave the request over the threshold before
 /// compaction stops for the session (H).
@@ -257,14 +268,31 @@ impl Request {
         if self.system > 0 {
             breakpoints.push((self.system, self.ends[self.system - 1]));
         }
-        Snapshot { len: n, base: self.base, breakpoints }
+        Snapshot { len: n, base: self.base, total: self.total(), breakpoints }
     }
 
     /// Tokens this request can read from the cache written by `prev`, given
-    /// that they share their first `shared` messages.
-    fn cache_read(&self, prev: &Snapshot, shared: usize) -> u64 {
+    /// that they share their first `shared` messages, under `rule`.
+    fn cache_read(&self, prev: &Snapshot, shared: usize, rule: CacheRule) -> u64 {
         if prev.len == 0 || self.base != prev.base {
             return 0;
+        }
+        let (min, step) = match rule {
+            CacheRule::Anthropic => (0, 0),
+            CacheRule::OpenaiPrefix => (OPENAI_MIN_CACHED_TOKENS, OPENAI_CACHE_STEP_TOKENS),
+            CacheRule::GeminiPrefix => (GEMINI_MIN_CACHED_TOKENS, 1),
+        };
+        if step > 0 {
+            // Automatic prefix caching: the longest shared prefix, in steps,
+            // when both requests are long enough to be cached.
+            if prev.total < min || self.total() < min {
+                return 0;
+            }
+            let prefix = match shared {
+                0 => self.base,
+                k => self.ends[k - 1],
+            };
+            return prefix / step * step;
         }
         prev.breakpoints
             .iter()
@@ -280,6 +308,8 @@ struct Snapshot {
     /// Messages in it.
     len: usize,
     base: u64,
+    /// Its tokens.
+    total: u64,
     /// (breakpoint after this many messages, tokens up to it).
     breakpoints: Vec<(usize, u64)>,
 }
@@ -336,6 +366,7 @@ pub fn replay_prepared(
     // A server-side policy (Anthropic's context editing) edits each request;
     // the cache compares it with the request sent before (`sent`).
     let server_side = policy.spec.applies == crate::policy::spec::Applies::Request;
+    let rule = policy.spec.cache;
     let mut sent: Vec<u128> = Vec::new();
 
     for (i, m) in msgs.iter().enumerate() {
@@ -403,33 +434,42 @@ pub fn replay_prepared(
                 if let Some(u) = &result.compaction.summarizer {
                     out.summarizer.get_or_insert_default().add(u);
                 }
-                let output = match result.session {
-                    Cow::Owned(s) => Some(s.messages),
-                    Cow::Borrowed(_) => None,
-                };
-                compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
-                let old = std::mem::replace(&mut live_req, Request { base, ..Request::default() });
-                for lm in &compacted {
-                    live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
-                }
-                let sent = &old.keys[..prev_live.len.min(old.keys.len())];
-                live_shared = Some(shared_prefix(&live_req.keys, sent));
-                let after = measured(live_req.total());
-                let ineffective = policy.still_over(after, compacted.len());
-                out.compactions.push(CompactionPoint {
-                    before_call: out.calls.len(),
-                    tokens_before: before,
-                    tokens_after: after,
-                    ineffective,
-                });
-                ineffective_in_a_row = if ineffective { ineffective_in_a_row + 1 } else { 0 };
-                if ineffective_in_a_row >= THRASH_LIMIT {
-                    out.thrash_stopped = true;
+                let unchanged = matches!(result.session, Cow::Borrowed(_));
+                if unchanged && policy.spec.reference_mode().is_none() {
+                    // A spec's edit that found nothing to do is no compaction:
+                    // the live history stays as it was (masking at every call).
+                    compacted = std::mem::take(&mut current.messages);
+                    live_shared = None;
+                } else {
+                    let output = match result.session {
+                        Cow::Owned(s) => Some(s.messages),
+                        Cow::Borrowed(_) => None,
+                    };
+                    compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
+                    let old =
+                        std::mem::replace(&mut live_req, Request { base, ..Request::default() });
+                    for lm in &compacted {
+                        live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
+                    }
+                    let sent = &old.keys[..prev_live.len.min(old.keys.len())];
+                    live_shared = Some(shared_prefix(&live_req.keys, sent));
+                    let after = measured(live_req.total());
+                    let ineffective = policy.still_over(after, compacted.len());
+                    out.compactions.push(CompactionPoint {
+                        before_call: out.calls.len(),
+                        tokens_before: before,
+                        tokens_after: after,
+                        ineffective,
+                    });
+                    ineffective_in_a_row = if ineffective { ineffective_in_a_row + 1 } else { 0 };
+                    if ineffective_in_a_row >= THRASH_LIMIT {
+                        out.thrash_stopped = true;
+                    }
                 }
             }
             let shared_live = live_shared.take().unwrap_or(prev_live.len);
-            let read_live = live_req.cache_read(&prev_live, shared_live);
-            let read_original = original.cache_read(&prev_original, prev_original.len);
+            let read_live = live_req.cache_read(&prev_live, shared_live, rule);
+            let read_original = original.cache_read(&prev_original, prev_original.len, rule);
             let output = m.meta.usage.and_then(|u| u.output_tokens).unwrap_or(tokens[i]);
             let call = Call {
                 message: i,

@@ -187,12 +187,12 @@ fn breakpoints_limit_what_a_diverging_request_reads() {
     let mut next = prev.clone();
     next.keys[3] = 99; // diverges at message 3: shares 3 messages
     // Breakpoints: end of system (1) and ends of the last three (4, 5, 6): the best at or before 3 is 1.
-    assert_eq!(next.cache_read(&prev.snapshot(), 3), 100);
+    assert_eq!(next.cache_read(&prev.snapshot(), 3, CacheRule::Anthropic), 100);
     // Sharing 5 messages reaches the breakpoint after message 5.
-    assert_eq!(next.cache_read(&prev.snapshot(), 5), 330);
+    assert_eq!(next.cache_read(&prev.snapshot(), 5, CacheRule::Anthropic), 330);
     // Without a system prompt nothing before the last three can be read.
     let no_sys = Request { system: 0, ..prev.clone() };
-    assert_eq!(next.cache_read(&no_sys.snapshot(), 3), 0);
+    assert_eq!(next.cache_read(&no_sys.snapshot(), 3, CacheRule::Anthropic), 0);
     assert_eq!(shared_prefix(&next.keys, &prev.keys), 3);
 }
 
@@ -317,5 +317,124 @@ fn a_prepared_input_replays_as_its_session() {
         let json = |r: &Replay| serde_json::to_string(r).unwrap();
         assert_eq!(json(&shared), json(&alone), "{mode:?}");
         assert_eq!(shared.final_session(&s), alone.final_session(&s), "{mode:?}");
+    }
+}
+
+/// Issue 39: a masked policy, by hand. [S, U, A1→c1, T1, A2→c2, T2, A3]
+/// under "mask every result but the newest, before every request": calls at
+/// A1, A2, A3; only before A3 is there an older result (T1) to mask.
+mod spec_policies {
+    use super::*;
+    use crate::policy::spec::{self, Count, Masking, PolicySpec, ToolResults};
+    use spec::Trigger as When;
+    use std::borrow::Cow;
+    use std::sync::Arc;
+
+    fn calling(id: &str) -> Message {
+        let mut m = Message::text(Role::Assistant, format!("calling {id}"));
+        m.tool_calls_mut().push(ToolCall {
+            id: id.into(),
+            name: "Bash".into(),
+            arguments: "{}".into(),
+            ..Default::default()
+        });
+        m
+    }
+
+    fn session() -> Session {
+        let mut t1 = text(Role::Tool, 8_000, 'a');
+        t1.tool_call_id = Some("c1".into());
+        let mut t2 = text(Role::Tool, 8_000, 'b');
+        t2.tool_call_id = Some("c2".into());
+        let msgs = vec![
+            Message::text(Role::System, "You are an agent."),
+            Message::text(Role::User, "Fix it."),
+            calling("c1"),
+            t1,
+            calling("c2"),
+            t2,
+            Message::text(Role::Assistant, "Done."),
+        ];
+        Session { messages: msgs, ..Session::default() }
+    }
+
+    fn masking(cache: CacheRule) -> Policy {
+        let spec = PolicySpec {
+            name: Cow::Borrowed("mask-test"),
+            trigger: When::EveryRequest,
+            tool_results: ToolResults::Masked(Masking {
+                keep_newest: 1,
+                count: Count::Results,
+                placeholder: Cow::Borrowed("[masked]"),
+                clear_at_least: 0,
+                stop_under_tokens: None,
+                exclude_tools: Cow::Borrowed(&[]),
+                only_tools: Cow::Borrowed(&[]),
+                before_trigger: 0,
+            }),
+            cache,
+            ..spec::builtin::NONE
+        };
+        Policy::from_spec(Arc::new(spec), 1_000_000)
+    }
+
+    #[test]
+    fn a_masked_result_breaks_the_cache_from_itself_on_and_the_call_writes_from_there() {
+        let s = session();
+        let m = hermes();
+        let r = replay(&s, &masking(CacheRule::Anthropic), &m, Trigger::Threshold);
+        let t: Vec<u64> = s.messages.iter().map(|x| m.message(x)).collect();
+        let base = m.tools(None) + m.request_overhead();
+        let mut masked = s.messages[3].clone();
+        masked.content.replace_with_text("[masked]");
+        let t1_masked = m.message(&masked);
+        assert_eq!(r.calls.len(), 3);
+        assert_eq!(r.compactions.len(), 1, "only before A3 is there a result to mask");
+        assert_eq!(r.compactions[0].before_call, 2);
+        // Calls 1 and 2: nothing masked; each reads what the one before wrote
+        // up to its last breakpoint (the whole previous request here).
+        assert_eq!(r.calls[1].cache_read_live, base + t[0] + t[1]);
+        // Call 3: the request is S U A1 T1' A2 T2. The cache written at call 2
+        // (S U A1 T1, breakpoints after S, U, A1 and T1) is read up to A1, the
+        // last breakpoint before the first changed message; the rest is written.
+        let c = &r.calls[2];
+        assert_eq!(c.tokens_live, base + t[0] + t[1] + t[2] + t1_masked + t[4] + t[5]);
+        assert_eq!(c.cache_read_live, base + t[0] + t[1] + t[2]);
+        assert_eq!(c.cache_write_live, t1_masked + t[4] + t[5]);
+        // Without the edit it would have read T1 too, and written A2 T2 only.
+        assert_eq!(c.cache_read_original, base + t[0] + t[1] + t[2] + t[3]);
+        assert_eq!(c.cache_write_original, t[4] + t[5]);
+        // The next call's history keeps the mask.
+        assert_eq!(r.final_session(&s).messages[3].text_content(), "[masked]");
+    }
+
+    #[test]
+    fn openai_prefix_caching_reads_the_shared_prefix_in_steps_of_128() {
+        let s = session();
+        let m = hermes();
+        let r = replay(&s, &masking(CacheRule::OpenaiPrefix), &m, Trigger::Threshold);
+        let t: Vec<u64> = s.messages.iter().map(|x| m.message(x)).collect();
+        let base = m.tools(None) + m.request_overhead();
+        let step = |v: u64| v / OPENAI_CACHE_STEP_TOKENS * OPENAI_CACHE_STEP_TOKENS;
+        // Call 2 (S U A1 T1, over 1,024 tokens) after call 1 (S U, under): nothing.
+        assert!(r.calls[0].tokens_live < OPENAI_MIN_CACHED_TOKENS);
+        assert_eq!(r.calls[1].cache_read_live, 0);
+        // Call 3: the prefix shared with call 2 ends at A1: read in steps of 128.
+        assert_eq!(r.calls[2].cache_read_live, step(base + t[0] + t[1] + t[2]));
+        assert_eq!(r.calls[2].cache_read_original, step(base + t[0] + t[1] + t[2] + t[3]));
+    }
+
+    #[test]
+    fn a_server_side_edit_leaves_the_clients_history_whole() {
+        let s = session();
+        let m = hermes();
+        let mut p = masking(CacheRule::Anthropic);
+        let mut spec = (*p.spec).clone();
+        spec.applies = spec::Applies::Request;
+        p.spec = Arc::new(spec);
+        let r = replay(&s, &p, &m, Trigger::Threshold);
+        assert_eq!(r.compactions.len(), 1);
+        assert!(r.calls[2].tokens_live < r.calls[2].tokens_original);
+        assert_eq!(r.final_session(&s), s, "the client keeps every result");
     }
 }
