@@ -314,6 +314,15 @@ struct Snapshot {
     breakpoints: Vec<(usize, u64)>,
 }
 
+/// Returns true if and only if an edit left `after` as `before` was: the
+/// same shared parts and calls (an edit writes new ones), and the same reasoning.
+fn same_message(after: &Message, before: &Message) -> bool {
+    std::sync::Arc::ptr_eq(&after.content.parts, &before.content.parts)
+        && std::sync::Arc::ptr_eq(&after.tool_calls, &before.tool_calls)
+        && after.reasoning == before.reasoning
+        && after.role == before.role
+}
+
 /// Messages the two requests share from the start.
 fn shared_prefix(a: &[u128], b: &[u128]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -364,10 +373,9 @@ pub fn replay_prepared(
     let mut agent_total = base;
     let mut recorded = Recorded::default();
     // A server-side policy (Anthropic's context editing) edits each request;
-    // the cache compares it with the request sent before (`sent`).
+    // the client's history, and the replay's final one, stay whole.
     let server_side = policy.spec.applies == crate::policy::spec::Applies::Request;
     let rule = policy.spec.cache;
-    let mut sent: Vec<u128> = Vec::new();
 
     for (i, m) in msgs.iter().enumerate() {
         if let Some(restart) = agent.restart_at(i) {
@@ -387,38 +395,19 @@ pub fn replay_prepared(
             };
             let compacts = policy.mode != crate::policy::Mode::None && !out.thrash_stopped;
             let live_len = compacted.len() + (i - appended_from);
-            if server_side {
-                // The client's history stays whole: the server edits each
-                // request from the whole history, when its trigger fires.
-                live_req = original.clone();
-                if compacts && fires(measured(original.total()), i) {
-                    let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
-                    current.messages = msgs[..i].to_vec();
-                    let prepared = Prepared::with_tokens(current, meter, tokens[..i].to_vec());
-                    let result = policy::compact_prepared(&prepared, &forced, meter);
-                    if let Cow::Owned(s) = &result.session {
-                        let before = measured(original.total());
-                        live_req = Request { base, ..Request::default() };
-                        for lm in &s.messages {
-                            live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
-                        }
-                        out.compactions.push(CompactionPoint {
-                            before_call: out.calls.len(),
-                            tokens_before: before,
-                            tokens_after: measured(live_req.total()),
-                            ineffective: false,
-                        });
-                    }
-                }
-                live_shared = Some(shared_prefix(&live_req.keys, &sent));
-            } else if compacts && fires(measured(live_req.total()), live_len) {
+            // A server-side policy measures the whole history (the client
+            // sends it all); its edits are idempotent and only grow as the
+            // history does, so the live request is edited in place.
+            let size = measured(if server_side { original.total() } else { live_req.total() });
+            if compacts && fires(size, live_len) {
                 let before = measured(live_req.total());
                 let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
                 current.messages = std::mem::take(&mut compacted);
                 current.messages.extend(msgs[appended_from..i].iter().cloned());
                 appended_from = i;
                 // The live request holds the size of every message of `current`.
-                let prepared = Prepared::with_tokens(current, meter, live_req.message_tokens());
+                let sizes = live_req.message_tokens();
+                let prepared = Prepared::with_tokens(current, meter, sizes.clone());
                 let result = match policy.spec.reference_mode() {
                     Some(_) => policy::compact_prepared(&prepared, &forced, meter),
                     // A spec compares its own sizes with its trigger (a summary
@@ -448,8 +437,16 @@ pub fn replay_prepared(
                     compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
                     let old =
                         std::mem::replace(&mut live_req, Request { base, ..Request::default() });
-                    for lm in &compacted {
-                        live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
+                    // Edits without a fold keep every message in place: one
+                    // the edit left alone keeps its key and size.
+                    let in_place = policy.spec.reference_mode().is_none()
+                        && compacted.len() == current.messages.len();
+                    for (j, lm) in compacted.iter().enumerate() {
+                        if in_place && same_message(lm, &current.messages[j]) {
+                            live_req.push(old.keys[j], sizes[j], lm.role.is_system());
+                        } else {
+                            live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
+                        }
                     }
                     let sent = &old.keys[..prev_live.len.min(old.keys.len())];
                     live_shared = Some(shared_prefix(&live_req.keys, sent));
@@ -496,15 +493,15 @@ pub fn replay_prepared(
             out.calls.push(call);
             prev_original = original.snapshot();
             prev_live = live_req.snapshot();
-            if server_side {
-                sent.clone_from(&live_req.keys);
-            }
         }
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());
         agent_total += tokens[i];
     }
     out.recorded = (recorded.calls > 0).then_some(recorded);
+    if server_side {
+        (compacted, appended_from) = (Vec::new(), 0);
+    }
     out.compacted = compacted;
     out.appended_from = appended_from;
     out
