@@ -54,9 +54,7 @@ fn compact_named<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Ou
     let sizes = Sizes { tokens: &tokens, fixed, before };
     let outcome = match policy.mode {
         // A spec that is not one of today's modes (issue 39).
-        _ if policy.spec.reference_mode().is_none() => {
-            super::spec::run::compact(input, policy, meter, &sizes)
-        }
+        _ if policy.spec.reference_mode().is_none() => compact_spec(input, policy, meter, &sizes),
         Mode::Tiered => compact_tiered(input, policy, meter, &sizes),
         Mode::Lean | Mode::Legacy => summarize(
             input,
@@ -81,6 +79,45 @@ fn compact_named<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Ou
     let c = &mut outcome.compaction;
     c.over_trigger = c.compacted && c.tokens_after > policy.threshold;
     outcome
+}
+
+/// A spec that is none of today's modes: its edits and decision
+/// ([`super::spec::run::plan`]), then the summarizing pass when it folds.
+fn compact_spec<'a>(
+    input: &Prepared<'a>,
+    policy: &Policy,
+    meter: &Meter,
+    sizes: &Sizes<'_>,
+) -> Outcome<'a> {
+    use super::spec::run::{Plan, keep_user_messages, plan};
+    let session = input.session();
+    let msgs = &session.messages;
+    let Sizes { tokens, fixed, before } = *sizes;
+    match plan(msgs, policy, meter, tokens, fixed, before) {
+        Plan::Leave(reason) => Outcome {
+            session: Cow::Borrowed(session),
+            compaction: unchanged_record(msgs.len(), Mode::Lean, before, reason),
+        },
+        Plan::Fold { slots, effects, tokens: counts, cut } => {
+            let done = Pruning::Done { slots, effects, tokens: counts };
+            let mut outcome = summarize(input, policy, meter, sizes, Mode::Lean, done, Some(cut));
+            if let Some(budget) = policy.spec.protect.user_messages_tokens {
+                keep_user_messages(&mut outcome, msgs, budget, fixed, meter);
+            }
+            outcome
+        }
+        Plan::Edited { slots, effects, tier, tokens_after } => {
+            let out = session.with_messages(owned(slots));
+            let mut record = unchanged_record(msgs.len(), Mode::Lean, before, Reason::Compacted);
+            record.tier = tier;
+            record.compacted = true;
+            record.tokens_after = tokens_after;
+            record.sections.tail_tokens = tokens_after - fixed;
+            record.effects = effects;
+            record.anchors = anchor_figures(input, &out, policy, None);
+            Outcome { session: Cow::Owned(out), compaction: record }
+        }
+    }
 }
 
 /// Returns true if and only if the session is exactly what an earlier run of
@@ -287,7 +324,8 @@ pub(super) fn summarize<'a>(
             None => (summary::build_summary(&input, meter), None),
             Some(writer) => written_summary(writer.as_ref(), &input, meter),
         };
-        let built = super::spec::run::laid_out(policy, built, used.as_ref(), meter);
+        let built =
+            super::spec::headings::laid_out(policy.spec.summary, built, used.as_ref(), meter);
         let rest = owned(pruned.split_off(cut));
         pruned.truncate(head_end);
         let (mut out, placement) = assemble::assemble(owned(pruned), &built.text, rest);
@@ -383,7 +421,7 @@ fn written_summary(
     (summary::build_summary_with(input, meter, Some(&body)), Some(used))
 }
 
-pub(super) fn anchor_figures(
+fn anchor_figures(
     input: &Prepared<'_>,
     output: &Session,
     policy: &Policy,

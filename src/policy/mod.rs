@@ -136,7 +136,7 @@ pub struct Policy {
     pub summarizer: Option<std::sync::Arc<dyn summary_writer::SummaryWriter>>,
     /// What the policy decides, as data ([`spec`]): one of today's modes runs
     /// that mode's code ([`spec::PolicySpec::reference_mode`]), any other spec
-    /// runs [`spec::run`]. `mode`, `threshold` and `protect_first_n` are read
+    /// runs the engine of `spec/run.rs`. `mode`, `threshold` and `protect_first_n` are read
     /// from it when the policy is built.
     pub spec: std::sync::Arc<spec::PolicySpec>,
 }

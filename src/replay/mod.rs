@@ -277,12 +277,12 @@ impl Request {
         if prev.len == 0 || self.base != prev.base {
             return 0;
         }
-        let (min, step) = match rule {
-            CacheRule::Anthropic => (0, 0),
-            CacheRule::OpenaiPrefix => (OPENAI_MIN_CACHED_TOKENS, OPENAI_CACHE_STEP_TOKENS),
-            CacheRule::GeminiPrefix => (GEMINI_MIN_CACHED_TOKENS, 1),
+        let prefix_rule = match rule {
+            CacheRule::Anthropic => None,
+            CacheRule::OpenaiPrefix => Some((OPENAI_MIN_CACHED_TOKENS, OPENAI_CACHE_STEP_TOKENS)),
+            CacheRule::GeminiPrefix => Some((GEMINI_MIN_CACHED_TOKENS, 1)),
         };
-        if step > 0 {
+        if let Some((min, step)) = prefix_rule {
             // Automatic prefix caching: the longest shared prefix, in steps,
             // when both requests are long enough to be cached.
             if prev.total < min || self.total() < min {
@@ -292,7 +292,7 @@ impl Request {
                 0 => self.base,
                 k => self.ends[k - 1],
             };
-            return prefix / step * step;
+            return prefix.checked_div(step).map_or(0, |n| n * step);
         }
         prev.breakpoints
             .iter()

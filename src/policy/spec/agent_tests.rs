@@ -105,7 +105,7 @@ fn claude_code_clears_old_reads_below_its_trigger_and_summarizes_in_nine_section
     let cc = compact(&s, &policy("claude-code", 200_000), &meter);
     assert!(cc.compaction.compacted);
     assert_eq!(cc.compaction.effects.tool_results_cleared, 9);
-    assert_eq!(cc.compaction.policy.as_deref(), Some("claude-code"));
+    assert_eq!(cc.compaction.policy, Some("claude-code"));
     let out = texts(&cc);
     assert_eq!(out.iter().filter(|t| *t == builtin::CLAUDE_CODE_CLEARED).count(), 9);
     assert!(!cc.session.messages.iter().any(summary::is_summary));

@@ -225,7 +225,7 @@ mod tests {
         let tokens = vec![50, 50, 50];
         let t = Truncation { budget_tokens: 60, last_lines: 2 };
         // The newest 50 fit, the next reaches 100 > 60: it and the oldest are cut.
-        assert_eq!(truncate(&mut msgs, &tokens, &t) > 0, true);
+        assert!(truncate(&mut msgs, &tokens, &t) > 0);
         let out = texts(&msgs);
         assert_eq!(out[0], "Output too large. Showing the last 2 of 10 lines.\nline 9\nline 10");
         assert_eq!(out[1], out[0]);

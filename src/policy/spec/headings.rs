@@ -20,7 +20,9 @@
 //! - Every line of a mapped section appears once, under the first heading
 //!   that maps it; sections the map leaves out are dropped.
 
-use crate::policy::summary::{SUMMARY_END_MARKER, heading as h};
+use super::SummarySpec;
+use crate::policy::summary::{SUMMARY_END_MARKER, Summary, heading as h};
+use crate::policy::summary_writer::SummarizerUse;
 use crate::tokens::Meter;
 use serde::{Deserialize, Serialize};
 
@@ -202,6 +204,21 @@ pub fn relayout(text: &str, headings: Headings, max_tokens: Option<u64>, meter: 
         out = render(&bodies);
     }
     out
+}
+
+/// `built` laid out under `summary`'s headings and budget, unless a model
+/// wrote its body (it is not in our sections).
+pub(crate) fn laid_out(
+    summary: SummarySpec,
+    built: Summary,
+    used: Option<&SummarizerUse>,
+    meter: &Meter,
+) -> Summary {
+    let SummarySpec::Ours { headings, max_tokens } = summary else { return built };
+    if headings == Headings::Ours || used.is_some_and(|u| u.used) {
+        return built;
+    }
+    Summary { text: relayout(&built.text, headings, max_tokens, meter), ..built }
 }
 
 #[cfg(test)]

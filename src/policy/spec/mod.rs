@@ -13,7 +13,7 @@
 //! Anthropic's context editing, Gemini CLI) next to ours on the same archive,
 //! a policy must be a table entry, not a code path: [`builtin::BUILT_IN`]
 //! holds today's four modes and the agents' policies, and `--policy FILE`
-//! loads a user's own ([`file`]).
+//! loads a user's own ([`file`](mod@file)).
 //!
 //! ## Example
 //! `codex`: trigger at 90% of the window; nothing protected but the newest user
@@ -25,7 +25,8 @@
 //!   [`ToolResults::Tiers`] (or whose trigger is [`Trigger::Never`]): they run
 //!   the same code as before ([`PolicySpec::reference_mode`]), so their outputs
 //!   are byte-identical.
-//! - Every other spec runs [`run`], which uses only the spec's fields.
+//! - Every other spec runs the engine of `spec/run.rs`, which reads only the
+//!   spec's fields.
 //! - A spec is checked once when it is built ([`PolicySpec::check`]).
 
 #[cfg(test)]
@@ -134,10 +135,11 @@ pub enum Last {
 }
 
 /// What becomes of tool results outside the protected part.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ToolResults {
     /// Left as they are.
+    #[default]
     Kept,
     /// Our stages 1, 2 and 4 before a summary (lean, legacy; images and
     /// reasoning included).
@@ -148,12 +150,6 @@ pub enum ToolResults {
     Masked(Masking),
     /// Cut to their last lines outside a budget of the newest ones.
     Truncated(Truncation),
-}
-
-impl Default for ToolResults {
-    fn default() -> ToolResults {
-        ToolResults::Kept
-    }
 }
 
 /// [`ToolResults::Masked`].
@@ -209,26 +205,22 @@ pub struct Truncation {
 }
 
 /// What becomes of thinking (reasoning) blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Thinking {
     /// Left as they are (or as [`ToolResults::Stages`] leaves them).
+    #[default]
     Kept,
     /// Removed outside the newest N assistant turns that hold any.
     Cleared(usize),
 }
 
-impl Default for Thinking {
-    fn default() -> Thinking {
-        Thinking::Kept
-    }
-}
-
 /// What replaces the folded middle.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum SummarySpec {
     /// Nothing is folded.
+    #[default]
     None,
     /// Our deterministic summary under these headings, within at most this
     /// many tokens (the agent's own summary budget) when given.
@@ -236,12 +228,6 @@ pub enum SummarySpec {
     /// The `--summarizer` model writes the body (ours when none is given or it
     /// fails), under our headings.
     Model,
-}
-
-impl Default for SummarySpec {
-    fn default() -> SummarySpec {
-        SummarySpec::None
-    }
 }
 
 /// Whether an edit rewrites the client's history.
@@ -271,7 +257,7 @@ pub enum CacheRule {
 
 impl PolicySpec {
     /// The mode whose code runs this spec, for today's four; `None` when
-    /// [`run`] runs it.
+    /// the engine of `spec/run.rs` runs it.
     pub fn reference_mode(&self) -> Option<Mode> {
         match (&self.trigger, &self.tool_results, &self.protect.last) {
             (Trigger::Never, _, _) => Some(Mode::None),

@@ -1,6 +1,7 @@
 //! The engine of a spec that is none of today's modes: the edits
 //! ([`edits`](super::edits)), then, when due, the summarizing pass the modes
-//! share (`driver::summarize`) with the spec's own tail, headings and budget.
+//! share (the driver runs it, [`Plan::Fold`]) with the spec's own tail,
+//! headings and budget.
 //!
 //! ## What it does
 //! 1. An event trigger not reached: nothing (unless forced).
@@ -18,15 +19,11 @@
 //! - No edit and no summary: the session is returned borrowed, unchanged.
 
 use super::edits;
-use super::headings::{Headings, relayout};
-use super::{Last, SummarySpec, Thinking, ToolResults, Trigger};
+use super::{Last, Thinking, ToolResults, Trigger};
 use crate::model::{Message, Role};
-use crate::policy::driver::{Pruning, Sizes, anchor_figures, summarize};
-use crate::policy::record::unchanged_record;
-use crate::policy::stages::{borrowed, owned, recounted};
-use crate::policy::summary::{self, Summary, real_user_text};
-use crate::policy::summary_writer::SummarizerUse;
-use crate::policy::{Effects, Mode, Outcome, Policy, Prepared, Reason, Tier, boundaries};
+use crate::policy::stages::{borrowed, recounted};
+use crate::policy::summary::{self, real_user_text};
+use crate::policy::{Effects, Outcome, Policy, Reason, Tier, boundaries};
 use crate::tokens::Meter;
 use std::borrow::Cow;
 
@@ -34,27 +31,35 @@ use std::borrow::Cow;
 /// `truncate_text` says "tokens truncated"; this wording is ours).
 pub const USER_MESSAGE_CUT: &str = "…[tokens truncated]";
 
-/// Compacts `input` under `policy`'s spec (none of today's modes).
-pub(in crate::policy) fn compact<'a>(
-    input: &Prepared<'a>,
+/// What [`plan`] decided for a session under a spec.
+pub(in crate::policy) enum Plan<'a> {
+    /// Leave it as it is, for this reason.
+    Leave(Reason),
+    /// The edits alone: the messages as they left them, what they did, the
+    /// last stage they amount to, and the request's size after them.
+    Edited { slots: Vec<Cow<'a, Message>>, effects: Effects, tier: Tier, tokens_after: u64 },
+    /// Fold the middle up to `cut` (the summarizing pass), after the edits.
+    Fold { slots: Vec<Cow<'a, Message>>, effects: Effects, tokens: Vec<u64>, cut: usize },
+}
+
+/// Decides and makes the edits of `policy`'s spec (none of today's modes) on
+/// `msgs`, whose sizes are `tokens`, `fixed` the rest of the request and
+/// `before` its whole size; the caller folds when told to.
+pub(in crate::policy) fn plan<'a>(
+    msgs: &'a [Message],
     policy: &Policy,
     meter: &Meter,
-    sizes: &Sizes<'_>,
-) -> Outcome<'a> {
+    tokens: &[u64],
+    fixed: u64,
+    before: u64,
+) -> Plan<'a> {
     let spec = &policy.spec;
-    let session = input.session();
-    let msgs = &session.messages;
-    let Sizes { tokens, fixed, before } = *sizes;
-    let unchanged = |reason| Outcome {
-        session: Cow::Borrowed(session),
-        compaction: unchanged_record(msgs.len(), Mode::Lean, before, reason),
-    };
     let events = msgs.len();
     if let Trigger::Events(n) = spec.trigger
         && events <= n
         && !policy.force
     {
-        return unchanged(Reason::UnderTrigger);
+        return Plan::Leave(Reason::UnderTrigger);
     }
 
     let mut slots = borrowed(msgs);
@@ -97,25 +102,12 @@ pub(in crate::policy) fn compact<'a>(
         let head_end = boundaries::head_end(msgs, policy.protect_first_n);
         // The share is of the history as it came (Gemini CLI splits before it truncates).
         let cut = protected_from(msgs, tokens, head_end, spec.protect.last);
-        let done = Pruning::Done { slots, effects, tokens: counts };
-        let mut outcome = summarize(input, policy, meter, sizes, Mode::Lean, done, Some(cut));
-        if let Some(budget) = spec.protect.user_messages_tokens {
-            keep_user_messages(&mut outcome, msgs, budget, fixed, meter);
-        }
-        return outcome;
+        return Plan::Fold { slots, effects, tokens: counts, cut };
     }
     if slots.iter().all(|s| matches!(s, Cow::Borrowed(_))) {
-        return unchanged(Reason::NoGain);
+        return Plan::Leave(Reason::NoGain);
     }
-    let out = session.with_messages(owned(slots));
-    let mut record = unchanged_record(msgs.len(), Mode::Lean, before, Reason::Compacted);
-    record.tier = tier;
-    record.compacted = true;
-    record.tokens_after = after_edits;
-    record.sections.tail_tokens = after_edits - fixed;
-    record.effects = effects;
-    record.anchors = anchor_figures(input, &out, policy, None);
-    Outcome { session: Cow::Owned(out), compaction: record }
+    Plan::Edited { slots, effects, tier, tokens_after: after_edits }
 }
 
 /// Where the protected end starts in `msgs` (sizes `tokens`).
@@ -143,7 +135,7 @@ fn protected_from(msgs: &[Message], tokens: &[u64], head_end: usize, last: Last)
 /// Codex: the newest real user messages of the folded part, up to `budget`
 /// tokens (the first that does not fit cut to the rest), go back in, in
 /// order, just before the summary.
-fn keep_user_messages(
+pub(in crate::policy) fn keep_user_messages(
     outcome: &mut Outcome<'_>,
     msgs: &[Message],
     budget: u64,
@@ -188,19 +180,4 @@ fn keep_user_messages(
     c.tokens_after = fixed + meter.messages(&out.messages).iter().sum::<u64>();
     c.user_messages_kept_whole = whole;
     c.sections.head_messages = at;
-}
-
-/// `built` laid out under the spec's headings and budget, unless a model
-/// wrote its body (it is not in our sections).
-pub(in crate::policy) fn laid_out(
-    policy: &Policy,
-    built: Summary,
-    used: Option<&SummarizerUse>,
-    meter: &Meter,
-) -> Summary {
-    let SummarySpec::Ours { headings, max_tokens } = policy.spec.summary else { return built };
-    if headings == Headings::Ours || used.is_some_and(|u| u.used) {
-        return built;
-    }
-    Summary { text: relayout(&built.text, headings, max_tokens, meter), ..built }
 }
