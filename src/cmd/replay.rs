@@ -10,7 +10,8 @@ use compactor::catalog::prices::{PriceBook, PriceTable};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
-use compactor::replay::{Trigger, replay};
+use compactor::policy::Prepared;
+use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -35,6 +36,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     let mut total = Total::default();
+    // What every compaction of the run remembers.
+    let caches = compactor::policy::Caches::default();
     crate::cmd::run_items(
         &reading,
         |item| match item {
@@ -45,7 +48,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     .into_iter()
                     .map(|s| {
                         let (policy, chosen) = policies.for_session(&s);
-                        let r = replay(&s, policy, &meter, trigger);
+                        let r =
+                            replay_prepared(&Prepared::new(&s, &caches), policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
                         let last = write_final.then(|| r.final_session(&s));
                         let priced = prices.as_ref().map(|book| {

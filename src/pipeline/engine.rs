@@ -23,6 +23,9 @@ pub struct Engine<'a> {
     /// are not skimmed (the skim cannot read the model).
     pub auto: Option<&'a super::Policies>,
     pub meter: &'a Meter,
+    /// What the run's compactions remember: owned here, one per run, shared
+    /// by the workers.
+    pub caches: policy::Caches,
     /// Output dialect; `None` writes each input's own.
     pub to: Option<Format>,
     /// Mask secrets in everything written (`--redact`).
@@ -241,7 +244,8 @@ impl Engine<'_> {
             (session, Repairs::default())
         };
         let source = session.source.clone();
-        let mut outcome = policy::compact(&session, chosen_policy, self.meter);
+        let prepared = policy::Prepared::new(&session, &self.caches);
+        let mut outcome = policy::compact_prepared(&prepared, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
         if self.strict() && to != Format::Anthropic {
             let api = crate::request::Api::ChatCompletions;
@@ -306,7 +310,8 @@ impl Engine<'_> {
         }
         let (chosen_policy, chosen) = self.policy_for(session);
         let (compacted, compaction) = kept.map(|s| {
-            let outcome = policy::compact(s, chosen_policy, self.meter);
+            let prepared = policy::Prepared::new(s, &self.caches);
+            let outcome = policy::compact_prepared(&prepared, chosen_policy, self.meter);
             (outcome.session, outcome.compaction)
         });
         let output = if compaction.compacted {

@@ -17,9 +17,19 @@ use crate::tokens::Meter;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// Compacts one session. Pure and deterministic.
+/// Compacts one session. Pure and deterministic. Remembers nothing past
+/// the call: a run of many compactions gives each a [`Prepared`] that shares
+/// its [`super::Caches`].
 pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outcome<'a> {
-    compact_prepared(&Prepared::new(session), policy, meter)
+    let caches = super::Caches::default();
+    let Outcome { session: out, compaction } =
+        compact_prepared(&Prepared::new(session, &caches), policy, meter);
+    // A borrowed outcome is always the input itself.
+    let session = match out {
+        Cow::Borrowed(_) => Cow::Borrowed(session),
+        Cow::Owned(out) => Cow::Owned(out),
+    };
+    Outcome { session, compaction }
 }
 
 /// Compacts a prepared input: the same outcome as [`compact`] of its session,
@@ -121,7 +131,7 @@ fn compact_tiered<'a>(
     let mut effects = Effects::default();
     let mut counts = Vec::new();
     for stage in &STAGES {
-        (stage.run)(&mut pruned, &scope, policy, &mut effects);
+        (stage.run)(&mut pruned, &scope, policy, input.caches(), &mut effects);
         counts = recounted(tokens, &pruned, meter);
         let after = fixed + counts.iter().sum::<u64>();
         if after <= target {
@@ -209,7 +219,7 @@ pub(super) fn summarize<'a>(
         Pruning::Run { truncate } => {
             let mut pruned = borrowed(msgs);
             let scope = Scope { reach: 0..protected, body: head_end..protected };
-            let effects = prune(&mut pruned, &scope, policy, truncate);
+            let effects = prune(&mut pruned, &scope, policy, input.caches(), truncate);
             let counts = recounted(tokens, &pruned, meter);
             (pruned, effects, counts)
         }
@@ -241,6 +251,7 @@ pub(super) fn summarize<'a>(
             middle,
             middle_start: head_end,
             families: &policy.families,
+            caches: input.caches(),
             lean,
             budget_tokens: window::summary_budget(middle_tokens, policy.window),
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),

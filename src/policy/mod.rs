@@ -24,6 +24,7 @@
 pub mod anchors;
 pub mod assemble;
 pub mod boundaries;
+mod caches;
 pub mod dedup;
 mod driver;
 pub mod micro_compact;
@@ -42,6 +43,7 @@ pub mod tool_families;
 pub mod truncate;
 pub mod verify;
 
+pub use caches::Caches;
 pub(crate) use driver::untriggered;
 pub use driver::{compact, compact_prepared};
 pub use prepared::{Prepared, session_anchors, session_anchors_line};

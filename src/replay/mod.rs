@@ -289,9 +289,11 @@ fn shared_prefix(a: &[u128], b: &[u128]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// Replays `session` under `policy`.
+/// Replays `session` under `policy`, with caches of its own (a run of many
+/// replays shares one through [`replay_prepared`]).
 pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigger) -> Replay {
-    replay_prepared(&Prepared::new(session), policy, meter, trigger)
+    let caches = crate::policy::Caches::default();
+    replay_prepared(&Prepared::new(session, &caches), policy, meter, trigger)
 }
 
 /// Replays a prepared input: the same result as [`replay`] of its session,
@@ -359,7 +361,12 @@ pub fn replay_prepared(
                 current.messages.extend(msgs[appended_from..i].iter().cloned());
                 appended_from = i;
                 // The live request holds the size of every message of `current`.
-                let prepared = Prepared::with_tokens(current, meter, live_req.message_tokens());
+                let prepared = Prepared::with_tokens(
+                    current,
+                    input.caches(),
+                    meter,
+                    live_req.message_tokens(),
+                );
                 let result = policy::compact_prepared(&prepared, &forced, meter);
                 if let Some(u) = &result.compaction.summarizer {
                     out.summarizer.get_or_insert_default().add(u);

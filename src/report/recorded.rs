@@ -21,7 +21,7 @@
 
 use crate::model::{Message, RecordedSummary, Role, Session};
 use crate::policy::summary::real_user_text;
-use crate::policy::{Policy, compact, session_anchors, session_text};
+use crate::policy::{Caches, Policy, Prepared, compact_prepared, session_anchors, session_text};
 use crate::replay::agent::AgentContext;
 use crate::tokens::Meter;
 use serde::Serialize;
@@ -77,7 +77,12 @@ pub struct LeanAtPoint {
 
 /// The session's recorded compactions placed in its messages, measured;
 /// `lean` is the policy lean compacts with (forced: the agent compacted here).
-pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedRow> {
+pub fn measure(
+    session: &Session,
+    lean: &Policy,
+    meter: &Meter,
+    caches: &Caches,
+) -> Vec<RecordedRow> {
     let msgs = &session.messages;
     let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let tokens = meter.messages(msgs);
@@ -101,12 +106,12 @@ pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedR
     for c in &session.recorded_compactions {
         let Some(at) = c.at.filter(|&a| a <= msgs.len()) else { continue };
         let history = &msgs[..at];
-        let measure = Measure::new(history, lean);
+        let measure = Measure::new(history, lean, caches);
         let kept_text = session_text(&c.kept);
         let summary_text = c.summary.text().unwrap_or_default();
         let agent_text = format!("{summary_text}\n{kept_text}");
         let replaced = session.with_messages(history.to_vec());
-        let lean_out = compact(&replaced, &forced, meter);
+        let lean_out = compact_prepared(&Prepared::new(&replaced, caches), &forced, meter);
         let provider_before = msgs[..at]
             .iter()
             .rev()
@@ -154,8 +159,8 @@ struct Measure {
 }
 
 impl Measure {
-    fn new(history: &[Message], policy: &Policy) -> Measure {
-        let anchors = session_anchors(history, &policy.families);
+    fn new(history: &[Message], policy: &Policy, caches: &Caches) -> Measure {
+        let anchors = session_anchors(history, &policy.families, caches);
         let calls: Vec<&str> = history
             .iter()
             .filter(|m| m.role == Role::Assistant)
@@ -241,7 +246,7 @@ mod tests {
             ..RecordedCompaction::default()
         }];
         s.messages.push(Message::text(Role::User, "next"));
-        let rows = measure(&s, &Policy::new(Mode::Lean, 32_000), &meter);
+        let rows = measure(&s, &Policy::new(Mode::Lean, 32_000), &meter, &Caches::default());
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(
@@ -270,7 +275,7 @@ mod tests {
         );
         // Encrypted: not measurable, never 0%.
         s.recorded_compactions[0].summary = RecordedSummary::Encrypted;
-        let r = &measure(&s, &Policy::new(Mode::Lean, 32_000), &meter)[0];
+        let r = &measure(&s, &Policy::new(Mode::Lean, 32_000), &meter, &Caches::default())[0];
         assert_eq!(r.retained, None);
         assert_eq!(r.summary, "encrypted");
         assert_eq!(r.retained_in_kept["paths"], [0, 2]);

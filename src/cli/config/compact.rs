@@ -151,6 +151,7 @@ impl Compact {
             policy: &self.policy,
             auto: self.policies.as_ref(),
             meter: &self.meter,
+            caches: compactor::policy::Caches::default(),
             to,
             redact: self.redact,
             lines,

@@ -44,6 +44,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let shard = args.shard;
     let mut rejected = RejectCounts::default();
     let counter = meter.kind().name();
+    // What every compaction and replay of the run remembers.
+    let caches = compactor::policy::Caches::default();
     crate::cmd::run_items(
         &reading,
         |item| match item {
@@ -71,12 +73,12 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     let mut session_rows = Vec::new();
                     let mut series = Vec::new();
                     // The input's anchors and counts are read once for every mode.
-                    let prepared = Prepared::new(s);
+                    let prepared = Prepared::new(s, &caches);
                     // Replay walks the session as the log holds it, call by
                     // call, as `compactor replay` does: the same figures in both
                     // (a clean request joins a reply's text to its calls, and
                     // drops the agent's own compactions and calls made of nothing).
-                    let as_logged = Prepared::new(raw);
+                    let as_logged = Prepared::new(raw, &caches);
                     let users = s.messages.iter().filter(|m| real_user_text(m).is_some()).count();
                     for policies in &policies {
                         let (p, chosen) = policies.for_model(model.as_deref());
