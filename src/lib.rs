@@ -45,6 +45,7 @@ pub mod replay;
 pub mod report;
 pub mod request;
 pub mod summarizer;
+#[cfg(any(test, feature = "bench-tools"))]
 pub mod synth;
 pub mod tokens;
 pub mod training;

@@ -29,8 +29,10 @@ pub enum Command {
     Replay(ReplayArgs),
     Report(ReportArgs),
     Check(CheckArgs),
+    #[cfg(feature = "bench-tools")]
     #[command(hide = true)]
     Synth(SynthArgs),
+    #[cfg(feature = "bench-tools")]
     #[command(hide = true)]
     Tokenize(TokenizeArgs),
 }
@@ -427,6 +429,7 @@ pub struct ModelsArgs {
 /// The benchmark floor: read and decode every session and tokenize each of its
 /// texts once, without the count cache; print the total. `scripts/bench.sh`
 /// sets `compact`'s time against this one.
+#[cfg(feature = "bench-tools")]
 #[derive(Debug, Args)]
 #[command(mut_arg("model", fixed_model), mut_arg("window", one_window))]
 pub struct TokenizeArgs {
@@ -438,6 +441,7 @@ pub struct TokenizeArgs {
 }
 
 /// Write seeded synthetic sessions (OpenAI JSONL) for tests and benchmarks.
+#[cfg(feature = "bench-tools")]
 #[derive(Debug, Args)]
 pub struct SynthArgs {
     /// Number of sessions

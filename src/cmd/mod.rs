@@ -11,7 +11,9 @@ mod output_lock;
 mod replay;
 mod report;
 mod stats;
+#[cfg(feature = "bench-tools")]
 mod synth;
+#[cfg(feature = "bench-tools")]
 mod tokenize;
 
 use crate::cli::Command;
@@ -56,7 +58,9 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Replay(args) => replay::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Check(args) => check::run(&args),
+        #[cfg(feature = "bench-tools")]
         Command::Synth(args) => synth::run(&args),
+        #[cfg(feature = "bench-tools")]
         Command::Tokenize(args) => tokenize::run(&args),
     }
 }

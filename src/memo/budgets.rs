@@ -40,9 +40,9 @@ impl Budget {
 /// byte, and a map of 8,192 entries has 16,384 buckets (hashbrown keeps 1/8
 /// free and rounds up to a power of two): ~0.8 MB a shard, ~26 MB in all,
 /// reached within the first GB of a run, so memory does not grow with the
-/// archive. (At 1 << 15 it was ~100 MB, and a 4 GB run still filled shards a
-/// 1 GB run had not: +11% peak RSS.) 262,144 counts are far more than one
-/// session's messages, which is where re-counting happens.
+/// archive (a shard four times as large kept growing the peak RSS of runs
+/// over a GB). 262,144 counts are far more than one session's messages,
+/// which is where re-counting happens.
 pub(crate) const TOKENS: Budget = Budget { shards: 32, per_shard: 1 << 13 };
 
 /// Parsed call arguments, in bytes of argument text (parsed trees take about

@@ -97,11 +97,6 @@ impl Session {
             recorded_compactions: Vec::new(),
         }
     }
-
-    /// Returns the index of the system prompt when the session opens with one.
-    pub fn system_index(&self) -> Option<usize> {
-        self.messages.first().filter(|m| m.role.is_system()).map(|_| 0)
-    }
 }
 
 /// The author of a message. Unknown roles are kept verbatim and treated as chat text.
@@ -212,7 +207,7 @@ pub struct Message {
     /// Every other key of the message object, written back unchanged. Shared
     /// (copy on write), because compaction and replay copy messages they keep
     /// and these maps can outweigh the chat itself (Claude Code tool results,
-    /// event envelopes: ~45% of the bench corpus's bytes).
+    /// event envelopes: a large share of a Claude Code log's bytes).
     pub extra: Arc<Map<String, Value>>,
     /// Records of the source that sit just before this message and carry no
     /// chat content (Claude Code snapshots, Codex turn contexts, sidechains...).

@@ -73,8 +73,6 @@ pub struct Done {
     pub row: SessionRow,
     /// `--model auto`: the window this session got, and how it was chosen.
     pub window: Option<(u64, crate::catalog::window::Chosen)>,
-    /// The decoded input session (kept only when asked, e.g. for statistics).
-    pub session: Option<Session>,
     /// What making it a valid request repaired (converted sessions only).
     pub repairs: Repairs,
 }
@@ -419,7 +417,6 @@ impl Engine<'_> {
             output,
             row,
             window: None,
-            session: None,
             repairs: Repairs::default(),
         }))
     }

@@ -106,8 +106,8 @@ impl Compact {
             Container::Files(files) => {
                 // Retention figures live only in report rows: without `--report`
                 // nobody reads them, and measuring them reads the anchors of every
-                // whole input and searches every output (~10% of a `--counter
-                // hermes` run).
+                // whole input and searches every output (a visible share of a
+                // `--counter hermes` run).
                 policy.measure_retention = args.report.is_some();
                 Container::Files(files_formats(args, files)?)
             }

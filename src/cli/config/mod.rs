@@ -197,10 +197,9 @@ pub fn output_format(arg: &str) -> anyhow::Result<(Option<Format>, bool)> {
 
 /// Items allowed between reading and writing: enough to keep every worker busy
 /// while one slow session holds the head of the output order, few enough that
-/// memory stays a few dozen sessions. At 12 for two threads, a 4 MB session at
-/// the head left the other worker idle: `compact -j2` of the 1 GB bench corpus
-/// used 175-185% of two cores, against 186-190% at 32 or 64, at the same peak
-/// RSS (256-281 MB, eight runs alternated).
+/// memory stays a few dozen sessions. Fewer (12 for two threads) let one
+/// large session at the head leave the other worker idle; more used the
+/// cores no better at the same peak RSS (benches/RESULTS.md).
 pub fn in_flight(pool: &rayon::ThreadPool) -> usize {
     16 * pool.current_num_threads()
 }
