@@ -176,14 +176,14 @@ pub fn summarizer_line(s: &compactor::policy::summary_writer::SummarizerCounts) 
         if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
     Some(format!(
         "compactor: summarizer: {} used ({} cached), {} fallback{reasons}; {}, {} prompt + {} completion tokens",
-        compactor::policy::tool_families::thousands(s.used),
-        compactor::policy::tool_families::thousands(s.cached),
-        compactor::policy::tool_families::thousands(s.fallback),
+        compactor::figures::thousands(s.used),
+        compactor::figures::thousands(s.cached),
+        compactor::figures::thousands(s.fallback),
         match s.calls {
             1 => "1 request".to_string(),
-            n => format!("{} requests", compactor::policy::tool_families::thousands(n)),
+            n => format!("{} requests", compactor::figures::thousands(n)),
         },
-        compactor::policy::tool_families::thousands(s.prompt_tokens),
-        compactor::policy::tool_families::thousands(s.completion_tokens),
+        compactor::figures::thousands(s.prompt_tokens),
+        compactor::figures::thousands(s.completion_tokens),
     ))
 }

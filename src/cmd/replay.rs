@@ -321,7 +321,7 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
     )?;
     if let Some(rec) = &r.recorded {
         let cost = r.cost_recorded.map(|c| format!(", ${c:.2}")).unwrap_or_default();
-        let n = compactor::policy::tool_families::thousands;
+        let n = compactor::figures::thousands;
         writeln!(
             out,
             "  recorded (the agent's own calls as billed): {} calls, {} compactions, peak {}, billed {}, cache reads {}, cache writes {} ({} of them 1-hour), output {}{cost}",

@@ -106,6 +106,12 @@ pub trait Adapter: Sync + Send {
         let values = self.encode(session, compaction);
         values.iter().map(crate::json_text::line).collect()
     }
+    /// What a clean request of this dialect needs beyond
+    /// `request::normalize` (the engine applies it to a converted session
+    /// before compaction); most need nothing.
+    fn clean_request(&self, session: Session) -> Session {
+        session
+    }
 }
 
 /// A dialect whose session is one JSON value both ways: one record of a JSON
@@ -137,6 +143,10 @@ pub trait RecordDialect: Sync + Send {
     fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
         crate::json_text::line(&Self::encode_record(session, compaction))
     }
+    /// [`Adapter::clean_request`].
+    fn clean_request(session: Session) -> Session {
+        session
+    }
 }
 
 impl<D: RecordDialect> Adapter for D {
@@ -163,6 +173,10 @@ impl<D: RecordDialect> Adapter for D {
 
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
         vec![D::encode_line(session, compaction)]
+    }
+
+    fn clean_request(&self, session: Session) -> Session {
+        D::clean_request(session)
     }
 }
 

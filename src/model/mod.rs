@@ -48,9 +48,10 @@ impl fmt::Display for Source {
     }
 }
 
-/// How the session record itself was laid out, so it can be written back the same way.
+/// What the session record's messages came in, so it can be written back the
+/// same way (not the output file's layout, `io::output::Layout`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Layout {
+pub enum Envelope {
     /// `{"messages": [...], ...}`.
     #[default]
     Object,
@@ -65,7 +66,7 @@ pub struct Session {
     /// A stable identifier: the record's own id field when it has one, else its source.
     pub id: String,
     pub source: Source,
-    pub layout: Layout,
+    pub layout: Envelope,
     pub messages: Vec<Message>,
     /// Tool schemas as sent to the model, untouched. They count toward the request size.
     pub tools: Option<Value>,

@@ -226,17 +226,17 @@ impl Engine<'_> {
         // The model is read from the log as decoded: a clean request drops
         // the envelopes that name it.
         let (chosen_policy, chosen) = self.policy_for(&session);
-        let (session, mut repairs) = if self.strict() {
+        let (session, mut repairs) = if self.clean_request() {
             // Images stay where the Messages API takes them (tool-result
             // screenshots too) until compaction has counted and stripped
             // them; `fit_images` makes what survives fit the target at the end.
             let (clean, repairs) =
                 crate::request::normalize(&session, false, crate::request::Api::Messages);
+            // What the target dialect's clean request needs besides (ShareGPT:
+            // no developer turn).
             match self.to {
-                Some(Format::ShareGpt) => {
-                    (crate::formats::sharegpt::developer_as_system(clean), repairs)
-                }
-                _ => (clean, repairs),
+                Some(to) => (to.adapter().clean_request(clean), repairs),
+                None => (clean, repairs),
             }
         } else {
             (session, Repairs::default())
@@ -245,7 +245,7 @@ impl Engine<'_> {
         let prepared = policy::Prepared::new(&session, &self.caches);
         let mut outcome = policy::compact_prepared(&prepared, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
-        if self.strict() && to != Format::Anthropic {
+        if self.clean_request() && to != Format::Anthropic {
             let api = crate::request::Api::ChatCompletions;
             repairs.merge(&crate::request::fit_images(&mut outcome.session, api));
         }
@@ -255,7 +255,7 @@ impl Engine<'_> {
             _ => {
                 let object = self.compaction_object(&source, &compaction);
                 // Lines are what JSON Lines output and redaction need.
-                if self.strict() && to == Format::Anthropic {
+                if self.clean_request() && to == Format::Anthropic {
                     let (value, more) =
                         crate::request::messages::encode(&outcome.session, object.as_ref());
                     repairs.merge(&more);
@@ -264,7 +264,7 @@ impl Engine<'_> {
                     } else {
                         Output::Values(vec![value])
                     }
-                } else if self.training && self.strict() && to == Format::OpenAi {
+                } else if self.training && self.clean_request() && to == Format::OpenAi {
                     let mut values = to.adapter().encode(&outcome.session, object.as_ref());
                     for v in &mut values {
                         crate::training::shape(v, &outcome.session);
@@ -283,7 +283,7 @@ impl Engine<'_> {
             }
         };
         let done = self.done(input, format, session.id, source, compaction, output);
-        Ok(Some(chose(done, chosen.map(|c| (chosen_policy.window, c)), repairs)))
+        Ok(Some(with_window_and_repairs(done, chosen.map(|c| (chosen_policy.window, c)), repairs)))
     }
 
     /// [`Engine::session`] for a line read keeping the fields nothing reads as
@@ -320,7 +320,7 @@ impl Engine<'_> {
         };
         let (id, source) = (session.id.clone(), session.source.clone());
         let done = self.done(input, Format::OpenAi, id, source, compaction, output);
-        Ok(Some(chose(done, chosen.map(|c| (chosen_policy.window, c)), Repairs::default())))
+        Ok(Some(with_window_and_repairs(done, chosen.map(|c| (chosen_policy.window, c)), Repairs::default())))
     }
 
     /// The policy of a session: under `--model auto` its log's model's.
@@ -339,14 +339,16 @@ impl Engine<'_> {
             .then(|| Value::from(&CompactionObject::new(source, compaction, counter)))
     }
 
-    /// Whether a session is written as a clean request of its target API.
-    fn strict(&self) -> bool {
+    /// Whether a session is written as a clean request of its target API
+    /// (converted, without `--keep-source-fields`). Not `--strict`, which
+    /// stops a run at its first rejected record.
+    fn clean_request(&self) -> bool {
         self.to.is_some() && !self.keep_source_fields
     }
 
     /// Whether a session of `format` is written in its own dialect, as read.
     fn same(&self, format: Format) -> bool {
-        !self.strict() && self.to.is_none_or(|to| to == format)
+        !self.clean_request() && self.to.is_none_or(|to| to == format)
     }
 
     /// The token count at which [`Engine::skim`] gives up on a session of `format`:
@@ -433,7 +435,7 @@ impl Engine<'_> {
 
 /// A finished session with the window `--model auto` chose for it and what
 /// making it a clean request repaired.
-fn chose(
+fn with_window_and_repairs(
     mut done: Processed,
     window: Option<(u64, crate::catalog::window::Chosen)>,
     repairs: Repairs,

@@ -35,7 +35,6 @@ pub mod stages;
 pub mod strip_media;
 pub mod summary;
 pub mod summary_writer;
-pub(crate) mod tally;
 #[cfg(test)]
 mod test_msgs;
 mod text;

@@ -31,9 +31,10 @@ use super::Caches;
 use super::anchors::{AnchorSet, build_index, is_error_line};
 use super::micro_compact::index_calls;
 use super::tool_families::{
-    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
+use crate::figures::thousands;
 use crate::hash::{text_key, texts_hash};
 use crate::memo::{Memo, budgets};
 use crate::model::{Message, Role, ToolCall};

@@ -19,6 +19,7 @@
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
 use super::{more_chars_than, newlines};
+use crate::figures::thousands;
 use crate::hash::{self, text_key, texts_hash};
 use crate::memo::call_args::CallArgs;
 use crate::memo::{Memo, budgets};
@@ -349,19 +350,6 @@ pub fn is_description(text: &str) -> bool {
     static RE: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r"^\[[A-Za-z0-9_.:*\-]+\] [^\n]*$").ok());
     text.len() < 1_000 && RE.as_ref().is_some_and(|re| re.is_match(text))
-}
-
-/// Formats `n` with thousands separators (`12,345`).
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Lines of an output: newlines + 1, or 0 for a blank output (reference rule).
@@ -765,11 +753,4 @@ mod tests {
         assert!(!is_description("[terminal] two\nlines"));
     }
 
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 }

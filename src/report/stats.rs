@@ -172,13 +172,13 @@ impl Stats {
 
     /// Adds `other` (a session, file or set) into `self`.
     pub fn merge(&mut self, other: &Stats) {
-        crate::policy::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
+        crate::figures::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
             tool_calls, tool_calls_by_name, tokens, tokens_by_role, tokens_by_tool,
             tool_schema_tokens, images, image_tokens, reasoning_tokens, recorded_compactions);
         let mut largest = std::mem::take(&mut self.largest);
         largest.extend(other.largest.iter().cloned());
         self.largest = top(largest);
-        crate::policy::tally::tally_fields!(self.usage, other.usage; calls, provider_tokens, our_tokens);
+        crate::figures::tally::tally_fields!(self.usage, other.usage; calls, provider_tokens, our_tokens);
         self.usage.gaps.extend(other.usage.gaps.iter().copied());
         self.usage.finish();
     }

@@ -3,7 +3,7 @@
 //! layout), and outputs that would overwrite an input or land inside an input
 //! directory are refused here, before anything is written.
 //!
-//! Two output containers: files (`-o FILE`, `-o DIR/`, standard output; the
+//! Two routes ([`Route`]): files (`-o FILE`, `-o DIR/`, standard output; the
 //! session layouts of [`Layout`]) and an Arrow IPC stream (`--from arrow-ipc
 //! --to arrow-ipc`, the Spark and Ray worker contract).
 
@@ -42,11 +42,13 @@ pub struct Compact {
     pub strict: bool,
     pub redact: bool,
     pub quiet: bool,
-    pub container: Container,
+    pub route: Route,
 }
 
-/// Where the compacted sessions go.
-pub enum Container {
+/// The way sessions go through a run: from files to files (or standard
+/// output), or one Arrow IPC stream to another (the input side's container is
+/// [`compactor::io::Container`]).
+pub enum Route {
     Files(Files),
     Arrow(Arrow),
 }
@@ -93,23 +95,23 @@ impl Compact {
         // passed through after a skim) stays on.
         let auto =
             args.budget.window.is_none() && args.budget.model.as_deref() == Some(super::AUTO);
-        let container = if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
-            Container::Arrow(arrow(args)?)
+        let route = if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
+            Route::Arrow(arrow(args)?)
         } else {
-            Container::Files(files_outputs(args)?)
+            Route::Files(files_outputs(args)?)
         };
         let mut policy = policy(args.mode, &args.budget, args.force, args.target_tokens)?;
         policy.summarizer = super::summarizer(&args.summarizer)?;
         let meter = meter(&args.budget);
         let pool = thread_pool(args.input.threads)?;
-        let container = match container {
-            Container::Files(files) => {
+        let route = match route {
+            Route::Files(files) => {
                 // Retention figures live only in report rows: without `--report`
                 // nobody reads them, and measuring them reads the anchors of every
                 // whole input and searches every output (a visible share of a
                 // `--counter hermes` run).
                 policy.measure_retention = args.report.is_some();
-                Container::Files(files_formats(args, files)?)
+                Route::Files(files_formats(args, files)?)
             }
             arrow => arrow,
         };
@@ -132,20 +134,20 @@ impl Compact {
             strict: args.strict,
             redact: args.redact,
             quiet: args.quiet,
-            container,
+            route,
         })
     }
 
     /// The engine every session goes through.
     pub fn engine(&self) -> Engine<'_> {
-        let (to, lines, keep_source_fields, training) = match &self.container {
-            Container::Files(f) => {
+        let (to, lines, keep_source_fields, training) = match &self.route {
+            Route::Files(f) => {
                 (f.to, f.lines, f.keep_source_fields, f.parquet && !f.keep_source_fields)
             }
             // The worker mode is a row transport: other columns pass through, as
             // `--keep-source-fields` has them (the clean request drops them), and
             // rows are not made training rows (README, "Running on a cluster").
-            Container::Arrow(_) => (Some(Format::OpenAi), false, true, false),
+            Route::Arrow(_) => (Some(Format::OpenAi), false, true, false),
         };
         Engine {
             policy: &self.policy,

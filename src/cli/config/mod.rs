@@ -11,7 +11,7 @@ pub(crate) mod discovery;
 mod summarizer;
 mod windows;
 
-pub use compact::{Arrow, Compact, Container, Files, rejects_sources};
+pub use compact::{Arrow, Compact, Route, Files, rejects_sources};
 #[cfg(test)]
 pub use summarizer::COMMAND_MODEL;
 pub use summarizer::{options_text as summarizer_options, summarizer};

@@ -65,8 +65,8 @@ impl DefaultedCount {
         let plural = if self.sessions == 1 { "" } else { "s" };
         let mut text = format!(
             "compactor: --model auto: {} session{plural} named no model of the table; given the default window, {} tokens",
-            compactor::policy::tool_families::thousands(self.sessions as u64),
-            compactor::policy::tool_families::thousands(
+            compactor::figures::thousands(self.sessions as u64),
+            compactor::figures::thousands(
                 compactor::catalog::window::DEFAULT_WINDOW_TOKENS
             ),
         );

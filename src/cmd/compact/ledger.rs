@@ -10,7 +10,7 @@ use compactor::io::atomic::AtomicFile;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::io::record_limit::Raw;
 use compactor::policy::Compaction;
-use compactor::policy::tool_families::thousands;
+use compactor::figures::thousands;
 use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;

@@ -31,7 +31,7 @@ fn ordered(groups: &BTreeMap<Option<String>, Stats>) -> Vec<(&str, &Stats)> {
 }
 
 fn n(v: u64) -> String {
-    compactor::policy::tool_families::thousands(v)
+    compactor::figures::thousands(v)
 }
 
 /// The table: one row per group, then TOTAL.

@@ -104,16 +104,16 @@ pub(super) fn tokens_label(v: u64) -> String {
     if v >= 1_000_000 && v.is_multiple_of(100_000) {
         let tenths = v / 100_000;
         if tenths.is_multiple_of(10) {
-            format!("{}M", crate::policy::tool_families::thousands(tenths / 10))
+            format!("{}M", crate::figures::thousands(tenths / 10))
         } else {
             format!("{}.{}M", tenths / 10, tenths % 10)
         }
     } else if v >= 1_000 && v.is_multiple_of(1_000) {
-        format!("{}K", crate::policy::tool_families::thousands(v / 1_000))
+        format!("{}K", crate::figures::thousands(v / 1_000))
     } else if v >= 1_000 && v.is_multiple_of(100) {
         format!("{}.{}K", v / 1_000, (v % 1_000) / 100)
     } else {
-        crate::policy::tool_families::thousands(v)
+        crate::figures::thousands(v)
     }
 }
 
@@ -176,7 +176,7 @@ pub(super) fn stopped_text(series: &[&Series]) -> Option<String> {
         .iter()
         .filter_map(|s| {
             s.stopped_at.map(|c| {
-                format!("{} at call {}", s.mode, crate::policy::tool_families::thousands(c as u64))
+                format!("{} at call {}", s.mode, crate::figures::thousands(c as u64))
             })
         })
         .collect();
@@ -212,7 +212,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
             ("API call (nth assistant reply)", "request size (tokens)"),
         )
         .x_labels(X_TICKS)
-        .x_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
+        .x_label_formatter(&|v| crate::figures::thousands(*v))
         .y_label_formatter(&|v| tokens_label(*v))
         .draw()
         .map_err(|e| e.to_string())?;
@@ -273,7 +273,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
             .map_err(|e| e.to_string())?;
         legend
             .draw(&Text::new(
-                format!("trigger {}", crate::policy::tool_families::thousands(threshold)),
+                format!("trigger {}", crate::figures::thousands(threshold)),
                 (x + 34, y - 9),
                 ("sans-serif", LABEL_FONT).into_font().color(&TRIGGER),
             ))
@@ -354,7 +354,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         .y_labels(y_labels)
         .x_labels(BINS + 1)
         .x_label_formatter(&|v| format!("{v}%"))
-        .y_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
+        .y_label_formatter(&|v| crate::figures::thousands(*v))
         .draw()
         .map_err(|e| e.to_string())?;
         let group = counts.len().max(1) as u32;

@@ -96,7 +96,7 @@ pub fn csv(rows: &[Value]) -> String {
 }
 
 fn n(v: u64) -> String {
-    crate::policy::tool_families::thousands(v)
+    crate::figures::thousands(v)
 }
 
 /// A share to one decimal, or `n/a` when it has no denominator.
