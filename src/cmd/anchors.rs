@@ -1,6 +1,6 @@
 //! `compactor anchors`: the anchors of each session as one JSON line.
 
-use crate::cli::args::AnchorsArgs;
+use crate::cli::args::{AnchorsArgs, Region};
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::err_message;
@@ -60,5 +60,5 @@ fn anchors_line(
     meter: &Meter,
     caches: &Caches,
 ) -> Value {
-    session_anchors_line(session, args.region == "middle", args.budget, policy, meter, caches)
+    session_anchors_line(session, args.region == Region::Middle, args.budget, policy, meter, caches)
 }

@@ -18,6 +18,8 @@ use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
+    // `--to`: the dialect of `--write-final` files (`None`: each input's own).
+    let named = args.to.dialect()?.0;
     let inputs = &reading.inputs;
     let summarizer = config::summarizer(&args.summarizer)?;
     let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;
@@ -134,7 +136,6 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     }
                 }
                 if let (Some(w), Some(last)) = (final_writer.as_mut(), last) {
-                    let named = config::output_format(&args.to)?.0;
                     let to = named.unwrap_or(format);
                     let to = if to.unit() == compactor::formats::Unit::File { format } else { to };
                     // A named target writes the clean request (`compactor::request`).

@@ -93,8 +93,19 @@ fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
 }
 
 impl Engine<'_> {
-    /// Processes one job.
+    /// Processes one job: its sessions and rejected records of this shard.
     pub fn process(&self, job: Job) -> Vec<Processed> {
+        let mut out = self.process_all(job);
+        // A record that is no session has no id: its source picks the shard.
+        out.retain(|p| match p {
+            Processed::Rejected { source, .. } => self.selects(&source.to_string()),
+            _ => true,
+        });
+        out
+    }
+
+    /// [`Engine::process`] before the rejected records are sharded.
+    fn process_all(&self, job: Job) -> Vec<Processed> {
         let Job { input, format, history, records } = job;
         let invalid = |Unparsed { source, kind, reason, raw }: Unparsed| Processed::Rejected {
             input,
@@ -220,7 +231,7 @@ impl Engine<'_> {
         let session = format.adapter().decode(records, history).map_err(
             |DecodeError { source, message }| (source.unwrap_or_else(|| first.clone()), message),
         )?;
-        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+        if !self.selects(&session.id) {
             return Ok(None);
         }
         // The model is read from the log as decoded: a clean request drops
@@ -303,7 +314,7 @@ impl Engine<'_> {
             }
         };
         let session = kept.session();
-        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+        if !self.selects(&session.id) {
             return Ok(None);
         }
         let (chosen_policy, chosen) = self.policy_for(session);
@@ -320,7 +331,11 @@ impl Engine<'_> {
         };
         let (id, source) = (session.id.clone(), session.source.clone());
         let done = self.done(input, Format::OpenAi, id, source, compaction, output);
-        Ok(Some(with_window_and_repairs(done, chosen.map(|c| (chosen_policy.window, c)), Repairs::default())))
+        Ok(Some(with_window_and_repairs(
+            done,
+            chosen.map(|c| (chosen_policy.window, c)),
+            Repairs::default(),
+        )))
     }
 
     /// The policy of a session: under `--model auto` its log's model's.
@@ -381,7 +396,7 @@ impl Engine<'_> {
             return Err((source, line));
         };
         let id = skimmed.id.unwrap_or_else(|| source.to_string());
-        if self.shard.is_some_and(|s| !s.contains(&id)) {
+        if !self.selects(&id) {
             return Ok(None);
         }
         let Some(compaction) = policy::untriggered(self.policy, skimmed.messages, skimmed.tokens)
@@ -430,6 +445,13 @@ impl Engine<'_> {
             Item::Job(job) => self.process(job),
             other => vec![Processed::Item(other)],
         }
+    }
+
+    /// Whether this run's shard (`--shard K/N`) takes the session or record
+    /// keyed by `key` (a session's id, or a bad record's source): the one
+    /// place the shard is applied to what the engine gives back.
+    pub fn selects(&self, key: &str) -> bool {
+        super::shard::selects(self.shard, key)
     }
 }
 

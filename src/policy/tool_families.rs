@@ -752,5 +752,4 @@ mod tests {
         assert!(!is_description("[\"a\", \"b\"] json array output"));
         assert!(!is_description("[terminal] two\nlines"));
     }
-
 }

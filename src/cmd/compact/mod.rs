@@ -13,7 +13,7 @@ mod ledger;
 mod resume;
 mod sink;
 
-use crate::cli::config::{self, Compact, Route, Files};
+use crate::cli::config::{self, Compact, Files, Route};
 use crate::cmd::ExitStatus;
 use resume::Resume;
 use sink::Sink;

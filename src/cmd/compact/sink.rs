@@ -137,11 +137,9 @@ impl<'a> Sink<'a> {
             }
             Processed::Item(Item::Job(_)) => Ok(()),
             Processed::Session(done) => self.session(&done),
+            // The engine gives back only this shard's.
             Processed::Rejected { input, source, kind, reason, raw } => {
                 let source = source.to_string();
-                if !self.cfg.in_shard(&source) {
-                    return Ok(());
-                }
                 self.tally[input].rejected += 1;
                 self.ledger.reject(kind, &source, &reason, raw)
             }

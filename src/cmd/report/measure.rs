@@ -212,7 +212,7 @@ fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, Str
         ("force", args.force.to_string()),
         ("target_tokens", args.target_tokens.map_or_else(|| "none".into(), |t| t.to_string())),
         ("image_tokens", b.image_tokens.to_string()),
-        ("anchor_budget", b.anchor_budget.clone()),
+        ("anchor_budget", b.anchor_budget.to_string()),
         ("tool_families", file(&b.tool_families)),
     ]
     .into_iter()

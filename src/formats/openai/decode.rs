@@ -4,8 +4,8 @@
 use super::{ATTACHED, REASONING_FIELDS, TRAILING, decode_part, slot};
 use crate::formats::{DecodeError, kind_of, record_id};
 use crate::model::{
-    ArgsForm, Content, ContentForm, Envelope, Message, MessageMeta, Reasoning, Role, Session, Source,
-    ToolCall, Usage,
+    ArgsForm, Content, ContentForm, Envelope, Message, MessageMeta, Reasoning, Role, Session,
+    Source, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;

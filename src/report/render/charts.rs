@@ -175,9 +175,8 @@ pub(super) fn stopped_text(series: &[&Series]) -> Option<String> {
     let stopped: Vec<String> = series
         .iter()
         .filter_map(|s| {
-            s.stopped_at.map(|c| {
-                format!("{} at call {}", s.mode, crate::figures::thousands(c as u64))
-            })
+            s.stopped_at
+                .map(|c| format!("{} at call {}", s.mode, crate::figures::thousands(c as u64)))
         })
         .collect();
     (!stopped.is_empty()).then(|| stopped.join(", "))
