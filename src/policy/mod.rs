@@ -19,7 +19,9 @@
 //! `tiered` runs 1-4 one at a time and stops at the target, summarizing only
 //! if still over; `none` changes nothing.
 //!
-//! Nothing here does I/O or prints; `compact` is deterministic.
+//! Nothing here does I/O or prints; `compact` is deterministic. The one
+//! exception is injected: a `Policy::summarizer` may block its worker on a
+//! request (what and where: the `driver` module's doc).
 
 pub mod anchors;
 pub mod assemble;
