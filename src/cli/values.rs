@@ -20,25 +20,25 @@ pub enum InputFormat {
     ArrowIpc,
 }
 
+/// `--from`'s values besides the dialects' names.
+const INPUT_NAMES: [(&str, InputFormat); 2] =
+    [("auto", InputFormat::Auto), ("arrow-ipc", InputFormat::ArrowIpc)];
+
 impl FromStr for InputFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(InputFormat::Auto),
-            "arrow-ipc" => Ok(InputFormat::ArrowIpc),
-            other => other.parse().map(InputFormat::Dialect),
-        }
+        parse(s, &INPUT_NAMES, |f| Ok(InputFormat::Dialect(f)))
     }
 }
 
 impl fmt::Display for InputFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InputFormat::Auto => f.write_str("auto"),
-            InputFormat::Dialect(d) => f.write_str(d.name()),
-            InputFormat::ArrowIpc => f.write_str("arrow-ipc"),
-        }
+        let dialect = match self {
+            InputFormat::Dialect(d) => Some(*d),
+            _ => None,
+        };
+        f.write_str(name(*self, &INPUT_NAMES, dialect))
     }
 }
 
@@ -69,35 +69,33 @@ pub enum OutputFormat {
     ArrowIpc,
 }
 
+/// `--to`'s values besides the dialects' names.
+const OUTPUT_NAMES: [(&str, OutputFormat); 3] = [
+    ("same", OutputFormat::Same),
+    ("parquet", OutputFormat::Parquet),
+    ("arrow-ipc", OutputFormat::ArrowIpc),
+];
+
 impl FromStr for OutputFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "same" => Ok(OutputFormat::Same),
-            "parquet" => Ok(OutputFormat::Parquet),
-            "arrow-ipc" => Ok(OutputFormat::ArrowIpc),
-            other => {
-                let f: Format = other.parse()?;
-                if f.unit() == Unit::File {
-                    return Err(format!(
-                        "{other} holds one session per file; convert to openai, anthropic, sharegpt or parquet"
-                    ));
-                }
-                Ok(OutputFormat::Dialect(f))
-            }
-        }
+        parse(s, &OUTPUT_NAMES, |f| match f.unit() {
+            Unit::Record => Ok(OutputFormat::Dialect(f)),
+            Unit::File => Err(format!(
+                "{s} holds one session per file; convert to openai, anthropic, sharegpt or parquet"
+            )),
+        })
     }
 }
 
 impl fmt::Display for OutputFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OutputFormat::Same => f.write_str("same"),
-            OutputFormat::Dialect(d) => f.write_str(d.name()),
-            OutputFormat::Parquet => f.write_str("parquet"),
-            OutputFormat::ArrowIpc => f.write_str("arrow-ipc"),
-        }
+        let dialect = match self {
+            OutputFormat::Dialect(d) => Some(*d),
+            _ => None,
+        };
+        f.write_str(name(*self, &OUTPUT_NAMES, dialect))
     }
 }
 
@@ -116,6 +114,30 @@ impl OutputFormat {
                 )
             }
         }
+    }
+}
+
+/// `s` as one of `names`, else as a dialect's name made a value by `dialect`.
+fn parse<T: Copy>(
+    s: &str,
+    names: &[(&str, T)],
+    dialect: impl FnOnce(Format) -> Result<T, String>,
+) -> Result<T, String> {
+    match names.iter().find(|(n, _)| *n == s) {
+        Some((_, v)) => Ok(*v),
+        None => dialect(s.parse()?),
+    }
+}
+
+/// The name `value` is parsed from: its dialect's, or its entry's in `names`.
+fn name<T: PartialEq>(
+    value: T,
+    names: &[(&'static str, T)],
+    dialect: Option<Format>,
+) -> &'static str {
+    match dialect {
+        Some(d) => d.name(),
+        None => names.iter().find(|(_, v)| *v == value).map_or("", |(n, _)| n),
     }
 }
 

@@ -20,6 +20,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
     // `--to`: the dialect of `--write-final` files (`None`: each input's own).
     let named = args.to.dialect()?.0;
+    // What every compaction of the run remembers, shared by the workers.
+    let caches = compactor::policy::Caches::default();
     let inputs = &reading.inputs;
     let summarizer = config::summarizer(&args.summarizer)?;
     let policies = config::policies(args.mode, &args.budget, false, None, summarizer.as_ref())?;
@@ -38,8 +40,6 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     let mut total = Total::default();
-    // What every compaction of the run remembers.
-    let caches = compactor::policy::Caches::default();
     crate::cmd::run_items(
         &reading,
         |item| match item {

@@ -25,9 +25,9 @@ mod tests {
 
     #[test]
     fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
+        let cases = [(0, "0"), (999, "999"), (1_000, "1,000"), (1_234_567, "1,234,567")];
+        for (n, text) in cases {
+            assert_eq!(thousands(n), text);
+        }
     }
 }
