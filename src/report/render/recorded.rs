@@ -119,31 +119,31 @@ pub(super) fn tables(t: &RecordedTotals) -> Vec<(String, Vec<String>, Vec<Vec<St
         "error lines kept: agent vs lean",
         "user messages kept: agent vs lean",
     ];
+    // Columns of the readable compactions only when there are some.
+    let readable = t.measurable > 0;
     let mut by_cat = Vec::new();
     for cat in categories(t) {
-        by_cat.push(vec![
-            cat.clone(),
-            kept(&t.agent, &cat),
-            kept(&t.lean_at_measurable, &cat),
-            kept(&t.agent_kept_messages, &cat),
-            kept(&t.lean, &cat),
-        ]);
+        let mut row = vec![cat.clone()];
+        if readable {
+            row.extend([kept(&t.agent, &cat), kept(&t.lean_at_measurable, &cat)]);
+        }
+        row.extend([kept(&t.agent_kept_messages, &cat), kept(&t.lean, &cat)]);
+        by_cat.push(row);
     }
     let m = n(t.measurable);
     let all = n(t.compactions);
+    let mut cat_header = vec!["category".to_string()];
+    if readable {
+        cat_header.extend([
+            format!("agent: summary and kept messages ({m} readable)"),
+            format!("lean at the same {m}"),
+        ]);
+    }
+    cat_header
+        .extend([format!("agent: kept messages alone (all {all})"), format!("lean at all {all}")]);
     vec![
         ("Recorded compactions".to_string(), header.iter().map(|h| h.to_string()).collect(), each),
-        (
-            "Recorded compactions: kept by category".to_string(),
-            vec![
-                "category".into(),
-                format!("agent: summary and kept messages ({m} readable)"),
-                format!("lean at the same {m}"),
-                format!("agent: kept messages alone (all {all})"),
-                format!("lean at all {all}"),
-            ],
-            by_cat,
-        ),
+        ("Recorded compactions: kept by category".to_string(), cat_header, by_cat),
     ]
 }
 
@@ -221,7 +221,9 @@ mod tests {
         assert_eq!(first[9], "14 of 178 in kept messages vs 177 of 178");
         let by_cat = &tables[1].2;
         let paths = by_cat.iter().find(|r| r[0] == "paths").unwrap();
-        assert_eq!(paths[1..], ["n/a", "n/a", "14 of 178", "177 of 178"]);
+        // No readable summary: no columns for them.
+        assert_eq!(paths[1..], ["14 of 178", "177 of 178"]);
+        assert_eq!(tables[1].1.len(), 3);
         // Only the pairs that have figures are charted.
         let b = bars(&t);
         assert_eq!(b.len(), 2);
