@@ -689,3 +689,45 @@ fn stats_lists_recorded_compactions_and_compares_usage_with_the_agents_context()
     assert!(ours_full > ours_live);
     assert!(live.get("recorded").is_none());
 }
+
+/// Issue 36 point 5: one session, one replay. `replay` and the report's
+/// replay section walk the same calls of the session as logged and print the
+/// same figures (before: a Codex rollout replayed 190 calls in `replay` and
+/// 133 in `report`, the report replaying the clean request).
+#[test]
+fn replay_and_report_give_one_session_the_same_replay() {
+    let dir = TestDir::new();
+    for name in
+        ["codex/fleet_compacted.jsonl", "codex/w1t9_head.jsonl", "claude_code/task43_start.jsonl"]
+    {
+        let replayed = dir.join(&format!("{}.replay.jsonl", name.replace('/', "_")));
+        run_ok(
+            compactor()
+                .args(["replay", "-q", "--mode", "lean", "--window", "32000", "--report"])
+                .arg(&replayed)
+                .arg(fixture(name)),
+        );
+        let r = &json_lines(&std::fs::read_to_string(&replayed).unwrap())[0];
+        let out = dir.join(&format!("{}.report", name.replace('/', "_")));
+        run_ok(
+            compactor()
+                .args(["report", "-q", "--window", "32000", "-o"])
+                .arg(&out)
+                .arg(fixture(name)),
+        );
+        let rows = json_lines(&std::fs::read_to_string(out.join("sessions.jsonl")).unwrap());
+        let lean = rows.iter().find(|x| x["mode"] == "lean").unwrap();
+        for (ours, theirs) in [
+            ("calls", "replay_calls"),
+            ("compactions", "replay_compactions"),
+            ("peak_original", "replay_peak_original"),
+            ("peak_live", "replay_peak_live"),
+            ("billed_original", "replay_billed_original"),
+            ("billed_live", "replay_billed_live"),
+            ("cache_read_live", "replay_cache_read_live"),
+        ] {
+            assert_eq!(r[ours], lean[theirs], "{name}: replay {ours} vs report {theirs}");
+        }
+        assert!(r["calls"].as_u64().unwrap() > 0, "{name}");
+    }
+}
