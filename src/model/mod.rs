@@ -81,6 +81,11 @@ pub struct Session {
     /// index `messages` ([`RecordedCompaction::at`]): a copy of the session
     /// holding other messages ([`Session::with_messages`]) has none.
     pub recorded_compactions: Vec<RecordedCompaction>,
+    /// Provider calls the log records outside the conversation, one usage
+    /// per response: Claude Code's inline sidechain (subagent) events. They
+    /// are billed to the session (ccusage counts them in its row) but were
+    /// never in the agent's context, so only bills read them.
+    pub side_calls: Vec<Usage>,
 }
 
 impl Session {
@@ -96,6 +101,7 @@ impl Session {
             extra: self.extra.clone(),
             trailing: self.trailing.clone(),
             recorded_compactions: Vec::new(),
+            side_calls: self.side_calls.clone(),
         }
     }
 }

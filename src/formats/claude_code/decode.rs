@@ -429,6 +429,7 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
     let mut d = Decoder::default();
     let mut id = None;
     let mut recorded: Vec<RecordedCompaction> = Vec::new();
+    let mut side = SideCalls::default();
     for (i, Record { source: at, value }) in records.into_iter().enumerate() {
         let map = match value {
             Value::Object(map) => map,
@@ -463,6 +464,9 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
         if summary && let Some(c) = recorded.last_mut() {
             c.summary = summary_text(&map);
         }
+        if is_sidechain(&map) && type_of(&map) == Some("assistant") {
+            side.add(&map);
+        }
         // Under `full`, the agent's summary is a recorded compaction's, not conversation.
         let chat = i >= live_from && !is_sidechain(&map) && !(summary && history == History::Full);
         match type_of(&map) {
@@ -478,8 +482,37 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
         messages: d.messages,
         trailing: d.pending,
         recorded_compactions: recorded,
+        side_calls: side.calls.into_iter().map(|(_, u)| u).collect(),
         ..Session::default()
     })
+}
+
+/// The provider calls of sidechain events, one per `message.id` (the last
+/// event's usage: Claude Code writes one event per streamed block), in the
+/// order first seen; `<synthetic>` messages are no call.
+#[derive(Default)]
+struct SideCalls {
+    calls: Vec<(Option<String>, Usage)>,
+    /// Position in `calls` of each `message.id` seen.
+    by_id: std::collections::HashMap<String, usize>,
+}
+
+impl SideCalls {
+    fn add(&mut self, map: &Map<String, Value>) {
+        let model = map.get("message").and_then(|m| m.get("model")).and_then(Value::as_str);
+        let Some(usage) = usage_of(map).filter(|_| model != Some(SYNTHETIC_MODEL)) else {
+            return;
+        };
+        let id = message_id(map).map(str::to_string);
+        if let Some(&k) = id.as_ref().and_then(|id| self.by_id.get(id)) {
+            self.calls[k].1 = usage;
+            return;
+        }
+        if let Some(id) = &id {
+            self.by_id.insert(id.clone(), self.calls.len());
+        }
+        self.calls.push((id, usage));
+    }
 }
 
 /// Returns true if and only if `map` is the agent's summary of a compaction
