@@ -105,7 +105,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         let mut report_row = ReportRow::new(row, problems, users, &rr);
                         if p.mode == Mode::Lean {
                             // The agent's own compactions, beside lean at the same points.
-                            report_row.recorded_compactions = recorded::measure(raw, p, &meter, &caches);
+                            report_row.recorded_compactions =
+                                recorded::measure(raw, p, &meter, &caches);
                         }
                         session_rows.push(report_row);
                         series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
