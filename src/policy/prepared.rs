@@ -172,8 +172,8 @@ pub fn session_anchors_line(
     let set = if middle {
         let tokens = meter.messages(msgs);
         let head = boundaries::head_end(msgs, policy.protect_first_n);
-        let tail = boundaries::tail_start(msgs, &tokens, head, policy.tail(crate::Mode::Lean))
-            .max(head);
+        let tail =
+            boundaries::tail_start(msgs, &tokens, head, policy.tail(crate::Mode::Lean)).max(head);
         let calls = index_calls(msgs);
         let mut set = AnchorSet::new();
         for (i, m) in msgs[head..tail].iter().enumerate() {

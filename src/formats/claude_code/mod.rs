@@ -95,11 +95,14 @@
 mod align;
 mod decode;
 mod encode;
+mod lineage;
 #[cfg(test)]
 mod tests;
 
 use super::{Adapter, DecodeError, Record, Unit};
-use crate::model::{History, Message, Part, RecordedCompaction, RecordedSummary, Session};
+use crate::model::{
+    Continuation, History, Message, Part, RecordedCompaction, RecordedSummary, Session,
+};
 use serde_json::{Map, Value};
 
 pub use decode::decode_events;
@@ -159,6 +162,10 @@ impl Adapter for ClaudeCode {
 
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
         encode_events(session, compaction.is_some())
+    }
+
+    fn lineage(&self, original: &Session, c: &Continuation<'_>) -> Option<Vec<Value>> {
+        Some(lineage::lineage_events(original, c))
     }
 }
 
