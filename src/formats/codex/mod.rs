@@ -75,11 +75,12 @@
 
 mod decode;
 mod encode;
+mod lineage;
 #[cfg(test)]
 mod tests;
 
 use super::{Adapter, DecodeError, Record, Unit};
-use crate::model::{History, Session};
+use crate::model::{Continuation, History, Session};
 use serde_json::{Map, Value};
 
 use decode::decode_records;
@@ -160,6 +161,10 @@ impl Adapter for Codex {
     fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
         // The compaction object goes to the report only: the file stays a rollout Codex reads.
         encode_session(session)
+    }
+
+    fn lineage(&self, original: &Session, c: &Continuation<'_>) -> Option<Vec<Value>> {
+        Some(lineage::lineage_lines(original, c))
     }
 }
 
