@@ -216,9 +216,10 @@ impl Engine<'_> {
         raw_lines: Option<Vec<Vec<u8>>>,
     ) -> Result<Option<Processed>, (Source, String)> {
         let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
-        let session = format.adapter().decode(records, history).map_err(
+        let mut session = format.adapter().decode(records, history).map_err(
             |DecodeError { source, message }| (source.unwrap_or_else(|| first.clone()), message),
         )?;
+        super::subagent::link(&mut session);
         if self.shard.is_some_and(|s| !s.contains(&session.id)) {
             return Ok(None);
         }
@@ -255,6 +256,11 @@ impl Engine<'_> {
             && to != format
         {
             name_continuation(outcome.session.to_mut(), id, &session.id);
+        }
+        if let Some(parent) = &session.parent
+            && to != format
+        {
+            name_parent(outcome.session.to_mut(), parent);
         }
         let lineage = match &continuation_id {
             Some(id) if self.same(format) => {
@@ -535,6 +541,18 @@ fn summary_index(c: &Compaction) -> Option<usize> {
 /// compaction was asked for under it (`--force`, `--target-tokens`).
 fn trigger_of(c: &Compaction, policy: &Policy) -> Trigger {
     if c.tokens_before >= policy.threshold { Trigger::Auto } else { Trigger::Manual }
+}
+
+/// Names, in a converted subagent's session, the session and call that
+/// started it: `parent_session_id`, `parent_call_id` (null when its parent's
+/// log does not say).
+fn name_parent(session: &mut Session, parent: &crate::model::Parent) {
+    let extra = std::sync::Arc::make_mut(&mut session.extra);
+    extra.insert("parent_session_id".into(), Value::from(parent.session_id.as_str()));
+    extra.insert(
+        "parent_call_id".into(),
+        parent.call_id.as_deref().map_or(Value::Null, Value::from),
+    );
 }
 
 /// Names a converted compacted session as the continuation `id` of session

@@ -8,8 +8,8 @@ use super::*;
 use crate::formats::openai::decode_part;
 use crate::formats::{DecodeError, Record, event_message, kind_of};
 use crate::model::{
-    ArgsForm, CallMark, Content, ContentForm, History, Message, MessageMeta, Part, Role, Session,
-    Source, ToolCall, Usage,
+    ArgsForm, CallMark, Content, ContentForm, History, Message, MessageMeta, Parent, Part, Role,
+    Session, Source, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -419,18 +419,20 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
         return Err(DecodeError::new("a Claude Code log without records"));
     };
     let source = Source { path: first.source.path.clone(), line: None, index: None };
+    let agent = subagent_of(records.iter().map(|r| &r.value)).map(str::to_string);
+    let chain = Chain { subagent: agent.is_some() };
     let live_from = match history {
         History::Full => 0,
         History::Live => records
             .iter()
-            .rposition(|r| r.value.as_object().is_some_and(is_boundary))
+            .rposition(|r| r.value.as_object().is_some_and(|m| chain.boundary(m)))
             .map_or(0, |i| i + 1),
     };
     let mut d = Decoder::default();
     let mut id = None;
     let mut recorded: Vec<RecordedCompaction> = Vec::new();
     let mut keeping: Option<Keeping> = None;
-    let segments_after = segments_after(&records);
+    let segments_after = segments_after(&records, chain);
     for (i, Record { source: at, value }) in records.into_iter().enumerate() {
         let map = match value {
             Value::Object(map) => map,
@@ -453,7 +455,7 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
                 .filter(|s| !s.is_empty())
                 .map(str::to_string);
         }
-        if is_boundary(&map) {
+        if chain.boundary(&map) {
             if let Some(k) = keeping.take() {
                 k.finish(&mut recorded);
             }
@@ -473,7 +475,7 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
             }
             recorded.push(c);
         }
-        let summary = is_compact_summary(&map);
+        let summary = chain.summary(&map);
         if summary && let Some(c) = recorded.last_mut() {
             c.summary = match (std::mem::take(&mut c.summary), summary_text(&map)) {
                 (RecordedSummary::Text(a), RecordedSummary::Text(b)) => {
@@ -484,7 +486,7 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
             };
         }
         // Under `full`, the agent's summary is a recorded compaction's, not conversation.
-        let chat = i >= live_from && !is_sidechain(&map) && !(summary && history == History::Full);
+        let chat = i >= live_from && chain.on(&map) && !(summary && history == History::Full);
         let chat_type = matches!(type_of(&map), Some("assistant" | "user"));
         if let Some(k) = keeping.as_mut() {
             if summary {
@@ -521,12 +523,21 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
         k.finish(&mut recorded);
     }
     d.close();
+    // A subagent's log carries its parent's `sessionId`: it is named by its agent.
+    let (id, parent) = match (agent, id) {
+        (Some(agent), parent) => (
+            Some(format!("{SUBAGENT_ID_PREFIX}{agent}")),
+            parent.map(|session_id| Parent { session_id, call_id: None }),
+        ),
+        (None, id) => (id, None),
+    };
     Ok(Session {
         id: id.unwrap_or_else(|| source.to_string()),
         source,
         messages: d.messages,
         trailing: d.pending,
         recorded_compactions: recorded,
+        parent,
         ..Session::default()
     })
 }
@@ -556,7 +567,7 @@ impl Keeping {
 
 /// The indices of the boundaries whose `preservedSegment` ends after them
 /// (ours; Claude Code's own segments are written before their boundary).
-fn segments_after(records: &[Record]) -> std::collections::HashSet<usize> {
+fn segments_after(records: &[Record], chain: Chain) -> std::collections::HashSet<usize> {
     let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, r) in records.iter().enumerate() {
         if let Some(u) = r.value.get("uuid").and_then(Value::as_str) {
@@ -564,7 +575,7 @@ fn segments_after(records: &[Record]) -> std::collections::HashSet<usize> {
         }
     }
     let boundary_tail = |(i, r): (usize, &Record)| {
-        let map = r.value.as_object().filter(|m| is_boundary(m))?;
+        let map = r.value.as_object().filter(|m| chain.boundary(m))?;
         let tail = segment_tail(map)?;
         at.get(tail.as_str()).is_some_and(|&t| t > i).then_some(i)
     };
@@ -577,13 +588,32 @@ fn segment_tail(map: &Map<String, Value>) -> Option<String> {
     segment.get("tailUuid")?.as_str().map(str::to_string)
 }
 
-/// Returns true if and only if `map` is the agent's summary of a compaction
-/// (a main-chain `user` event with `isCompactSummary: true`; ours may be an
-/// `assistant` one, when our summary took that role).
-fn is_compact_summary(map: &Map<String, Value>) -> bool {
-    matches!(type_of(map), Some("user" | "assistant"))
-        && map.get("isCompactSummary") == Some(&Value::Bool(true))
-        && !is_sidechain(map)
+/// Which events of a log are its chain: the main chain's, or in a
+/// subagent's own log ([`subagent_of`]) its sidechain's.
+#[derive(Clone, Copy)]
+struct Chain {
+    subagent: bool,
+}
+
+impl Chain {
+    /// Returns true if and only if `map` is an event of the chain.
+    fn on(self, map: &Map<String, Value>) -> bool {
+        self.subagent || !is_sidechain(map)
+    }
+
+    /// Returns true if and only if `map` is a `compact_boundary` of the chain.
+    fn boundary(self, map: &Map<String, Value>) -> bool {
+        is_boundary_kind(map) && self.on(map)
+    }
+
+    /// Returns true if and only if `map` is the agent's summary of a
+    /// compaction (a `user` event of the chain with `isCompactSummary:
+    /// true`; ours may be an `assistant` one, when our summary took that role).
+    fn summary(self, map: &Map<String, Value>) -> bool {
+        matches!(type_of(map), Some("user" | "assistant"))
+            && map.get("isCompactSummary") == Some(&Value::Bool(true))
+            && self.on(map)
+    }
 }
 
 /// The text of a summary event (a string content, or its text blocks joined).

@@ -92,7 +92,13 @@ pub fn lineage_events(original: &Session, c: &Continuation<'_>) -> Vec<Value> {
     let mut boundary = Map::new();
     boundary.insert("parentUuid".into(), Value::Null);
     boundary.insert("logicalParentUuid".into(), last_uuid.map_or(Value::Null, Value::from));
-    boundary.insert("isSidechain".into(), Value::Bool(false));
+    // A subagent's boundary stays on its chain, as its events are.
+    boundary.insert("isSidechain".into(), Value::Bool(original.parent.is_some()));
+    if original.parent.is_some()
+        && let Some(agent) = last.and_then(|e| e.get("agentId"))
+    {
+        boundary.insert("agentId".into(), agent.clone());
+    }
     for k in COPIED_FIELDS {
         if let Some(v) = last.and_then(|e| e.get(*k)) {
             boundary.insert((*k).to_string(), v.clone());
@@ -141,7 +147,6 @@ fn relink(events: &mut [Value], boundary: &str) {
             None => previous.clone(),
         };
         map.insert("parentUuid".into(), Value::String(parent));
-        map.insert("isSidechain".into(), Value::Bool(false));
         if let Some(Value::String(s)) = map.get_mut("sourceToolAssistantUUID")
             && let Some(new) = renamed.get(s.as_str())
         {
@@ -160,8 +165,10 @@ fn relink(events: &mut [Value], boundary: &str) {
 /// before its own boundary).
 fn last_event(session: &Session) -> Option<&Map<String, Value>> {
     let chained = |v: &&Map<String, Value>| v.get("uuid").is_some_and(Value::is_string);
-    let main = |v: &&Map<String, Value>| !is_sidechain(v);
-    if let Some(e) = last_record(&session.trailing) {
+    // A subagent's own log is all sidechain: its chain.
+    let subagent = session.parent.is_some();
+    let main = |v: &&Map<String, Value>| subagent || !is_sidechain(v);
+    if let Some(e) = last_record(&session.trailing, subagent) {
         return Some(e);
     }
     for m in session.messages.iter().rev() {
@@ -176,18 +183,19 @@ fn last_event(session: &Session) -> Option<&Map<String, Value>> {
         if chained(&&*m.extra) && main(&&*m.extra) {
             return Some(&m.extra);
         }
-        if let Some(e) = last_record(&m.attached) {
+        if let Some(e) = last_record(&m.attached, subagent) {
             return Some(e);
         }
     }
     None
 }
 
-/// The last main-chain record of `records` that has a uuid.
-fn last_record(records: &[Value]) -> Option<&Map<String, Value>> {
+/// The last record of `records` on the chain (the main one, or a subagent
+/// log's) that has a uuid.
+fn last_record(records: &[Value], subagent: bool) -> Option<&Map<String, Value>> {
     records
         .iter()
         .rev()
         .filter_map(Value::as_object)
-        .find(|v| v.get("uuid").is_some_and(Value::is_string) && !is_sidechain(v))
+        .find(|v| v.get("uuid").is_some_and(Value::is_string) && (subagent || !is_sidechain(v)))
 }

@@ -120,6 +120,9 @@ pub const BLOCK_KEY: &str = "claudeCodeBlock";
 pub const NEW_EVENT_KEY: &str = "claudeCodeNewEvent";
 /// Hashed with a new message's parent uuid, role and text to derive its uuid.
 pub const UUID_NAMESPACE: &str = "compactor/claude-code/uuid/v1";
+/// A subagent's session id is its `agentId` after this (its file's stem,
+/// `agent-<agentId>`).
+pub const SUBAGENT_ID_PREFIX: &str = "agent-";
 /// A block kind naming a tool call in [`EVENTS_KEY`]: `tool_use:<id>`.
 const CALL_KIND: &str = "tool_use:";
 
@@ -195,9 +198,36 @@ fn type_of(map: &Map<String, Value>) -> Option<&str> {
 
 /// Returns true if and only if `map` is a main-chain `compact_boundary` event.
 fn is_boundary(map: &Map<String, Value>) -> bool {
+    is_boundary_kind(map) && !is_sidechain(map)
+}
+
+/// Returns true if and only if `map` is a `compact_boundary` event, of any chain.
+fn is_boundary_kind(map: &Map<String, Value>) -> bool {
     type_of(map) == Some("system")
         && map.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
-        && !is_sidechain(map)
+}
+
+/// The `agentId` of a subagent's own log (Claude Code 2.1+:
+/// `<session>/subagents/agent-<id>.jsonl`): a log with no main-chain chat
+/// event whose chat events are all sidechain events of one agent. Its
+/// sidechain is its chain. `None` for any other log (older logs keep
+/// sidechains inline, beside a main chain).
+fn subagent_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<&'a str> {
+    let chat =
+        |v: &&Value| matches!(v.get("type").and_then(Value::as_str), Some("user" | "assistant"));
+    let mut agent = None;
+    for v in records.into_iter().filter(chat) {
+        let map = v.as_object()?;
+        if !is_sidechain(map) {
+            return None;
+        }
+        let id = map.get("agentId").and_then(Value::as_str).filter(|s| !s.is_empty())?;
+        match agent {
+            Some(a) if a != id => return None,
+            _ => agent = Some(id),
+        }
+    }
+    agent
 }
 
 /// A boundary as a recorded compaction after `at` messages (its summary and
