@@ -251,7 +251,7 @@ impl Engine<'_> {
         let compaction = outcome.compaction;
         let continuation_id = compaction
             .compacted
-            .then(|| continuation_id(&session.id, &policy_key(chosen_policy, self.meter)));
+            .then(|| continuation_id(&session.id, &policy_key(chosen_policy, self.meter, history)));
         if let Some(id) = &continuation_id
             && to != format
         {
@@ -275,6 +275,9 @@ impl Engine<'_> {
             }
             _ => None,
         };
+        // The outputs that name the continuation: converted ones, and logs
+        // that record our compaction in their own form.
+        let named = to != format || lineage.is_some();
         let output = match (raw_lines, lineage) {
             (Some(raw), _) if self.same(format) && !compaction.compacted => Output::Raw(raw),
             (raw, Some(appended)) => {
@@ -329,7 +332,7 @@ impl Engine<'_> {
         let mut done = self.done(input, format, id, source, compaction, output);
         if let Processed::Session(d) = &mut done {
             d.row.id = session.id.clone();
-            d.row.continuation_id = continuation_id;
+            d.row.continuation_id = continuation_id.filter(|_| named);
             d.row.parent_session_id = session.parent.as_ref().map(|p| p.session_id.clone());
             d.row.parent_call_id = session.parent.as_ref().and_then(|p| p.call_id.clone());
         }
@@ -515,11 +518,12 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
     (Output::Raw(out), masked)
 }
 
-/// What decides a compaction's output, as text: a continuation id is derived
-/// from it ([`continuation_id`]).
-fn policy_key(policy: &Policy, meter: &Meter) -> String {
+/// What decides a compaction's output (the policy, the counter and which
+/// history was read), as text: a continuation id is derived from it
+/// ([`continuation_id`]).
+fn policy_key(policy: &Policy, meter: &Meter, history: History) -> String {
     format!(
-        "{}/{}/{}/{:?}/{}/{}/{}/{}",
+        "{}/{}/{}/{:?}/{}/{}/{}/{}/{history}",
         policy.mode,
         policy.window,
         policy.threshold,
