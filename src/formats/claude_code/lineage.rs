@@ -65,6 +65,16 @@ pub fn lineage_events(original: &Session, c: &Continuation<'_>) -> Vec<Value> {
     let (n_head, n_summary) = (head.len(), summary.len());
     let mut events: Vec<Value> = head.into_iter().chain(summary).chain(tail).collect();
     relink(&mut events, &boundary_uuid);
+    // A new event (our summary) has no envelope of its own: the log's.
+    for ev in &mut events {
+        if let (Value::Object(map), Some(last)) = (ev, last) {
+            for k in COPIED_FIELDS.iter().chain(&["timestamp"]) {
+                if let (false, Some(v)) = (map.contains_key(*k), last.get(*k)) {
+                    map.insert((*k).to_string(), v.clone());
+                }
+            }
+        }
+    }
     for ev in &mut events[n_head..n_head + n_summary] {
         if let Value::Object(map) = ev {
             map.insert("isVisibleInTranscriptOnly".into(), Value::Bool(true));
