@@ -10,7 +10,7 @@ use compactor::formats::{Adapter, Record};
 use compactor::model::{History, RecordedSummary, Session};
 use serde_json::Value;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Compacts `input` (forced, a 16K window) into `out` with `extra` options,
 /// returning the report row.
@@ -39,8 +39,12 @@ fn values(path: &Path) -> Vec<Value> {
     line_records(path).into_iter().map(|r| r.value).collect()
 }
 
-/// A message as the tests compare them: role, text, calls, the call answered.
-fn shape(m: &Value) -> (String, String, Vec<(String, String, String)>, Option<String>) {
+/// A message as the tests compare them: role, text, calls (id, name,
+/// arguments), the call answered.
+type Shape = (String, String, Vec<(String, String, String)>, Option<String>);
+
+/// A message's [`Shape`].
+fn shape(m: &Value) -> Shape {
     let text = match &m["content"] {
         Value::String(s) => s.clone(),
         Value::Array(parts) if parts.iter().all(|p| p.get("text").is_some()) => {
@@ -66,9 +70,7 @@ fn shape(m: &Value) -> (String, String, Vec<(String, String, String)>, Option<St
 }
 
 /// The messages of the one OpenAI record written to `path`, as [`shape`]s.
-fn openai_messages(
-    path: &Path,
-) -> Vec<(String, String, Vec<(String, String, String)>, Option<String>)> {
+fn openai_messages(path: &Path) -> Vec<Shape> {
     let records = json_lines(&std::fs::read_to_string(path).unwrap());
     assert_eq!(records.len(), 1);
     records[0]["messages"].as_array().unwrap().iter().map(shape).collect()

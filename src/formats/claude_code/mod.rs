@@ -6,7 +6,11 @@
 //! [`History::Full`] (the default), all of it is: each `compact_boundary` and the
 //! `isCompactSummary` user event after it become a [`RecordedCompaction`] (position,
 //! `compactMetadata.trigger` / `preTokens`, the summary text, the
-//! `preservedSegment` messages as `kept`), not messages. Read [`History::Live`],
+//! `preservedSegment` messages as `kept`), not messages; so are the messages a
+//! compaction kept and wrote after its boundary (ours, [`Adapter::lineage`]:
+//! the chat events after the boundary up to its `preservedSegment.tailUuid`
+//! when that segment comes after it, else those before its summary), which
+//! pass through in place. Read [`History::Live`],
 //! only the chain after the last boundary is (what the agent sends next):
 //! - a `user` event with string content, or with blocks that are not `tool_result`,
 //!   is one [`Role::User`] message (`isMeta` caveats and command output included:
@@ -20,6 +24,12 @@
 //!   text and other blocks parts, `tool_use` blocks [`ToolCall`]s
 //!   (`arguments` = `input` as JSON text). Tool-result events and passthrough
 //!   records may sit between the parts; they stay where they were.
+//!
+//! A subagent's own log (`<session>/subagents/agent-<id>.jsonl`: no main-chain
+//! chat event, every chat event a sidechain event of one `agentId`) is read
+//! the same way with its sidechain as its chain; its session id is
+//! `agent-<agentId>` ([`SUBAGENT_ID_PREFIX`]) and [`Session::parent`] names
+//! the session whose `sessionId` its events carry.
 //!
 //! Everything else passes through in place, in the `attached` list of the next
 //! message (or [`Session::trailing`]): `file-history-snapshot`, `queue-operation`,
@@ -66,7 +76,11 @@
 //! on resume is continuous. Otherwise only parents this encoder itself left out are
 //! re-linked, so decode + encode gives the file back record for record, the
 //! source's own gaps included. The `compaction` object itself is never written
-//! (SPEC 6: report only for file dialects).
+//! (SPEC 6: report only for file dialects). A compacted session written back
+//! as Claude Code is not re-encoded whole: the pipeline writes the input's
+//! lines and appends [`Adapter::lineage`]'s events (`lineage.rs`: a
+//! `compact_boundary` and the compacted context after it, as Claude Code
+//! records its own compactions).
 //!
 //! ## Where the format is ambiguous
 //! - A user event mixing `tool_result` and other blocks is read as "results first";
@@ -91,6 +105,7 @@
 //! [`History::Live`]: crate::model::History::Live
 //! [`RecordedCompaction`]: crate::model::RecordedCompaction
 //! [`Session::recorded_compactions`]: crate::model::Session::recorded_compactions
+//! [`Session::parent`]: crate::model::Session::parent
 
 mod align;
 mod decode;

@@ -54,6 +54,13 @@
 //!   line with a `message` and no `replacement_history` (older Codex) is a
 //!   user message holding that summary.
 //!
+//! ## Our compaction
+//! A compacted session written back as Codex is not re-encoded whole: the
+//! pipeline writes the input's lines and appends [`super::Adapter::lineage`]'s
+//! one `compacted` line (`lineage.rs`: `message` = our summary,
+//! `replacement_history` = our compacted context but the system prompt), as
+//! Codex records its own; read back, it is a recorded compaction like Codex's.
+//!
 //! ## Keeping every line
 //! Typed fields are taken out of the payload and a slot marker is left at
 //! their key, under the OpenAI names (`role`, `content`, `tool_call_id`; a call's
