@@ -532,6 +532,20 @@ fn edge_sidechain_events_are_kept_aside() {
     assert_eq!(s.messages[1].tool_calls[0].name, "Task");
     assert_eq!(s.messages[2].tool_call_id.as_deref(), Some("toolu_s1"));
     assert!(s.messages.iter().all(|m| !m.text_content().contains("src/main.rs:12: parse")));
+    // Its two responses are provider calls billed to the session (ccusage
+    // counts them; scripts/check_ccusage.py), never in the conversation.
+    assert_eq!(s.side_calls.len(), 2);
+    assert!(s.side_calls.iter().all(|u| u.input_tokens == Some(3)
+        && u.cache_read_tokens == Some(9_000)
+        && u.output_tokens == Some(40)));
+    let dir = crate::util::TestDir::new();
+    let report = dir.join("replay.jsonl");
+    run_ok(compactor().args(["replay", "-q", "--report"]).arg(&report).arg(&path));
+    let row: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let main_calls = s.messages.iter().filter(|m| m.opens_call() && m.meta.usage.is_some()).count();
+    assert_eq!(row["recorded"]["side_calls"], 2);
+    assert_eq!(row["recorded"]["calls"], main_calls + 2);
+    assert_eq!(row["calls"], main_calls, "our modes replay the conversation's calls only");
 }
 
 #[test]

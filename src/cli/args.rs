@@ -493,6 +493,10 @@ pub struct StatsArgs {
     #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
     pub image_tokens: u64,
 
+    /// Window lean compacts at when set beside each compaction the agent made itself
+    #[arg(long, value_name = "TOKENS", default_value_t = compactor::catalog::window::DEFAULT_WINDOW_TOKENS)]
+    pub window: u64,
+
     /// One table row per day (UTC, of the session's first timestamp), project (the
     /// working folder its log names) or model (the first its log names), instead of per file
     #[arg(long, value_enum, value_name = "day|project|model")]

@@ -318,9 +318,14 @@ fn print_row(out: &mut impl Write, r: &ReplayRow) -> anyhow::Result<()> {
     if let Some(rec) = &r.recorded {
         let cost = r.cost_recorded.map(|c| format!(", ${c:.2}")).unwrap_or_default();
         let n = compactor::policy::tool_families::thousands;
+        let side = if rec.side_calls > 0 {
+            format!(" ({} of them sidechain, outside the conversation)", n(rec.side_calls as u64))
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "  recorded (the agent's own calls as billed): {} calls, {} compactions, peak {}, billed {}, cache reads {}, cache writes {} ({} of them 1-hour), output {}{cost}",
+            "  recorded (the agent's own calls as billed): {} calls{side}, {} compactions, peak {}, billed {}, cache reads {}, cache writes {} ({} of them 1-hour), output {}{cost}",
             n(rec.calls as u64),
             n(rec.compactions as u64),
             n(rec.peak),

@@ -85,6 +85,11 @@ pub struct Session {
     /// For a subagent's own log (Claude Code `subagents/agent-*.jsonl`): the
     /// session and call that started it. It is a session of its own.
     pub parent: Option<Parent>,
+    /// Provider calls the log records outside the conversation, one usage
+    /// per response: Claude Code's inline sidechain (subagent) events. They
+    /// are billed to the session (ccusage counts them in its row) but were
+    /// never in the agent's context, so only bills read them.
+    pub side_calls: Vec<Usage>,
 }
 
 impl Session {
@@ -101,6 +106,7 @@ impl Session {
             trailing: self.trailing.clone(),
             recorded_compactions: Vec::new(),
             parent: self.parent.clone(),
+            side_calls: self.side_calls.clone(),
         }
     }
 

@@ -135,6 +135,10 @@ pub struct CompactionPoint {
 pub struct Recorded {
     /// Calls whose usage the log records.
     pub calls: usize,
+    /// Of those, calls outside the conversation (Claude Code's inline
+    /// sidechain events, [`crate::model::Session::side_calls`]): billed here,
+    /// never in the peak.
+    pub side_calls: usize,
     /// The agent's compactions among the messages replayed.
     pub compactions: usize,
     /// The largest prompt the provider measured.
@@ -153,8 +157,19 @@ pub struct Recorded {
 impl Recorded {
     fn add(&mut self, u: &crate::model::Usage) {
         let Some(prompt) = u.prompt_tokens() else { return };
-        self.calls += 1;
         self.peak = self.peak.max(prompt);
+        self.add_billed(u, prompt);
+    }
+
+    /// A call outside the conversation: billed, not a request of the agent's context.
+    fn add_side(&mut self, u: &crate::model::Usage) {
+        let Some(prompt) = u.prompt_tokens() else { return };
+        self.side_calls += 1;
+        self.add_billed(u, prompt);
+    }
+
+    fn add_billed(&mut self, u: &crate::model::Usage, prompt: u64) {
+        self.calls += 1;
         self.billed += prompt;
         self.input += u.input_tokens.unwrap_or(0);
         self.cache_read += u.cache_read_tokens.unwrap_or(0);
@@ -421,6 +436,9 @@ pub fn replay_prepared(
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());
         agent_total += tokens[i];
+    }
+    for u in &session.side_calls {
+        recorded.add_side(u);
     }
     out.recorded = (recorded.calls > 0).then_some(recorded);
     out.compacted = compacted;

@@ -24,7 +24,7 @@ use crate::policy::summary::real_user_text;
 use crate::policy::{Policy, compact, session_anchors, session_text};
 use crate::replay::agent::AgentContext;
 use crate::tokens::Meter;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Category of the paths the agent's calls named (read, written, run on).
@@ -35,8 +35,30 @@ pub const USER_MESSAGES: &str = "user_messages";
 /// Per category: `[kept, of]`.
 pub type Retention = BTreeMap<String, [usize; 2]>;
 
+/// What the log holds of the agent's summary.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryKind {
+    /// Its text: measurable.
+    Text,
+    /// Only encrypted (Codex's remote compaction): not measurable.
+    Encrypted,
+    /// None at all (the compaction kept messages only).
+    Absent,
+}
+
+impl SummaryKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SummaryKind::Text => "text",
+            SummaryKind::Encrypted => "encrypted",
+            SummaryKind::Absent => "absent",
+        }
+    }
+}
+
 /// One of the agent's compactions, measured.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RecordedRow {
     /// Messages of the full history before it.
     pub index: usize,
@@ -53,7 +75,7 @@ pub struct RecordedRow {
     /// Our count of what the agent kept (system prompt, summary, kept messages).
     pub tokens_after: u64,
     /// `text`, `encrypted` or `absent`.
-    pub summary: &'static str,
+    pub summary: SummaryKind,
     /// Our count of the summary, when readable.
     pub summary_tokens: Option<u64>,
     pub kept_messages: usize,
@@ -68,7 +90,7 @@ pub struct RecordedRow {
 }
 
 /// What `lean` does with the conversation before a recorded compaction.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LeanAtPoint {
     pub tokens_after: u64,
     pub summary_tokens: u64,
@@ -125,9 +147,9 @@ pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedR
             tokens_after_provider: provider_after,
             tokens_after: base + agent.restart_at(at).unwrap_or(0),
             summary: match c.summary {
-                RecordedSummary::Text(_) => "text",
-                RecordedSummary::Encrypted => "encrypted",
-                RecordedSummary::Absent => "absent",
+                RecordedSummary::Text(_) => SummaryKind::Text,
+                RecordedSummary::Encrypted => SummaryKind::Encrypted,
+                RecordedSummary::Absent => SummaryKind::Absent,
             },
             summary_tokens: c.summary.text().map(|t| meter.text(t)),
             kept_messages: c.kept.len(),
@@ -142,6 +164,86 @@ pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedR
         });
     }
     rows
+}
+
+/// A recorded compaction with the session it is in.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RecordedEntry {
+    pub source: String,
+    #[serde(flatten)]
+    pub row: RecordedRow,
+}
+
+/// The recorded compactions of a run, and their retention summed per
+/// category (`[kept, of]`), the agent's beside lean's at the same points.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RecordedTotals {
+    /// Sessions holding at least one.
+    pub sessions: u64,
+    pub compactions: u64,
+    /// Those whose summary can be read (text or none at all).
+    pub measurable: u64,
+    /// Over the measurable compactions: what the agent kept (summary and
+    /// kept messages) ...
+    pub agent: Retention,
+    /// ... and what lean kept at the same points.
+    pub lean_at_measurable: Retention,
+    /// Over every compaction: what the agent's kept messages alone hold ...
+    pub agent_kept_messages: Retention,
+    /// ... and what lean kept.
+    pub lean: Retention,
+    /// Each compaction, in input order.
+    pub rows: Vec<RecordedEntry>,
+}
+
+impl RecordedTotals {
+    /// Adds one session's rows.
+    pub fn add_session(&mut self, source: &str, rows: &[RecordedRow]) {
+        if rows.is_empty() {
+            return;
+        }
+        self.sessions += 1;
+        for r in rows {
+            self.compactions += 1;
+            if let Some(kept) = &r.retained {
+                self.measurable += 1;
+                add_retention(&mut self.agent, kept);
+                add_retention(&mut self.lean_at_measurable, &r.lean.retained);
+            }
+            add_retention(&mut self.agent_kept_messages, &r.retained_in_kept);
+            add_retention(&mut self.lean, &r.lean.retained);
+            self.rows.push(RecordedEntry { source: source.to_string(), row: r.clone() });
+        }
+    }
+
+    /// Adds another set's (a file's, a group's).
+    pub fn merge(&mut self, other: &RecordedTotals) {
+        self.sessions += other.sessions;
+        self.compactions += other.compactions;
+        self.measurable += other.measurable;
+        for (into, from) in [
+            (&mut self.agent, &other.agent),
+            (&mut self.lean_at_measurable, &other.lean_at_measurable),
+            (&mut self.agent_kept_messages, &other.agent_kept_messages),
+            (&mut self.lean, &other.lean),
+        ] {
+            add_retention(into, from);
+        }
+        self.rows.extend(other.rows.iter().cloned());
+    }
+
+    /// Returns true if and only if no session held a recorded compaction.
+    pub fn is_empty(&self) -> bool {
+        self.compactions == 0
+    }
+}
+
+fn add_retention(into: &mut Retention, from: &Retention) {
+    for (cat, [kept, of]) in from {
+        let e = into.entry(cat.clone()).or_default();
+        e[0] += kept;
+        e[1] += of;
+    }
 }
 
 /// What is counted in the conversation before a compaction.
@@ -272,7 +374,7 @@ mod tests {
         s.recorded_compactions[0].summary = RecordedSummary::Encrypted;
         let r = &measure(&s, &Policy::new(Mode::Lean, 32_000), &meter)[0];
         assert_eq!(r.retained, None);
-        assert_eq!(r.summary, "encrypted");
+        assert_eq!(r.summary, SummaryKind::Encrypted);
         assert_eq!(r.retained_in_kept["paths"], [0, 2]);
     }
 }

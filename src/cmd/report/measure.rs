@@ -16,6 +16,7 @@ use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::fingerprint::fingerprint;
+use compactor::report::recorded;
 use compactor::report::render::Series;
 use compactor::report::wire::{ReplayLabels, ReplayRow, SessionRow};
 use serde_json::Value;
@@ -101,7 +102,12 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         };
                         let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
-                        session_rows.push(ReportRow::new(row, problems, users, &rr));
+                        let mut report_row = ReportRow::new(row, problems, users, &rr);
+                        if p.mode == Mode::Lean {
+                            // The agent's own compactions, beside lean at the same points.
+                            report_row.recorded_compactions = recorded::measure(raw, p, &meter);
+                        }
+                        session_rows.push(report_row);
                         series.push(Series::from_replay(&s.source.to_string(), p.mode.name(), &r));
                     }
                     out.push(Some((session_rows, series)));

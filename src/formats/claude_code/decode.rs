@@ -433,6 +433,7 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
     let mut recorded: Vec<RecordedCompaction> = Vec::new();
     let mut keeping: Option<Keeping> = None;
     let segments_after = segments_after(&records, chain);
+    let mut side = SideCalls::default();
     for (i, Record { source: at, value }) in records.into_iter().enumerate() {
         let map = match value {
             Value::Object(map) => map,
@@ -484,6 +485,10 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
                 (RecordedSummary::Text(a), _) => RecordedSummary::Text(a),
                 (_, b) => b,
             };
+        }
+        // A subagent's own log: its sidechain is its conversation, not side calls.
+        if !chain.on(&map) && type_of(&map) == Some("assistant") {
+            side.add(&map);
         }
         // Under `full`, the agent's summary is a recorded compaction's, not conversation.
         let chat = i >= live_from && chain.on(&map) && !(summary && history == History::Full);
@@ -538,6 +543,7 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
         trailing: d.pending,
         recorded_compactions: recorded,
         parent,
+        side_calls: side.calls.into_iter().map(|(_, u)| u).collect(),
         ..Session::default()
     })
 }
@@ -613,6 +619,34 @@ impl Chain {
         matches!(type_of(map), Some("user" | "assistant"))
             && map.get("isCompactSummary") == Some(&Value::Bool(true))
             && self.on(map)
+    }
+}
+
+/// The provider calls of sidechain events, one per `message.id` (the last
+/// event's usage: Claude Code writes one event per streamed block), in the
+/// order first seen; `<synthetic>` messages are no call.
+#[derive(Default)]
+struct SideCalls {
+    calls: Vec<(Option<String>, Usage)>,
+    /// Position in `calls` of each `message.id` seen.
+    by_id: std::collections::HashMap<String, usize>,
+}
+
+impl SideCalls {
+    fn add(&mut self, map: &Map<String, Value>) {
+        let model = map.get("message").and_then(|m| m.get("model")).and_then(Value::as_str);
+        let Some(usage) = usage_of(map).filter(|_| model != Some(SYNTHETIC_MODEL)) else {
+            return;
+        };
+        let id = message_id(map).map(str::to_string);
+        if let Some(&k) = id.as_ref().and_then(|id| self.by_id.get(id)) {
+            self.calls[k].1 = usage;
+            return;
+        }
+        if let Some(id) = &id {
+            self.by_id.insert(id.clone(), self.calls.len());
+        }
+        self.calls.push((id, usage));
     }
 }
 

@@ -394,6 +394,90 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
     Ok(responsive(svg, WIDTH, HIST_HEIGHT, "compacted sessions by tokens saved"))
 }
 
+/// One group of the retention chart: its label, and per category `[kept, of]`.
+pub type BarGroup = (String, Vec<(String, [usize; 2])>);
+
+/// Colours of the retention chart's bar groups, in order (agent, lean, agent, lean).
+const RETENTION_COLORS: [RGBColor; 4] = [
+    RGBColor(0xd9, 0x5f, 0x02),
+    RGBColor(0x1b, 0x9e, 0x77),
+    RGBColor(0xfd, 0xae, 0x6b),
+    RGBColor(0x74, 0xc4, 0x76),
+];
+/// Width of one category's slot on the retention chart's x axis, in axis units.
+const SLOT: u32 = 100;
+
+/// Retention by category: for each category, one bar per group (`label`,
+/// per category `[kept, of]`) at `100 × kept / of` percent; no bar where a
+/// group has nothing to keep. Groups are told apart by colour and by the
+/// legend above the plot; category names label the slots below it.
+pub fn retention_bars(groups: &[BarGroup]) -> Result<String, String> {
+    let cats: Vec<&str> =
+        groups.first().map(|g| g.1.iter().map(|(c, _)| c.as_str()).collect()).unwrap_or_default();
+    let slots = cats.len().max(1) as u32;
+    let legend_rows = groups.len().div_ceil(2) as u32;
+    let height = HIST_HEIGHT + legend_rows * LEGEND_ROW;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (legend, plot) = root.split_vertically(legend_rows * LEGEND_ROW + 4);
+        let mut chart = framed(&plot)
+            .build_cartesian_2d(0u32..slots * SLOT, 0u32..100u32)
+            .map_err(|e| e.to_string())?;
+        let names = cats.clone();
+        meshed(&mut chart.configure_mesh(), ("", "kept (% of the anchors before)"))
+            .disable_x_mesh()
+            .x_labels(cats.len() * 2 + 1)
+            .x_label_formatter(&|v| {
+                // A label at each slot's centre only.
+                let slot = (*v / SLOT) as usize;
+                if *v % SLOT == SLOT / 2 {
+                    names.get(slot).map_or(String::new(), |c| c.replace('_', " "))
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|v| format!("{v}%"))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let group = groups.len().max(1) as u32;
+        let bar = (SLOT - 20) / group;
+        for (k, (_, values)) in groups.iter().enumerate() {
+            let color = RETENTION_COLORS[k % RETENTION_COLORS.len()];
+            for (slot, (_, [kept, of])) in values.iter().enumerate() {
+                if *of == 0 {
+                    continue;
+                }
+                // A share that rounds to 0 still shows, as a sliver: 0 of N is
+                // not "nothing to keep".
+                let pct = (((*kept as u64 * 100 + *of as u64 / 2) / *of as u64) as u32).max(1);
+                let x0 = slot as u32 * SLOT + 10 + bar * k as u32;
+                chart
+                    .draw_series([Rectangle::new([(x0, 0), (x0 + bar - 2, pct)], color.filled())])
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        for (k, (label, _)) in groups.iter().enumerate() {
+            let color = RETENTION_COLORS[k % RETENTION_COLORS.len()];
+            let x = 10 + (k as i32 % 2) * (WIDTH as i32 / 2);
+            let y = LEGEND_ROW as i32 / 2 + 2 + (k as i32 / 2) * LEGEND_ROW as i32;
+            legend
+                .draw(&Rectangle::new([(x, y - 7), (x + 22, y + 7)], color.filled()))
+                .map_err(|e| e.to_string())?;
+            legend
+                .draw(&Text::new(
+                    label.clone(),
+                    (x + 28, y - 9),
+                    ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(responsive(svg, WIDTH, height, "anchors kept by category, the agents' compactions and lean"))
+}
+
 /// A chart's frame on `area`: the margins and axis label areas every chart
 /// of the report shares (room for tick labels like `200,000` and the axis titles).
 fn framed<'a, 'b, DB: DrawingBackend>(
