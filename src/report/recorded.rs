@@ -100,6 +100,12 @@ pub struct LeanAtPoint {
 /// The session's recorded compactions placed in its messages, measured;
 /// `lean` is the policy lean compacts with (forced: the agent compacted here).
 pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedRow> {
+    // Nothing placed in the messages (no compaction, or a log read live):
+    // no row, and no count of every message on the way (stats and report
+    // call this for every session).
+    if session.recorded_compactions.iter().all(|c| c.at.is_none()) {
+        return Vec::new();
+    }
     let msgs = &session.messages;
     let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let tokens = meter.messages(msgs);
