@@ -633,6 +633,7 @@ fn recorded_compactions_are_measured_in_the_report() {
     assert!(md.contains("## Recorded compactions\n"), "{md}");
     assert!(md.contains("2 compactions the agents made themselves, in 2 sessions"), "{md}");
     assert!(md.contains("| 155,000 / "), "{md}");
+    assert!(md.contains("| encrypted: kept messages counted | 12 |"), "{md}");
     assert!(md.contains("## Recorded compactions: kept by category"), "{md}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(

@@ -181,7 +181,11 @@ fn print_stats(
 ) -> std::io::Result<()> {
     let format = format.map(|f| format!("{f}, ")).unwrap_or_default();
     let plural = if st.sessions == 1 { "" } else { "s" };
-    writeln!(out, "{title} — {format}{} session{plural}", n(st.sessions))?;
+    let subagents = match st.subagent_sessions {
+        0 => String::new(),
+        k => format!(" ({} of them subagent{})", n(k), if k == 1 { "" } else { "s" }),
+    };
+    writeln!(out, "{title} — {format}{} session{plural}{subagents}", n(st.sessions))?;
     writeln!(out, "  messages    {:>12}   {}", n(st.messages), top(&st.messages_by_role, 6, ""))?;
     writeln!(out, "  tokens      {:>12}   {}", n(st.tokens), top(&st.tokens_by_role, 6, ""))?;
     writeln!(

@@ -35,7 +35,7 @@ pub mod swe_agent;
 mod testing;
 pub mod toolbench;
 
-use crate::model::{Content, History, Message, MessageMeta, Role, Session, Source};
+use crate::model::{Content, Continuation, History, Message, MessageMeta, Role, Session, Source};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -111,6 +111,15 @@ pub trait Adapter: Sync + Send {
     /// before compaction); most need nothing.
     fn clean_request(&self, session: Session) -> Session {
         session
+    }
+    /// The records that record compaction `c` of `original` in this
+    /// dialect's own form, to append to the log `original` was read from,
+    /// which is written back unchanged before them (Claude Code: a
+    /// `compact_boundary` and the compacted context after it; Codex: a
+    /// `compacted` line). `None`: the dialect has no such form, and the
+    /// compacted session is written whole by [`Adapter::encode`].
+    fn lineage(&self, _original: &Session, _c: &Continuation<'_>) -> Option<Vec<Value>> {
+        None
     }
 }
 

@@ -121,7 +121,7 @@ fn walk(
         let ty = entry.file_type()?;
         if ty.is_dir() {
             walk(&path, root, ours, out, skipped)?;
-        } else if is_data_file(&name) {
+        } else if is_data_file(&name) && !is_agent_sidecar(dir, &name) {
             if let Some((base, listed)) = ours {
                 let inside = path.strip_prefix(base).unwrap_or(&path);
                 if !listed.contains(inside) {
@@ -142,6 +142,15 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// Returns true if and only if `name` in `dir` is Claude Code's sidecar of a
+/// subagent's log (`<session>/subagents/agent-<id>.meta.json`: the agent's
+/// type and description, no transcript), which a walk leaves out quietly.
+fn is_agent_sidecar(dir: &Path, name: &str) -> bool {
+    dir.file_name().is_some_and(|d| d == "subagents")
+        && name.starts_with("agent-")
+        && name.ends_with(".meta.json")
 }
 
 /// Expands command-line inputs: files as given, directories walked

@@ -16,10 +16,12 @@
 //! them; `tokens` measures them.
 
 pub(crate) mod key;
+pub mod lineage;
 pub(crate) mod names;
 pub mod part;
 pub mod recorded;
 
+pub use lineage::{Continuation, Parent, Trigger, continuation_id};
 pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};
 pub use recorded::{CallMark, History, RecordedCompaction, RecordedSummary};
 
@@ -81,6 +83,9 @@ pub struct Session {
     /// index `messages` ([`RecordedCompaction::at`]): a copy of the session
     /// holding other messages ([`Session::with_messages`]) has none.
     pub recorded_compactions: Vec<RecordedCompaction>,
+    /// For a subagent's own log (Claude Code `subagents/agent-*.jsonl`): the
+    /// session and call that started it. It is a session of its own.
+    pub parent: Option<Parent>,
     /// Provider calls the log records outside the conversation, one usage
     /// per response: Claude Code's inline sidechain (subagent) events. They
     /// are billed to the session (ccusage counts them in its row) but were
@@ -101,6 +106,7 @@ impl Session {
             extra: self.extra.clone(),
             trailing: self.trailing.clone(),
             recorded_compactions: Vec::new(),
+            parent: self.parent.clone(),
             side_calls: self.side_calls.clone(),
         }
     }

@@ -7,7 +7,7 @@ use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
 use crate::io::{Payload, RawRecord};
-use crate::model::{History, Session, Source};
+use crate::model::{Continuation, History, Session, Source, Trigger, continuation_id};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
 use crate::report::wire::{CompactionObject, SessionRow};
@@ -228,9 +228,10 @@ impl Engine<'_> {
         raw_lines: Option<Vec<Vec<u8>>>,
     ) -> Result<Option<Processed>, (Source, String)> {
         let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
-        let session = format.adapter().decode(records, history).map_err(
+        let mut session = format.adapter().decode(records, history).map_err(
             |DecodeError { source, message }| (source.unwrap_or_else(|| first.clone()), message),
         )?;
+        super::subagent::link(&mut session);
         if !self.selects(&session.id) {
             return Ok(None);
         }
@@ -261,10 +262,54 @@ impl Engine<'_> {
             repairs.merge(&crate::request::fit_images(&mut outcome.session, api));
         }
         let compaction = outcome.compaction;
-        let output = match raw_lines {
-            Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),
+        let continuation_id = compaction
+            .compacted
+            .then(|| continuation_id(&session.id, &policy_key(chosen_policy, self.meter, history)));
+        if let Some(id) = &continuation_id
+            && to != format
+        {
+            name_continuation(outcome.session.to_mut(), id, &session.id);
+        }
+        if let Some(parent) = &session.parent
+            && to != format
+        {
+            name_parent(outcome.session.to_mut(), parent);
+        }
+        let lineage = match &continuation_id {
+            Some(id) if self.same(format) => {
+                let c = Continuation {
+                    compacted: &outcome.session,
+                    summary_at: summary_index(&compaction),
+                    trigger: trigger_of(&compaction, chosen_policy),
+                    pre_tokens: compaction.tokens_before,
+                    id,
+                };
+                format.adapter().lineage(&session, &c)
+            }
+            _ => None,
+        };
+        // The outputs that name the continuation: converted ones, and logs
+        // that record our compaction in their own form.
+        let named = to != format || lineage.is_some();
+        let output = match (raw_lines, lineage) {
+            (Some(raw), _) if self.same(format) && !compaction.compacted => Output::Raw(raw),
+            (raw, Some(appended)) => {
+                // The input as read, then our compaction in the agent's own form.
+                let mut lines = match raw {
+                    Some(raw) => raw,
+                    None => format.adapter().encode_lines(&session, None),
+                };
+                lines.extend(appended.iter().map(crate::json_text::line));
+                Output::Raw(lines)
+            }
             _ => {
-                let object = self.compaction_object(&source, &compaction);
+                let mut object = self.compaction_object(&source, &compaction);
+                if let (Some(Value::Object(o)), Some(id)) = (&mut object, &continuation_id)
+                    && to != format
+                {
+                    o.insert("id".into(), Value::from(id.as_str()));
+                    o.insert("parent_id".into(), Value::from(session.id.as_str()));
+                }
                 // Lines are what JSON Lines output and redaction need.
                 if self.clean_request() && to == Format::Anthropic {
                     let (value, more) =
@@ -293,7 +338,17 @@ impl Engine<'_> {
                 }
             }
         };
-        let done = self.done(input, format, session.id, source, compaction, output);
+        let id = match &continuation_id {
+            Some(id) if to != format => id.clone(),
+            _ => session.id.clone(),
+        };
+        let mut done = self.done(input, format, id, source, compaction, output);
+        if let Processed::Session(d) = &mut done {
+            d.row.id = session.id.clone();
+            d.row.continuation_id = continuation_id.filter(|_| named);
+            d.row.parent_session_id = session.parent.as_ref().map(|p| p.session_id.clone());
+            d.row.parent_call_id = session.parent.as_ref().and_then(|p| p.call_id.clone());
+        }
         Ok(Some(with_window_and_repairs(done, chosen.map(|c| (chosen_policy.window, c)), repairs)))
     }
 
@@ -487,4 +542,54 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
         })
         .collect();
     (Output::Raw(out), masked)
+}
+
+/// What decides a compaction's output (the policy, the counter and which
+/// history was read), as text: a continuation id is derived from it
+/// ([`continuation_id`]).
+fn policy_key(policy: &Policy, meter: &Meter, history: History) -> String {
+    format!(
+        "{}/{}/{}/{:?}/{}/{}/{}/{}/{history}",
+        policy.mode,
+        policy.window,
+        policy.threshold,
+        policy.target_tokens,
+        policy.force,
+        policy.protect_first_n,
+        meter.kind().name(),
+        policy.summarizer.is_some(),
+    )
+}
+
+/// Where our summary sits in a compacted session (its own message, or the
+/// one it was merged into); `None` when no summary was written.
+fn summary_index(c: &Compaction) -> Option<usize> {
+    (c.sections.summary_messages > 0 || c.summary_merged).then_some(c.sections.head_messages)
+}
+
+/// `auto` when the request was at or over the trigger, `manual` when a
+/// compaction was asked for under it (`--force`, `--target-tokens`).
+fn trigger_of(c: &Compaction, policy: &Policy) -> Trigger {
+    if c.tokens_before >= policy.threshold { Trigger::Auto } else { Trigger::Manual }
+}
+
+/// Names, in a converted subagent's session, the session and call that
+/// started it: `parent_session_id`, `parent_call_id` (null when its parent's
+/// log does not say).
+fn name_parent(session: &mut Session, parent: &crate::model::Parent) {
+    let extra = std::sync::Arc::make_mut(&mut session.extra);
+    extra.insert("parent_session_id".into(), Value::from(parent.session_id.as_str()));
+    extra.insert(
+        "parent_call_id".into(),
+        parent.call_id.as_deref().map_or(Value::Null, Value::from),
+    );
+}
+
+/// Names a converted compacted session as the continuation `id` of session
+/// `parent`: its record's `id`, and `parent_id`.
+fn name_continuation(session: &mut Session, id: &str, parent: &str) {
+    let extra = std::sync::Arc::make_mut(&mut session.extra);
+    extra.insert("id".into(), Value::from(id));
+    extra.insert("parent_id".into(), Value::from(parent));
+    session.id = id.to_string();
 }

@@ -105,6 +105,12 @@ pub fn measure(
     meter: &Meter,
     caches: &Caches,
 ) -> Vec<RecordedRow> {
+    // Nothing placed in the messages (no compaction, or a log read live):
+    // no row, and no count of every message on the way (stats and report
+    // call this for every session).
+    if session.recorded_compactions.iter().all(|c| c.at.is_none()) {
+        return Vec::new();
+    }
     let msgs = &session.messages;
     let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let tokens = meter.messages(msgs);

@@ -71,6 +71,8 @@ pub struct Stats {
     pub image_tokens: u64,
     pub reasoning_tokens: u64,
     pub recorded_compactions: u64,
+    /// Sessions that are a subagent's own log ([`Session::parent`]).
+    pub subagent_sessions: u64,
     /// Those placed in the conversation (`--history full`), measured, with
     /// lean at the same points ([`crate::report::recorded`]); filled by the
     /// caller, which chooses lean's window.
@@ -107,6 +109,7 @@ impl Stats {
         let mut st = Stats {
             sessions: 1,
             recorded_compactions: s.recorded_compactions.len() as u64,
+            subagent_sessions: u64::from(s.parent.is_some()),
             ..Stats::default()
         };
         st.tool_schema_tokens = meter.tools(s.tools.as_ref());
@@ -193,7 +196,8 @@ impl Stats {
     pub fn merge(&mut self, other: &Stats) {
         crate::figures::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
             tool_calls, tool_calls_by_name, tokens, tokens_by_role, tokens_by_tool,
-            tool_schema_tokens, images, image_tokens, reasoning_tokens, recorded_compactions);
+            tool_schema_tokens, images, image_tokens, reasoning_tokens, recorded_compactions,
+            subagent_sessions);
         let mut largest = std::mem::take(&mut self.largest);
         largest.extend(other.largest.iter().cloned());
         self.largest = top(largest);

@@ -94,6 +94,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                             counter,
                         );
                         row.repairs = repairs.by_name();
+                        row.parent_session_id = s.parent.as_ref().map(|p| p.session_id.clone());
+                        row.parent_call_id = s.parent.as_ref().and_then(|p| p.call_id.clone());
                         let labels = ReplayLabels {
                             format: format.name(),
                             mode: p.mode.name(),

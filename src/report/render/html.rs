@@ -24,7 +24,7 @@ line-height:20px;vertical-align:top}\
 tr:first-child>*{border-top-width:1px}\
 th{white-space:normal;vertical-align:bottom;min-width:4em}\
 td:first-child,th:first-child{text-align:left;position:sticky;left:0;z-index:1;background:#fff;\
-border-left-width:1px;white-space:normal;min-width:7em;max-width:40vw;box-shadow:2px 0 2px -1px rgba(0,0,0,.18)}\
+border-left-width:1px;white-space:normal;overflow-wrap:anywhere;min-width:7em;max-width:40vw;box-shadow:2px 0 2px -1px rgba(0,0,0,.18)}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr));gap:0 1.5em}\
 figure{margin:1em 0 1.5em;max-width:640px}\
 svg{display:block;width:100%;height:auto;border:1px solid #eee}\

@@ -65,13 +65,16 @@ fn maybe(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), n)
 }
 
+/// `kept/of` of one category, short enough for a phone's table cell.
+fn short(r: &Retention, cat: &str) -> String {
+    r.get(cat).map_or_else(|| "n/a".to_string(), |[k, o]| of(*k as u64, *o as u64, "/"))
+}
+
 /// The agent's figure for `cat` in one row: what its summary and kept
-/// messages hold, or (summary encrypted) what its kept messages hold, said so.
+/// messages hold, or (summary encrypted, said in the summary column) what
+/// its kept messages hold.
 fn agent_cell(r: &RecordedRow, cat: &str) -> String {
-    match &r.retained {
-        Some(k) => kept(k, cat),
-        None => format!("{} in kept messages", kept(&r.retained_in_kept, cat)),
-    }
+    short(r.retained.as_ref().unwrap_or(&r.retained_in_kept), cat)
 }
 
 /// The section's tables as (title, header, rows): one row per compaction,
@@ -93,16 +96,16 @@ pub(super) fn tables(t: &RecordedTotals) -> Vec<(String, Vec<String>, Vec<Vec<St
             n(r.lean.tokens_after),
             match r.summary {
                 SummaryKind::Text => format!("{} tok", maybe(r.summary_tokens)),
-                k => k.name().to_string(),
+                SummaryKind::Encrypted => "encrypted: kept messages counted".to_string(),
+                SummaryKind::Absent => "none".to_string(),
             },
             n(r.kept_messages as u64),
-            format!("{} vs {}", agent_cell(r, "paths"), kept(&r.lean.retained, "paths")),
-            format!("{} vs {}", agent_cell(r, "errors"), kept(&r.lean.retained, "errors")),
-            format!(
-                "{} vs {}",
-                agent_cell(r, "user_messages"),
-                kept(&r.lean.retained, "user_messages")
-            ),
+            agent_cell(r, "paths"),
+            short(&r.lean.retained, "paths"),
+            agent_cell(r, "errors"),
+            short(&r.lean.retained, "errors"),
+            agent_cell(r, "user_messages"),
+            short(&r.lean.retained, "user_messages"),
         ]);
     }
     let header = [
@@ -115,9 +118,12 @@ pub(super) fn tables(t: &RecordedTotals) -> Vec<(String, Vec<String>, Vec<Vec<St
         "lean after (ours)",
         "agent's summary",
         "messages the agent kept",
-        "paths kept: agent vs lean",
-        "error lines kept: agent vs lean",
-        "user messages kept: agent vs lean",
+        "paths kept: agent",
+        "lean",
+        "error lines kept: agent",
+        "lean",
+        "user messages kept: agent",
+        "lean",
     ];
     // Columns of the readable compactions only when there are some.
     let readable = t.measurable > 0;
@@ -217,8 +223,8 @@ mod tests {
         let tables = tables(&t);
         let first = &tables[0].2[0];
         assert_eq!(first[4], "182,469 / 191,734");
-        assert_eq!(first[7], "encrypted");
-        assert_eq!(first[9], "14 of 178 in kept messages vs 177 of 178");
+        assert_eq!(first[7], "encrypted: kept messages counted");
+        assert_eq!(first[9..11], ["14/178", "177/178"]);
         let by_cat = &tables[1].2;
         let paths = by_cat.iter().find(|r| r[0] == "paths").unwrap();
         // No readable summary: no columns for them.
@@ -236,7 +242,7 @@ mod tests {
         let agent = retention(&[("paths", [1, 178]), ("errors", [2, 14])]);
         t.add_session("b.jsonl", &[row(SummaryKind::Text, Some(agent), Retention::new())]);
         let tables = tables(&t);
-        assert_eq!(tables[0].2[0][9], "1 of 178 vs 177 of 178");
+        assert_eq!(tables[0].2[0][9..11], ["1/178", "177/178"]);
         let errors = tables[1].2.iter().find(|r| r[0] == "errors").unwrap();
         assert_eq!(errors[1..3], ["2 of 14", "14 of 14"]);
         assert_eq!(bars(&t).len(), 2);
