@@ -28,6 +28,7 @@ fn stages(c: &mut Criterion) {
     let (s, bytes) = fixture();
     let n = s.messages.len();
     let families = ToolFamilies::default();
+    let caches = compactor::policy::Caches::default();
     let mut g = c.benchmark_group("stage");
     g.throughput(Throughput::Bytes(bytes as u64));
     g.bench_function("dedup", |b| {
@@ -40,7 +41,7 @@ fn stages(c: &mut Criterion) {
     g.bench_function("micro_compact", |b| {
         b.iter_batched(
             || s.messages.clone(),
-            |mut m| micro_compact::micro_compact(&mut m, 0..n, &families),
+            |mut m| micro_compact::micro_compact(&mut m, 0..n, &families, &caches),
             BatchSize::LargeInput,
         )
     });
@@ -59,7 +60,7 @@ fn stages(c: &mut Criterion) {
         )
     });
     g.bench_function("anchors", |b| {
-        b.iter(|| black_box::<AnchorSet>(session_anchors(&s.messages, &families)))
+        b.iter(|| black_box::<AnchorSet>(session_anchors(&s.messages, &families, &caches)))
     });
     g.finish();
 }

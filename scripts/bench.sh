@@ -34,7 +34,7 @@ OUT="${RESULTS:-benches/RESULTS.md}"
 BIN=target/release/compactor
 
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-cargo build --release -q
+cargo build --release -q --features bench-tools
 mkdir -p "$WORK"
 
 # --- corpus -------------------------------------------------------------------

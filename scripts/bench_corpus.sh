@@ -12,7 +12,7 @@ SIZE_MB="${1:?usage: scripts/bench_corpus.sh SIZE_MB}"
 WORK="${BENCH_DIR:-target/bench}"
 CORPUS="${CORPUS:-../shared/corpus}"
 BIN=target/release/compactor
-[ -x "$BIN" ] || cargo build --release -q
+cargo build --release -q --features bench-tools
 mkdir -p "$WORK"
 seed="$WORK/seed.jsonl"
 if [ ! -s "$seed" ]; then

@@ -39,7 +39,7 @@ SMALL="$CORPUS/swe-agent-traj/trajectories/demonstrations/function_calling_simpl
 LARGE="$CORPUS/claude-code-jsonl/Hale17OT__Task-54/sessions/develop-1.jsonl"
 
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-[ -x "$BIN" ] || cargo build --release -q
+[ -x "$BIN" ] || cargo build --release -q --features bench-tools
 mkdir -p "$WORK"
 if [ ! -f "$DATA/.complete" ]; then
   rm -rf "$DATA"

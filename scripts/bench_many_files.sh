@@ -12,7 +12,7 @@ N="${1:-5000}"
 REPS="${REPS:-3}"
 WORK="${BENCH_DIR:-target/bench}/many-$N"
 BIN="${BIN:-target/release/compactor}"
-[ -n "${BIN_SET:-}" ] || cargo build --release -q
+[ -n "${BIN_SET:-}" ] || cargo build --release -q --features bench-tools
 mkdir -p "$WORK"
 if [ ! -d "$WORK/files" ]; then
   "$BIN" synth --sessions "$N" --tokens 1000 -o "$WORK/one.jsonl"

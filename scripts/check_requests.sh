@@ -44,7 +44,7 @@ for api in openai anthropic; do
       fi
     done
     echo "== --to $api --mode $mode"
-    python3 scripts/check_requests.py --api "$api" --allow-key id --allow-key compaction \
+    python3 scripts/check_requests.py --api "$api" --allow-key id --allow-key parent_id --allow-key compaction \
       --allow-inflight -q "$dir" || status=1
   done
 done

@@ -7,7 +7,7 @@
 #   LOAD_ARCHIVE=big.jsonl scripts/load_test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q
+cargo build --release -q --features bench-tools
 if [ -z "${LOAD_ARCHIVE:-}" ]; then
   # The benchmark's generator: shapes of ../shared/corpus, texts varied per copy.
   LOAD_ARCHIVE="$(scripts/bench_corpus.sh 4096)"

@@ -144,6 +144,7 @@ fn engine(policy: &Policy) -> Engine<'_> {
         policy,
         auto: None,
         meter: &METER,
+        caches: crate::policy::Caches::default(),
         to: None,
         redact: false,
         lines: true,

@@ -6,6 +6,7 @@
 //! - [`formats`]: dialect adapters (JSON record <-> session);
 //! - [`io`]: containers (files, lines, compression, atomic outputs);
 //! - [`json_text`]: a value's JSON text, by the path that cannot fail;
+//! - [`figures`]: numbers shown with thousands separators, and totals that add up;
 //! - [`tokens`]: exact token counting with a shared cache;
 //! - [`catalog`]: what a model's name says: its context window (with the
 //!   triggers and budgets derived from it) and its token prices;
@@ -16,7 +17,8 @@
 //! - [`report`]: report rows and their wire format, and archive statistics;
 //! - [`discover`]: the agents' own log folders, and what a log says of its
 //!   session (model, project, day: [`discover::facts`]);
-//! - [`synth`]: seeded synthetic sessions for tests and benchmarks;
+//! - `synth` (with the `bench-tools` feature): seeded synthetic sessions for
+//!   tests and benchmarks;
 //! - [`training`]: clean records made training rows (loss flags, one system
 //!   message, declared tools) for `--to parquet`.
 //!
@@ -26,6 +28,7 @@
 pub mod catalog;
 pub mod discover;
 pub mod exec;
+pub mod figures;
 pub mod formats;
 /// Fuzz harnesses (`fuzz/`, `tests/fuzz_seeds.rs`); not an API, and only
 /// compiled with the `test-support` feature (the crate's own tests and the
@@ -45,6 +48,7 @@ pub mod replay;
 pub mod report;
 pub mod request;
 pub mod summarizer;
+#[cfg(any(test, feature = "bench-tools"))]
 pub mod synth;
 pub mod tokens;
 pub mod training;

@@ -9,15 +9,14 @@ use cmd::ExitStatus;
 use std::process::ExitCode;
 
 /// mimalloc: decoding, pruning and re-encoding sessions is allocation-heavy
-/// (every JSON string and object), and glibc's malloc spent ~15% of a
-/// `compact` run in allocation and free under `perf`.
+/// (every JSON string and object), and glibc's malloc showed as a large
+/// share of a `compact` run under `perf`.
 ///
 /// Built with `no_thp`: mimalloc otherwise asks for transparent huge pages,
 /// so every fresh 2 MB of heap is zeroed whole on first touch, though a run
-/// touches only part of it. Without them a hermes run's peak RSS fell by a
-/// third (159 -> 109 MB) and its wall time 18% (page zeroing was a quarter
-/// of its samples under `perf`); an exact `compact -j2` kept its time and
-/// lost ~19% of its RSS (benches/RESULTS.md).
+/// touches only part of it; without them peak RSS and wall time fall (the
+/// figures: benches/RESULTS.md, 2026-11-30, "mimalloc without transparent
+/// huge pages").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -576,9 +576,13 @@ fn redact_masks_secrets_in_everything_written() {
 #[test]
 fn an_interrupted_run_keeps_only_complete_outputs() {
     let dir = TestDir::new();
-    let input = synth_inputs(&dir, 48, 80_000);
+    // Enough work for many output batches; the signal is sent on observed
+    // progress (a first output under its final name), never after a fixed
+    // sleep, which a fast machine outran (the whole run ended before it).
+    const INPUTS: usize = 240;
+    let input = synth_inputs(&dir, INPUTS, 80_000);
     let out = dir.join("out");
-    let child = compactor()
+    let mut child = compactor()
         .args(["compact", "-j1", "-q", "--window", "32000"])
         .arg(&input)
         .arg("-o")
@@ -586,7 +590,22 @@ fn an_interrupted_run_keeps_only_complete_outputs() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    let outputs = |out: &std::path::Path| -> usize {
+        std::fs::read_dir(out).map_or(0, |d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.starts_with('s') && name.ends_with(".jsonl")
+                })
+                .count()
+        })
+    };
+    let started = std::time::Instant::now();
+    while outputs(&out) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before any output was seen");
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "no output in 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -602,7 +621,7 @@ fn an_interrupted_run_keeps_only_complete_outputs() {
         .into_iter()
         .filter(|p: &std::path::PathBuf| !p.ends_with(".compactor-manifest.jsonl"))
         .collect();
-    assert!(written.len() < 48, "the run was stopped early");
+    assert!(written.len() < INPUTS, "the run was stopped early");
     for p in &written {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with('s') && name.ends_with(".jsonl"), "stray file {name}");
@@ -612,7 +631,7 @@ fn an_interrupted_run_keeps_only_complete_outputs() {
             serde_json::from_str::<serde_json::Value>(l).unwrap();
         }
     }
-    assert!(stderr.contains(&format!("{} of 48 output files", written.len())), "{stderr}");
+    assert!(stderr.contains(&format!("{} of {INPUTS} output files", written.len())), "{stderr}");
 }
 
 /// SIGKILL at several points of a real run: whatever moment the process dies,

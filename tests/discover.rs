@@ -127,12 +127,12 @@ fn no_folder_is_exit_2_naming_where_it_looked() {
 /// A `stats --by` text table as (key, cells) rows, header first.
 fn table(out: &Output) -> Vec<(String, Vec<String>)> {
     let text = String::from_utf8(out.stdout.clone()).unwrap();
-    let header_cells = 6;
+    let header_cells = 7;
     text.lines()
         .map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
-            // The key may hold spaces; the figures are the last six words (the
-            // header's last six are its column names, some of two words).
+            // The key may hold spaces; the figures are the last seven words (the
+            // header's last seven are its column names, some of two words).
             let (key, cells) =
                 if l.starts_with("model") || l.starts_with("day") || l.starts_with("project") {
                     (words[0].to_string(), Vec::new())
@@ -181,13 +181,14 @@ fn stats_by_model_day_and_project_group_the_sessions() {
     assert_eq!(keys, ["model", "claude-opus-4-6", "gpt-5.3-codex", "(unknown)", "TOTAL"]);
     let opus = &rows[1].1;
     assert_eq!(num(&opus[0]), 2, "sessions");
+    assert_eq!(num(&opus[1]), 0, "subagents");
     let tokens = |v: &Value| v["tokens"].as_u64().unwrap();
     let messages = |v: &Value| v["messages"].as_u64().unwrap();
-    assert_eq!(num(&opus[1]), messages(&a) + messages(&b));
-    assert_eq!(num(&opus[2]), tokens(&a) + tokens(&b));
-    assert!(opus[2].contains(','), "thousands separators: {}", opus[2]);
-    assert_eq!(num(&rows[2].1[2]), tokens(&c));
-    assert_eq!(num(&rows[2].1[5]), c["usage"]["provider_tokens"].as_u64().unwrap());
+    assert_eq!(num(&opus[2]), messages(&a) + messages(&b));
+    assert_eq!(num(&opus[3]), tokens(&a) + tokens(&b));
+    assert!(opus[3].contains(','), "thousands separators: {}", opus[3]);
+    assert_eq!(num(&rows[2].1[3]), tokens(&c));
+    assert_eq!(num(&rows[2].1[6]), c["usage"]["provider_tokens"].as_u64().unwrap());
     let unknown_sessions = num(&rows[3].1[0]);
     assert_eq!(
         unknown_sessions,

@@ -532,6 +532,20 @@ fn edge_sidechain_events_are_kept_aside() {
     assert_eq!(s.messages[1].tool_calls[0].name, "Task");
     assert_eq!(s.messages[2].tool_call_id.as_deref(), Some("toolu_s1"));
     assert!(s.messages.iter().all(|m| !m.text_content().contains("src/main.rs:12: parse")));
+    // Its two responses are provider calls billed to the session (ccusage
+    // counts them; scripts/check_ccusage.py), never in the conversation.
+    assert_eq!(s.side_calls.len(), 2);
+    assert!(s.side_calls.iter().all(|u| u.input_tokens == Some(3)
+        && u.cache_read_tokens == Some(9_000)
+        && u.output_tokens == Some(40)));
+    let dir = crate::util::TestDir::new();
+    let report = dir.join("replay.jsonl");
+    run_ok(compactor().args(["replay", "-q", "--report"]).arg(&report).arg(&path));
+    let row: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let main_calls = s.messages.iter().filter(|m| m.opens_call() && m.meta.usage.is_some()).count();
+    assert_eq!(row["recorded"]["side_calls"], 2);
+    assert_eq!(row["recorded"]["calls"], main_calls + 2);
+    assert_eq!(row["calls"], main_calls, "our modes replay the conversation's calls only");
 }
 
 #[test]
@@ -608,6 +622,7 @@ fn fixtures_compact_into_valid_event_streams() {
         [
             "task128_mid.jsonl",
             "task128_start.jsonl",
+            "task43_boundary.jsonl",
             "task43_orphans.jsonl",
             "task43_start.jsonl",
             "task64_api_errors.jsonl"
@@ -637,7 +652,13 @@ fn cli_compacts_a_claude_code_log_into_a_claude_code_log() {
     assert_eq!(rows[0]["reason"], "compacted");
     assert_eq!(rows[0]["id"], "91b54192-46a4-408d-88d6-7fbda8b65b9d");
     let written = dir.join("out/task128_mid.jsonl");
+    let bytes = std::fs::read(&written).unwrap();
+    // Every input line as it was, then our compaction as Claude Code records its own.
+    let original = std::fs::read(&input).unwrap();
+    assert!(bytes.starts_with(&original), "the input comes first, byte for byte");
     let events = json_lines(&std::fs::read_to_string(&written).unwrap());
+    let appended = &events[line_records(&input).len()..];
+    assert_eq!(appended[0]["subtype"], "compact_boundary");
     assert!(events.iter().all(|e| e.get("compaction").is_none()));
     assert!(events.iter().any(|e| {
         e.pointer("/message/content")
@@ -649,12 +670,13 @@ fn cli_compacts_a_claude_code_log_into_a_claude_code_log() {
             .is_some_and(|t| t.starts_with("[CONTEXT COMPACTION"))
     }));
     let input_values: Vec<Value> = line_records(&input).into_iter().map(|r| r.value).collect();
-    assert_valid_stream(&input_values, &events, "cli output");
+    assert_valid_stream(&input_values, appended, "cli output");
     assert_eq!(
         Format::detect(&events[..events.len().min(DETECT_RECORDS)]),
         Some(Format::ClaudeCode)
     );
-    let again = decode(&written);
+    // What a resumed agent reads is our compaction.
+    let again = decode_as(&written, History::Live);
     assert_eq!(again.messages.len() as u64, rows[0]["messages_after"].as_u64().unwrap());
     assert_eq!(o200k_meter().request(&again), rows[0]["tokens_after"].as_u64().unwrap());
     // Twice the same bytes.
@@ -732,7 +754,8 @@ fn fixture_counts_are_the_files_counts() {
         assert_eq!(count_session(&s), count(&values, History::Full), "{}", path.display());
         by_file.insert(path.file_name().unwrap().to_string_lossy().to_string(), s.messages.len());
     }
-    assert_eq!(by_file.len(), 10);
+    assert_eq!(by_file.len(), 11);
     assert_eq!(by_file["edge_compact_boundary.jsonl"], 8, "full: before and after the boundary");
+    assert_eq!(by_file["task43_boundary.jsonl"], 27, "full: the conversation of task43_start");
     assert_eq!(by_file["edge_sidechain.jsonl"], 4);
 }

@@ -261,36 +261,38 @@ fn cli_compacts_a_rollout_into_a_rollout() {
     assert!(rows[0]["tokens_after"].as_u64() < rows[0]["tokens_before"].as_u64(), "{}", rows[0]);
     let text = std::fs::read_to_string(out.join("depot_tail.jsonl")).unwrap();
     assert!(!text.contains('\u{fdd0}'), "a private marker leaked");
+    // Every input line as it was, then one `compacted` line, as Codex records its own.
+    let original_text = std::fs::read_to_string(&input).unwrap();
+    assert!(text.starts_with(&original_text), "the input comes first, byte for byte");
     let lines = json_lines(&text);
+    let original = fixture_lines("depot_tail.jsonl");
+    assert_eq!(lines.len(), original.len() + 1);
     assert!(lines.iter().all(|l| l.get("compaction").is_none()), "report only");
     assert_eq!(Format::detect(&lines[..16]), Some(Format::Codex));
+    let compacted = lines.last().unwrap();
+    assert_eq!(compacted["type"], "compacted");
+    assert_eq!(compacted["timestamp"], original.last().unwrap()["timestamp"]);
+    let summary = compacted["payload"]["message"].as_str().unwrap();
+    assert!(summary.starts_with("[CONTEXT COMPACTION"), "{summary}");
+    let history = compacted["payload"]["replacement_history"].as_array().unwrap();
+    // The summary is a message of the replacement history, in Codex's part types.
+    let at = history
+        .iter()
+        .position(|i| i["type"] == "message" && i["content"][0]["text"] == summary)
+        .expect("the summary in the replacement history");
+    let part = &history[at]["content"][0]["type"];
+    assert!(part == "input_text" || part == "output_text", "{part}");
+    // The system prompt stays in session_meta, untouched; the history holds none.
+    assert_eq!(lines[0], original[0]);
+    assert!(history.iter().all(|i| i["role"] != "system"));
+    // A resumed agent reads our compaction.
     let s = Codex
         .decode(
             lines.iter().map(|v| Record { source: Source::default(), value: v.clone() }).collect(),
-            History::Full,
+            History::Live,
         )
         .unwrap();
     assert_eq!(s.messages.len() as u64, rows[0]["messages_after"].as_u64().unwrap());
-    // The summary is a response_item message line dated like the line before it.
-    let k = lines
-        .iter()
-        .position(|l| {
-            l["payload"]["type"] == "message"
-                && l["payload"]["content"][0]["text"]
-                    .as_str()
-                    .is_some_and(|t| t.starts_with("[CONTEXT COMPACTION"))
-        })
-        .expect("a summary line");
-    assert_eq!(lines[k]["type"], "response_item");
-    assert_eq!(lines[k]["timestamp"], lines[k - 1]["timestamp"]);
-    let part = &lines[k]["payload"]["content"][0]["type"];
-    assert!(part == "input_text" || part == "output_text", "{part}");
-    // The system prompt carries the one-time note, inside session_meta.
-    let prompt = lines[0]["payload"]["base_instructions"]["text"].as_str().unwrap();
-    assert!(prompt.starts_with("You are Codex") && prompt.len() > 1000);
-    // Lines after the summary that the pipeline did not touch are the input's own.
-    let original = fixture_lines("depot_tail.jsonl");
-    assert_eq!(lines.last(), original.last());
 }
 
 #[test]

@@ -28,6 +28,8 @@ mod fuzz_seeds;
 mod scale;
 // The real corpus in ../shared/corpus; skipped, with a reason, when absent.
 mod corpus;
+// Issue 37 points 5-7: our compaction in the agent's own form, continuations, subagents.
+mod lineage;
 // `replay`, `report` and `check` through the binary.
 mod report;
 // Issue #7: the Arrow IPC worker mode, --shard, report --merge.

@@ -154,6 +154,7 @@ proptest! {
             policy: &p,
             auto: None,
             meter: &METER,
+            caches: compactor::policy::Caches::default(),
             to: None,
             redact: false,
             lines: false,

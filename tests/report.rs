@@ -588,3 +588,147 @@ fn replay_writes_the_final_history_as_a_clean_request() {
         }
     }
 }
+
+/// Issue 37, points 2 and 4: each compaction the agent made itself is a row
+/// of the session's `lean` row, of `summary.json` and of the report's
+/// "Recorded compactions" section, with the log's own figures (the Claude
+/// Code boundary: `preTokens` 155,000, the next call's prompt 9,123, trigger
+/// `auto`, its summary readable) beside lean at the same point; the Codex
+/// compaction's summary is encrypted: not measurable, its kept messages are.
+/// A report without one says so in one sentence and draws no table.
+#[test]
+fn recorded_compactions_are_measured_in_the_report() {
+    let dir = TestDir::new();
+    let out = dir.join("r");
+    run_ok(
+        compactor()
+            .args(["report", "-q", "--window", "32000", "-o"])
+            .arg(&out)
+            .arg(fixture("claude_code/edge_compact_boundary.jsonl"))
+            .arg(fixture("codex/fleet_compacted.jsonl")),
+    );
+    let rows = json_lines(&std::fs::read_to_string(out.join("sessions.jsonl")).unwrap());
+    let with: Vec<&Value> =
+        rows.iter().filter(|r| r.get("recorded_compactions").is_some()).collect();
+    assert_eq!(with.len(), 2, "one lean row per session holds them");
+    assert!(with.iter().all(|r| r["mode"] == "lean"));
+    let claude = &with[0]["recorded_compactions"][0];
+    assert_eq!(claude["index"], 4);
+    assert_eq!(claude["trigger"], "auto");
+    assert_eq!(claude["tokens_before_provider"], 155_000);
+    assert_eq!(claude["tokens_after_provider"], 9_123);
+    assert_eq!(claude["summary"], "text");
+    assert_eq!(claude["retained"]["paths"], serde_json::json!([1, 1]));
+    let codex = &with[1]["recorded_compactions"][0];
+    assert_eq!(codex["summary"], "encrypted");
+    assert!(codex["retained"].is_null(), "not measurable is null, never 0%");
+    assert_eq!(codex["kept_messages"], 12);
+    assert!(codex["retained_in_kept"]["paths"][1].as_u64().unwrap() > 0);
+    let summary = summary_of(&out);
+    let t = &summary["recorded_compactions"];
+    assert_eq!((t["sessions"].as_u64(), t["compactions"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(t["measurable"], 1);
+    assert_eq!(t["rows"].as_array().unwrap().len(), 2);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Recorded compactions\n"), "{md}");
+    assert!(md.contains("2 compactions the agents made themselves, in 2 sessions"), "{md}");
+    assert!(md.contains("| 155,000 / "), "{md}");
+    assert!(md.contains("| encrypted: kept messages counted | 12 |"), "{md}");
+    assert!(md.contains("## Recorded compactions: kept by category"), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("anchors kept by category, the agents&#39; compactions and lean")
+            || html.contains("anchors kept by category, the agents' compactions and lean")
+    );
+    // Read live, the agent's compactions are not placed in the conversation: nothing to measure.
+    let live = dir.join("live");
+    run_ok(
+        compactor()
+            .args(["report", "-q", "--history", "live", "--window", "32000", "-o"])
+            .arg(&live)
+            .arg(fixture("claude_code/edge_compact_boundary.jsonl")),
+    );
+    assert!(summary_of(&live).get("recorded_compactions").is_none());
+    let md = std::fs::read_to_string(live.join("report.md")).unwrap();
+    assert!(md.contains(
+        "## Recorded compactions\n\nNo session holds a compaction its agent made itself"
+    ));
+    assert!(!md.contains("kept by category"));
+}
+
+/// Issue 37, point 2: `stats` lists each recorded compaction with its
+/// figures, and compares the provider's usage with the agent's own context
+/// (restarted at its compaction), not the whole history.
+#[test]
+fn stats_lists_recorded_compactions_and_compares_usage_with_the_agents_context() {
+    let run = |history: &str| -> Value {
+        let out = run_ok(
+            compactor()
+                .args(["stats", "--json", "--history", history])
+                .arg(fixture("codex/fleet_compacted.jsonl")),
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["total"].clone()
+    };
+    let full = run("full");
+    let live = run("live");
+    assert_eq!(full["recorded_compactions"], 1);
+    let row = &full["recorded"]["rows"][0];
+    assert_eq!(row["index"], 9);
+    assert_eq!(row["tokens_before_provider"], 182_469);
+    assert_eq!(row["tokens_after_provider"], 18_946);
+    // Full: the 9 messages before it and what followed (13 calls); live: its
+    // 12 kept messages (the replacement history) and what followed (8 calls).
+    assert_eq!((full["tool_calls"].as_u64(), live["tool_calls"].as_u64()), (Some(13), Some(8)));
+    // The calls after the compaction are compared with what the agent kept
+    // and what followed: the same figure as read live, where that is all there is.
+    let after = |t: &Value| {
+        (t["usage"]["calls"].as_u64().unwrap(), t["usage"]["our_tokens"].as_u64().unwrap())
+    };
+    let (calls_full, ours_full) = after(&full);
+    let (calls_live, ours_live) = after(&live);
+    assert!(calls_full > calls_live, "{calls_full} {calls_live}");
+    assert!(ours_full > ours_live);
+    assert!(live.get("recorded").is_none());
+}
+
+/// Issue 36 point 5: one session, one replay. `replay` and the report's
+/// replay section walk the same calls of the session as logged and print the
+/// same figures (before: a Codex rollout replayed 190 calls in `replay` and
+/// 133 in `report`, the report replaying the clean request).
+#[test]
+fn replay_and_report_give_one_session_the_same_replay() {
+    let dir = TestDir::new();
+    for name in
+        ["codex/fleet_compacted.jsonl", "codex/w1t9_head.jsonl", "claude_code/task43_start.jsonl"]
+    {
+        let replayed = dir.join(&format!("{}.replay.jsonl", name.replace('/', "_")));
+        run_ok(
+            compactor()
+                .args(["replay", "-q", "--mode", "lean", "--window", "32000", "--report"])
+                .arg(&replayed)
+                .arg(fixture(name)),
+        );
+        let r = &json_lines(&std::fs::read_to_string(&replayed).unwrap())[0];
+        let out = dir.join(&format!("{}.report", name.replace('/', "_")));
+        run_ok(
+            compactor()
+                .args(["report", "-q", "--window", "32000", "-o"])
+                .arg(&out)
+                .arg(fixture(name)),
+        );
+        let rows = json_lines(&std::fs::read_to_string(out.join("sessions.jsonl")).unwrap());
+        let lean = rows.iter().find(|x| x["mode"] == "lean").unwrap();
+        for (ours, theirs) in [
+            ("calls", "replay_calls"),
+            ("compactions", "replay_compactions"),
+            ("peak_original", "replay_peak_original"),
+            ("peak_live", "replay_peak_live"),
+            ("billed_original", "replay_billed_original"),
+            ("billed_live", "replay_billed_live"),
+            ("cache_read_live", "replay_cache_read_live"),
+        ] {
+            assert_eq!(r[ours], lean[theirs], "{name}: replay {ours} vs report {theirs}");
+        }
+        assert!(r["calls"].as_u64().unwrap() > 0, "{name}");
+    }
+}

@@ -18,7 +18,7 @@ mod cli;
 
 use clap::Parser;
 use cli::args::{Cli, Command};
-use cli::config::{self, Compact, Container};
+use cli::config::{self, Compact, Route};
 use compactor::formats::{DETECT_RECORDS, Format, Unit};
 use compactor::io::{Input, Payload, RawRecord};
 use compactor::model::Source;
@@ -62,9 +62,9 @@ fn compact_config(argv: &[String]) -> PyResult<Compact> {
 
 /// `--from` of a files configuration (`None`: detect).
 fn forced_format(cfg: &Compact) -> Option<Format> {
-    match &cfg.container {
-        Container::Files(f) => f.from,
-        Container::Arrow(_) => Some(Format::OpenAi),
+    match &cfg.route {
+        Route::Files(f) => f.from,
+        Route::Arrow(_) => Some(Format::OpenAi),
     }
 }
 
@@ -101,6 +101,7 @@ fn output_text(output: Output) -> Vec<String> {
 fn compact_rows(
     engine: &Engine<'_>,
     format: Format,
+    history: compactor::model::History,
     lines: &[String],
 ) -> Result<Vec<String>, String> {
     if format.unit() == Unit::File {
@@ -119,7 +120,7 @@ fn compact_rows(
             let records =
                 vec![RawRecord { source, payload: Payload::Line(line.as_bytes().to_vec()) }];
             let mut out = Vec::new();
-            for p in engine.process(Job { input: 0, format, records }) {
+            for p in engine.process(Job { input: 0, format, history, records }) {
                 match p {
                     Processed::Session(done) => out.extend(output_text(done.output)),
                     Processed::Rejected { source, reason, .. } => {
@@ -147,7 +148,8 @@ fn compact_rows_json(
     let cfg = compact_config(&argv)?;
     let format = dialect(&cfg, &lines)?;
     let engine = cfg.engine();
-    py.detach(|| cfg.pool.install(|| compact_rows(&engine, format, &lines))).map_err(error)
+    py.detach(|| cfg.pool.install(|| compact_rows(&engine, format, cfg.history, &lines)))
+        .map_err(error)
 }
 
 /// `compact_json(text)`: what `compactor compact - OPTIONS` writes for `text` on
@@ -162,6 +164,7 @@ fn compact_text(py: Python<'_>, text: String, argv: Vec<String>) -> PyResult<Str
         path: Some(file.path().to_path_buf()),
         display: "-".into(),
         relative: PathBuf::from("stdin.jsonl"),
+        walked: false,
     }];
     let from = forced_format(&cfg);
     let engine = cfg.engine();
@@ -196,7 +199,11 @@ fn compact_text(py: Python<'_>, text: String, argv: Vec<String>) -> PyResult<Str
 }
 
 /// The session a record (JSON text) decodes to, in its detected (or forced) dialect.
-fn session_of(line: &str, from: Option<Format>) -> Result<compactor::model::Session, String> {
+fn session_of(
+    line: &str,
+    from: Option<Format>,
+    history: compactor::model::History,
+) -> Result<compactor::model::Session, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
     let format =
         from.or_else(|| Format::detect(std::slice::from_ref(&value))).unwrap_or(Format::OpenAi);
@@ -204,6 +211,7 @@ fn session_of(line: &str, from: Option<Format>) -> Result<compactor::model::Sess
     let job = Job {
         input: 0,
         format,
+        history,
         records: vec![RawRecord { source, payload: Payload::Value(value) }],
     };
     let (mut sessions, errors) = decode_job(job);
@@ -225,7 +233,7 @@ fn count_tokens_json(
     match (text, record) {
         (Some(t), _) => Ok(cfg.meter.text(&t)),
         (None, Some(r)) => {
-            let session = session_of(&r, forced_format(&cfg)).map_err(error)?;
+            let session = session_of(&r, forced_format(&cfg), cfg.history).map_err(error)?;
             Ok(cfg.meter.request(&session))
         }
         (None, None) => Err(error("count_tokens needs a text or a record")),
@@ -240,10 +248,11 @@ fn anchors_json(record: String, argv: Vec<String>) -> PyResult<String> {
     };
     let policy = config::policy(compactor::Mode::Lean, &args.window, true, None).map_err(error)?;
     let meter = config::meter(&args.window);
-    let from = config::input_format(&args.input.from).map_err(error)?;
-    let session = session_of(&record, from).map_err(error)?;
-    let line =
-        session_anchors_line(&session, args.region == "middle", args.budget, &policy, &meter);
+    let from = args.input.from.dialect().map_err(error)?;
+    let session = session_of(&record, from, args.input.history.resolve()).map_err(error)?;
+    let middle = args.region == cli::args::Region::Middle;
+    let caches = compactor::policy::Caches::default();
+    let line = session_anchors_line(&session, middle, args.budget, &policy, &meter, &caches);
     serde_json::to_string(&line).map_err(error)
 }
 

@@ -2,6 +2,7 @@
 //! and validates values; `config` resolves them, once per run, into the high
 //! level each command runs with.
 
+use crate::cli::values::{AnchorBudgetArg, InputFormat, OutputFormat};
 use clap::{Args, Parser, Subcommand};
 use compactor::Mode;
 use compactor::tokens::CounterKind;
@@ -29,8 +30,10 @@ pub enum Command {
     Replay(ReplayArgs),
     Report(ReportArgs),
     Check(CheckArgs),
+    #[cfg(feature = "bench-tools")]
     #[command(hide = true)]
     Synth(SynthArgs),
+    #[cfg(feature = "bench-tools")]
     #[command(hide = true)]
     Tokenize(TokenizeArgs),
 }
@@ -45,8 +48,8 @@ pub struct InputArgs {
 
     /// Input format: auto (default: decided per file from its first records), openai,
     /// anthropic, claude-code, codex, sharegpt, swe-agent or toolbench
-    #[arg(long, default_value = "auto")]
-    pub from: String,
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(InputFormat))]
+    pub from: InputFormat,
 
     /// Parquet input: a string column holding each row's messages as JSON
     #[arg(long, value_name = "NAME")]
@@ -151,8 +154,9 @@ pub struct BudgetArgs {
     pub threshold_cap: Option<u64>,
 
     /// Anchor index budget: `auto` (max of 7000 and 4% of the compacted chars) or a char count
-    #[arg(long, default_value = "auto", value_name = "auto|CHARS")]
-    pub anchor_budget: String,
+    #[arg(long, default_value = "auto", value_name = "auto|CHARS",
+          value_parser = clap::value_parser!(AnchorBudgetArg))]
+    pub anchor_budget: AnchorBudgetArg,
 
     /// JSON file that adds or overrides tool families (same shape as the built-in table)
     #[arg(long, value_name = "FILE")]
@@ -343,8 +347,8 @@ pub struct CompactArgs {
     /// Output format: same (default), openai, anthropic, sharegpt, parquet, or arrow-ipc
     /// (an Arrow IPC stream: the compacted rows, each with its report line in the
     /// trailing `compactor_report` column; needs --from arrow-ipc)
-    #[arg(long, default_value = "same")]
-    pub to: String,
+    #[arg(long, default_value = "same", value_parser = clap::value_parser!(OutputFormat))]
+    pub to: OutputFormat,
 
     /// With --to: write the source dialect's fields too (message envelopes, non-chat
     /// records, session metadata), so that X -> openai -> X gives X back. Without it a
@@ -405,8 +409,8 @@ pub struct AnchorsArgs {
     pub input: InputArgs,
 
     /// Which messages: `all` of the session, or the `middle` lean mode would summarize
-    #[arg(long, default_value = "all", value_parser = ["all", "middle"])]
-    pub region: String,
+    #[arg(long, default_value = "all", value_enum)]
+    pub region: Region,
 
     /// Keep only what an anchor index of this many chars would hold
     #[arg(long, value_name = "CHARS")]
@@ -414,6 +418,15 @@ pub struct AnchorsArgs {
 
     #[command(flatten)]
     pub window: BudgetArgs,
+}
+
+/// `anchors --region`: which messages' anchors are listed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Region {
+    /// Every message of the session.
+    All,
+    /// The middle lean mode would summarize.
+    Middle,
 }
 
 /// List the built-in model windows and the budgets derived from them.
@@ -433,6 +446,7 @@ pub struct ModelsArgs {
 /// The benchmark floor: read and decode every session and tokenize each of its
 /// texts once, without the count cache; print the total. `scripts/bench.sh`
 /// sets `compact`'s time against this one.
+#[cfg(feature = "bench-tools")]
 #[derive(Debug, Args)]
 #[command(mut_arg("model", fixed_model), mut_arg("window", one_window))]
 pub struct TokenizeArgs {
@@ -444,6 +458,7 @@ pub struct TokenizeArgs {
 }
 
 /// Write seeded synthetic sessions (OpenAI JSONL) for tests and benchmarks.
+#[cfg(feature = "bench-tools")]
 #[derive(Debug, Args)]
 pub struct SynthArgs {
     /// Number of sessions
@@ -498,6 +513,10 @@ pub struct StatsArgs {
     /// Tokens charged per image
     #[arg(long, value_name = "TOKENS", default_value_t = compactor::tokens::DEFAULT_IMAGE_TOKENS)]
     pub image_tokens: u64,
+
+    /// Window lean compacts at when set beside each compaction the agent made itself
+    #[arg(long, value_name = "TOKENS", default_value_t = compactor::catalog::window::DEFAULT_WINDOW_TOKENS)]
+    pub window: u64,
 
     /// One table row per day (UTC, of the session's first timestamp), project (the
     /// working folder its log names) or model (the first its log names), instead of per file
@@ -574,8 +593,8 @@ pub struct ReplayArgs {
     pub write_final: Option<PathBuf>,
 
     /// Format of --write-final files: same (default), openai, anthropic or sharegpt
-    #[arg(long, default_value = "same")]
-    pub to: String,
+    #[arg(long, default_value = "same", value_parser = clap::value_parser!(OutputFormat))]
+    pub to: OutputFormat,
 
     /// Price the calls ($/Mtok, built-in table; each session at its log's model, or all at --model NAME; `--prices=FILE` extends it)
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]

@@ -4,5 +4,6 @@ pub mod args;
 pub mod config;
 #[cfg(test)]
 mod help_defaults;
+pub mod values;
 
 pub use args::{Cli, Command};

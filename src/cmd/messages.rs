@@ -14,7 +14,7 @@ pub(crate) use err_message;
 
 /// `6,481,228`.
 pub(crate) fn n(v: u64) -> String {
-    compactor::policy::tool_families::thousands(v)
+    compactor::figures::thousands(v)
 }
 
 /// `1 session`, `2 sessions`, `1,204 sessions`.

@@ -11,7 +11,9 @@ mod output_lock;
 mod replay;
 mod report;
 mod stats;
+#[cfg(feature = "bench-tools")]
 mod synth;
+#[cfg(feature = "bench-tools")]
 mod tokenize;
 
 use crate::cli::Command;
@@ -56,7 +58,9 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Replay(args) => replay::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Check(args) => check::run(&args),
+        #[cfg(feature = "bench-tools")]
         Command::Synth(args) => synth::run(&args),
+        #[cfg(feature = "bench-tools")]
         Command::Tokenize(args) => tokenize::run(&args),
     }
 }
@@ -172,14 +176,14 @@ pub fn summarizer_line(s: &compactor::policy::summary_writer::SummarizerCounts) 
         if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
     Some(format!(
         "compactor: summarizer: {} used ({} cached), {} fallback{reasons}; {}, {} prompt + {} completion tokens",
-        compactor::policy::tool_families::thousands(s.used),
-        compactor::policy::tool_families::thousands(s.cached),
-        compactor::policy::tool_families::thousands(s.fallback),
+        compactor::figures::thousands(s.used),
+        compactor::figures::thousands(s.cached),
+        compactor::figures::thousands(s.fallback),
         match s.calls {
             1 => "1 request".to_string(),
-            n => format!("{} requests", compactor::policy::tool_families::thousands(n)),
+            n => format!("{} requests", compactor::figures::thousands(n)),
         },
-        compactor::policy::tool_families::thousands(s.prompt_tokens),
-        compactor::policy::tool_families::thousands(s.completion_tokens),
+        compactor::figures::thousands(s.prompt_tokens),
+        compactor::figures::thousands(s.completion_tokens),
     ))
 }

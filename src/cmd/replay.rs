@@ -10,13 +10,18 @@ use compactor::catalog::prices::{PriceBook, PriceTable};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
-use compactor::replay::{Trigger, replay};
+use compactor::policy::Prepared;
+use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
 use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
+    // `--to`: the dialect of `--write-final` files (`None`: each input's own).
+    let named = args.to.dialect()?.0;
+    // What every compaction of the run remembers, shared by the workers.
+    let caches = compactor::policy::Caches::default();
     let inputs = &reading.inputs;
     let summarizer = config::summarizer(&args.summarizer)?;
     // `--policy` (repeatable), else the mode: one row per policy and session.
@@ -70,7 +75,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     })
                     .map(|(s, policies)| {
                         let (policy, chosen) = policies.for_session(&s);
-                        let r = replay(&s, policy, &meter, trigger);
+                        let r =
+                            replay_prepared(&Prepared::new(&s, &caches), policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
                         let last = write_final.then(|| r.final_session(&s));
                         let priced = prices.as_ref().map(|book| {
@@ -155,7 +161,6 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                     }
                 }
                 if let (Some(w), Some(last)) = (final_writer.as_mut(), last) {
-                    let named = config::output_format(&args.to)?.0;
                     let to = named.unwrap_or(format);
                     let to = if to.unit() == compactor::formats::Unit::File { format } else { to };
                     // A named target writes the clean request (`compactor::request`).
@@ -344,10 +349,15 @@ fn print_row(out: &mut impl Write, r: &ReplayRow, named: bool) -> anyhow::Result
     )?;
     if let Some(rec) = &r.recorded {
         let cost = r.cost_recorded.map(|c| format!(", ${c:.2}")).unwrap_or_default();
-        let n = compactor::policy::tool_families::thousands;
+        let n = compactor::figures::thousands;
+        let side = if rec.side_calls > 0 {
+            format!(" ({} of them sidechain, outside the conversation)", n(rec.side_calls as u64))
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "  recorded (the agent's own calls as billed): {} calls, {} compactions, peak {}, billed {}, cache reads {}, cache writes {} ({} of them 1-hour), output {}{cost}",
+            "  recorded (the agent's own calls as billed): {} calls{side}, {} compactions, peak {}, billed {}, cache reads {}, cache writes {} ({} of them 1-hour), output {}{cost}",
             n(rec.calls as u64),
             n(rec.compactions as u64),
             n(rec.peak),

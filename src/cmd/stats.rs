@@ -8,6 +8,7 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message, n};
 use compactor::pipeline::{Item, decode_job};
+use compactor::report::recorded;
 use compactor::report::stats::Stats;
 use compactor::tokens::Meter;
 use serde_json::json;
@@ -18,9 +19,12 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, false)?;
     let inputs = &reading.inputs;
     let meter = Meter::new(args.counter, args.image_tokens);
+    let lean = compactor::policy::Policy::new(compactor::Mode::Lean, args.window);
     let mut files: BTreeMap<usize, (String, Stats)> = BTreeMap::new();
     let mut groups: BTreeMap<Option<String>, Stats> = BTreeMap::new();
     let mut rejected = 0usize;
+    // What the recorded compactions' lean compactions of the run remember.
+    let caches = compactor::policy::Caches::default();
     crate::cmd::run_items(
         &reading,
         |item| match item {
@@ -30,7 +34,9 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<ExitStatus> {
                 let mut st = Stats::default();
                 let mut keyed = Vec::new();
                 for s in &sessions {
-                    let one = Stats::of_session(s, &meter);
+                    let mut one = Stats::of_session(s, &meter);
+                    let rows = recorded::measure(s, &lean, &meter, &caches);
+                    one.recorded.add_session(&s.source.to_string(), &rows);
                     st.merge(&one);
                     if let Some(g) = args.by {
                         keyed.push((by::key(g, s), one));
@@ -118,6 +124,54 @@ fn top(map: &BTreeMap<String, u64>, k: usize, suffix: &str) -> String {
     if parts.is_empty() { "-".into() } else { parts.join(" · ") }
 }
 
+/// One of the agent's compactions: where, how big before and after, and
+/// what it kept beside lean at the same point.
+fn print_recorded(
+    out: &mut impl Write,
+    e: &recorded::RecordedEntry,
+    sources: bool,
+) -> std::io::Result<()> {
+    let r = &e.row;
+    let at = if sources { format!("{}#{}", e.source, r.index) } else { format!("#{}", r.index) };
+    let maybe = |v: Option<u64>| v.map_or_else(|| "-".to_string(), n);
+    let when = r.timestamp.as_deref().unwrap_or("-");
+    let trigger = r.trigger.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
+    writeln!(
+        out,
+        "    at {at} ({when}{trigger}): before {} provider / {} ours, after {} / {} tok \
+         (lean: {}); summary {}, {} kept {}",
+        maybe(r.tokens_before_provider),
+        n(r.tokens_before),
+        maybe(r.tokens_after_provider),
+        n(r.tokens_after),
+        n(r.lean.tokens_after),
+        match r.summary_tokens {
+            Some(t) => format!("{} tok", n(t)),
+            None => r.summary.name().to_string(),
+        },
+        n(r.kept_messages as u64),
+        if r.kept_messages == 1 { "message" } else { "messages" }
+    )?;
+    let cell = |m: &recorded::Retention, c: &str| {
+        m.get(c).filter(|v| v[1] > 0).map(|[k, o]| format!("{}/{}", n(*k as u64), n(*o as u64)))
+    };
+    let (whose, agent) = match &r.retained {
+        Some(kept) => ("agent", kept),
+        // Encrypted: its kept messages only, never read as 0% kept.
+        None => ("agent's kept messages (summary encrypted)", &r.retained_in_kept),
+    };
+    let kept: Vec<String> = r
+        .lean
+        .retained
+        .keys()
+        .filter_map(|c| {
+            let lean = cell(&r.lean.retained, c)?;
+            Some(format!("{c} {} vs {lean}", cell(agent, c).unwrap_or_else(|| "-".into())))
+        })
+        .collect();
+    writeln!(out, "      kept, {whose} vs lean: {}", kept.join(" · "))
+}
+
 fn print_stats(
     out: &mut impl Write,
     title: &str,
@@ -127,7 +181,11 @@ fn print_stats(
 ) -> std::io::Result<()> {
     let format = format.map(|f| format!("{f}, ")).unwrap_or_default();
     let plural = if st.sessions == 1 { "" } else { "s" };
-    writeln!(out, "{title} — {format}{} session{plural}", n(st.sessions))?;
+    let subagents = match st.subagent_sessions {
+        0 => String::new(),
+        k => format!(" ({} of them subagent{})", n(k), if k == 1 { "" } else { "s" }),
+    };
+    writeln!(out, "{title} — {format}{} session{plural}{subagents}", n(st.sessions))?;
     writeln!(out, "  messages    {:>12}   {}", n(st.messages), top(&st.messages_by_role, 6, ""))?;
     writeln!(out, "  tokens      {:>12}   {}", n(st.tokens), top(&st.tokens_by_role, 6, ""))?;
     writeln!(
@@ -149,9 +207,13 @@ fn print_stats(
     if st.recorded_compactions > 0 {
         writeln!(
             out,
-            "  compacted   {:>12}   earlier compactions recorded in the log",
-            n(st.recorded_compactions)
+            "  compacted   {:>12}   {} the agent made itself, recorded in the log",
+            n(st.recorded_compactions),
+            if st.recorded_compactions == 1 { "compaction" } else { "compactions" }
         )?;
+    }
+    for e in &st.recorded.rows {
+        print_recorded(out, e, sources)?;
     }
     if st.usage.calls > 0 {
         let u = &st.usage;

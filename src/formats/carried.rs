@@ -13,7 +13,7 @@
 
 use super::record_id;
 use super::slots::{is_slot, slot};
-use crate::model::{Layout, Message, Session, Source};
+use crate::model::{Envelope, Message, Session, Source};
 use serde_json::{Map, Value};
 
 /// Message key carrying [`Message::attached`] records when a dialect with
@@ -77,7 +77,7 @@ pub(crate) struct Top {
     /// The top-level system prompt, and its key index.
     pub system: Option<(Value, usize)>,
     pub tools: Option<Value>,
-    pub layout: Layout,
+    pub layout: Envelope,
     pub trailing: Vec<Value>,
 }
 
@@ -95,7 +95,7 @@ impl Top {
             messages: Vec::new(),
             system: None,
             tools: None,
-            layout: Layout::Object,
+            layout: Envelope::Object,
             trailing: Vec::new(),
         };
         for (i, (k, v)) in record.into_iter().enumerate() {
@@ -110,7 +110,7 @@ impl Top {
                     top.extra.insert(k, slot());
                 }
                 (OPENAI_LAYOUT, Value::String(s)) if s == BARE_ARRAY => {
-                    top.layout = Layout::BareArray;
+                    top.layout = Envelope::BareArray;
                 }
                 (TRAILING, Value::Array(items)) => top.trailing = items,
                 (OPENAI_SYSTEM, v) => {
@@ -129,7 +129,7 @@ impl Top {
     pub(crate) fn session(self, source: Source, messages: Vec<Message>) -> Session {
         let id = record_id(&self.extra).unwrap_or_else(|| source.to_string());
         let mut extra = self.extra;
-        if self.layout == Layout::BareArray {
+        if self.layout == Envelope::BareArray {
             extra.clear();
         }
         Session {
@@ -196,7 +196,7 @@ pub(crate) fn carry_session(
     session: &Session,
     compaction: Option<&Value>,
 ) {
-    if session.layout == Layout::BareArray {
+    if session.layout == Envelope::BareArray {
         out.insert(OPENAI_LAYOUT.into(), Value::String(BARE_ARRAY.into()));
     }
     if !session.trailing.is_empty() {

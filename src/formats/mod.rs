@@ -35,7 +35,7 @@ pub mod swe_agent;
 mod testing;
 pub mod toolbench;
 
-use crate::model::{Content, History, Message, MessageMeta, Role, Session, Source};
+use crate::model::{Content, Continuation, History, Message, MessageMeta, Role, Session, Source};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -106,6 +106,21 @@ pub trait Adapter: Sync + Send {
         let values = self.encode(session, compaction);
         values.iter().map(crate::json_text::line).collect()
     }
+    /// What a clean request of this dialect needs beyond
+    /// `request::normalize` (the engine applies it to a converted session
+    /// before compaction); most need nothing.
+    fn clean_request(&self, session: Session) -> Session {
+        session
+    }
+    /// The records that record compaction `c` of `original` in this
+    /// dialect's own form, to append to the log `original` was read from,
+    /// which is written back unchanged before them (Claude Code: a
+    /// `compact_boundary` and the compacted context after it; Codex: a
+    /// `compacted` line). `None`: the dialect has no such form, and the
+    /// compacted session is written whole by [`Adapter::encode`].
+    fn lineage(&self, _original: &Session, _c: &Continuation<'_>) -> Option<Vec<Value>> {
+        None
+    }
 }
 
 /// A dialect whose session is one JSON value both ways: one record of a JSON
@@ -137,6 +152,10 @@ pub trait RecordDialect: Sync + Send {
     fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
         crate::json_text::line(&Self::encode_record(session, compaction))
     }
+    /// [`Adapter::clean_request`].
+    fn clean_request(session: Session) -> Session {
+        session
+    }
 }
 
 impl<D: RecordDialect> Adapter for D {
@@ -163,6 +182,10 @@ impl<D: RecordDialect> Adapter for D {
 
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
         vec![D::encode_line(session, compaction)]
+    }
+
+    fn clean_request(&self, session: Session) -> Session {
+        D::clean_request(session)
     }
 }
 

@@ -8,8 +8,8 @@ use std::hash::Hasher;
 
 /// The map's hasher. Every key here starts with a 128-bit hash of its text,
 /// already uniform, so std's SipHash (keyed against flooding by hostile keys,
-/// which a content hash is not) would hash a hash again: it was ~1% of a
-/// `report`. This folds each word in with a multiply (the `FxHasher` of rustc).
+/// which a content hash is not) would hash a hash again, a cost seen in a
+/// `report` profile. This folds each word in with a multiply (the `FxHasher` of rustc).
 #[derive(Default)]
 pub(crate) struct KeyHasher(u64);
 

@@ -121,7 +121,7 @@ fn walk(
         let ty = entry.file_type()?;
         if ty.is_dir() {
             walk(&path, root, ours, out, skipped)?;
-        } else if is_data_file(&name) {
+        } else if is_data_file(&name) && !is_agent_sidecar(dir, &name) {
             if let Some((base, listed)) = ours {
                 let inside = path.strip_prefix(base).unwrap_or(&path);
                 if !listed.contains(inside) {
@@ -142,6 +142,15 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// Returns true if and only if `name` in `dir` is Claude Code's sidecar of a
+/// subagent's log (`<session>/subagents/agent-<id>.meta.json`: the agent's
+/// type and description, no transcript), which a walk leaves out quietly.
+fn is_agent_sidecar(dir: &Path, name: &str) -> bool {
+    dir.file_name().is_some_and(|d| d == "subagents")
+        && name.starts_with("agent-")
+        && name.ends_with(".meta.json")
 }
 
 /// Expands command-line inputs: files as given, directories walked
@@ -272,7 +281,6 @@ pub struct RecordReader {
     /// The first record, read while sniffing, still to be returned.
     first: Option<RawRecord>,
     done: bool,
-    bytes_read: u64,
     parquet: Option<parquet::ParquetReader>,
     /// The line buffer, reused from line to line.
     scratch: Vec<u8>,
@@ -341,7 +349,6 @@ impl RecordReader {
                 pending: Vec::new().into_iter(),
                 first: None,
                 done: false,
-                bytes_read: 0,
                 parquet: Some(rows),
                 scratch: Vec::new(),
                 limit: options.limit.clone(),
@@ -351,7 +358,6 @@ impl RecordReader {
         let err = |message: String| ReadError { source: whole.clone(), message, raw: Vec::new() };
         let mut inner = open(input).map_err(|e| err(e.to_string()))?;
         let mut line_no = 0u64;
-        let mut bytes_read = 0u64;
         let mut first = Vec::new();
         let mut oversized = None;
         loop {
@@ -365,7 +371,6 @@ impl RecordReader {
                 }
                 Err(e) => return Err(err(e.to_string())),
             };
-            bytes_read += n;
             if n == 0 {
                 break;
             }
@@ -382,7 +387,6 @@ impl RecordReader {
             pending: Vec::new().into_iter(),
             first: None,
             done: false,
-            bytes_read,
             parquet: None,
             scratch: Vec::new(),
             limit: options.limit.clone(),
@@ -407,19 +411,16 @@ impl RecordReader {
         }
         // Not a value on one line: read the whole input as one document.
         let mut all = first;
-        let start = all.len() as u64;
         let over = record_limit::read_document(&mut reader.inner, &mut all, &options.limit)
             .map_err(|e| err(e.to_string()))?;
         reader.done = true;
         if let Some(o) = over {
             // The whole document is one record, rejected without being held.
-            reader.bytes_read += o.bytes.saturating_sub(start);
             reader.container = Container::Document;
             let whole = RawRecord { source: whole, payload: Payload::Oversized(o) };
             reader.pending = vec![whole].into_iter();
             return Ok(reader);
         }
-        reader.bytes_read += (all.len() as u64).saturating_sub(start);
         let value: Value = serde_json::from_slice(&all).map_err(|e| ReadError {
             source: Source {
                 path: reader.display.clone(),
@@ -437,11 +438,6 @@ impl RecordReader {
 
     pub fn container(&self) -> Container {
         self.container
-    }
-
-    /// Bytes consumed so far (of the decompressed stream).
-    pub fn bytes_read(&self) -> u64 {
-        self.bytes_read
     }
 
     /// An array of sessions becomes one record per element; anything else is one record.
@@ -495,13 +491,11 @@ impl RecordReader {
                     self.done = true;
                     return None;
                 }
-                Ok(Line::Over(n, o)) => {
-                    self.bytes_read += n;
+                Ok(Line::Over(_, o)) => {
                     self.line += 1;
                     return Some(Ok(self.record(Payload::Oversized(o), self.line)));
                 }
-                Ok(Line::Held(n)) => {
-                    self.bytes_read += n;
+                Ok(Line::Held(_)) => {
                     self.line += 1;
                     if is_blank(&buf) {
                         continue;
@@ -550,16 +544,6 @@ pub fn json_error(e: &serde_json::Error) -> String {
         format!("invalid JSON: {what} (column {})", e.column())
     } else {
         format!("invalid JSON: {what} (line {} of the record, column {})", e.line(), e.column())
-    }
-}
-
-/// Parses a record's payload. Arrays of sessions on one line are returned whole;
-/// the caller decides (most lines are one session).
-pub fn parse_payload(payload: Payload) -> Result<Value, String> {
-    match payload {
-        Payload::Value(v) | Payload::Parsed { value: v, .. } => Ok(v),
-        Payload::Line(bytes) => serde_json::from_slice(&bytes).map_err(|e| json_error(&e)),
-        Payload::Oversized(o) => Err(o.reason()),
     }
 }
 

@@ -10,11 +10,11 @@
 //! ## Why
 //! One output per input (`-o DIR/`) over thousands of small sessions spent its
 //! time waiting on the disk: a file `fsync`, a directory `fsync` and a manifest
-//! `fsync` per file, one after the other on the writer thread (5,000 files
-//! took ten times as long as the same sessions in one file). On a journalling
-//! file system, `fsync`s that wait at the same time share one journal commit:
-//! 1,000 of them took 3.7 s one after the other and 0.08 s from 16 threads
-//! here. The caller appends the batch's manifest lines after the commit and
+//! `fsync` per file, one after the other on the writer thread (many small
+//! files took many times as long as the same sessions in one file:
+//! benches/RESULTS.md, 2026-12-03). On a journalling file system, `fsync`s
+//! that wait at the same time share one journal commit: many from several
+//! threads finish far sooner than the same one after the other. The caller appends the batch's manifest lines after the commit and
 //! syncs the manifest once.
 //!
 //! ## Invariants

@@ -1,21 +1,24 @@
-//! Every memo of the process and its budget, in one place.
+//! Every memo and its budget, in one place.
 //!
-//! The memos are process-wide statics beside the code that fills them (their
-//! values are that code's types, which live above this leaf); what each may
-//! hold is decided here, so that the memory they can take is read in one file.
+//! The memos are values: the token counts' in each `Meter`, the others in
+//! `policy::Caches`, which the engine (and `report`'s, `replay`'s and
+//! `anchors`' runs) owns, one per run. Each memo's type sits beside the code
+//! that fills it (its values are that code's types, which live above this
+//! leaf); what each may hold is decided here, so that the memory they can
+//! take is read in one file.
 //! A shard is cleared when an insert would pass its budget (see
 //! [`crate::memo`]); the unit of a budget is its memo's.
 //!
 //! | memo | where | key | unit | in all |
 //! |---|---|---|---|---|
 //! | token counts | `tokens/cache.rs` (one per `Meter`) | text | entries | 262,144 |
-//! | parsed call arguments | `memo/call_args.rs` `ARGS` | text | bytes of text | 16 MB |
-//! | anchor scans | `policy/anchors` `SCAN_CACHE` | text, errors taken | bytes of scans | 16 MB |
-//! | anchor scans of pieces | `policy/anchors` `PIECES_CACHE` | text | bytes of scans | 4 MB |
-//! | result descriptions | `policy/tool_families.rs` `DESCRIBED` | map, output, call | bytes | 2 MB |
-//! | shrunk arguments | `policy/micro_compact.rs` `SHRUNK` | text | bytes | 4 MB |
-//! | summary acts | `policy/summary.rs` `ACTS` | map, call and result | bytes | 2 MB |
-//! | summary notes | `policy/summary.rs` `NOTES` | text, speaker | bytes | 2 MB |
+//! | parsed call arguments | `memo/call_args.rs` `CallArgs` | text | bytes of text | 16 MB |
+//! | anchor scans | `policy/anchors` `Scans::whole` | text, errors taken | bytes of scans | 16 MB |
+//! | anchor scans of pieces | `policy/anchors` `Scans::pieces` | text | bytes of scans | 4 MB |
+//! | result descriptions | `policy/tool_families.rs` `Described` | map, output, call | bytes | 2 MB |
+//! | shrunk arguments | `policy/micro_compact.rs` `ShrunkArgs` | text | bytes | 4 MB |
+//! | summary acts | `policy/summary.rs` `SummaryMemos::acts` | map, call and result, their bytes | bytes | 2 MB |
+//! | summary notes | `policy/summary.rs` `SummaryMemos::notes` | text, speaker | bytes | 2 MB |
 
 /// How much a memo may hold: `shards` shards of `per_shard` each, in the
 /// memo's unit.
@@ -37,9 +40,9 @@ impl Budget {
 /// byte, and a map of 8,192 entries has 16,384 buckets (hashbrown keeps 1/8
 /// free and rounds up to a power of two): ~0.8 MB a shard, ~26 MB in all,
 /// reached within the first GB of a run, so memory does not grow with the
-/// archive. (At 1 << 15 it was ~100 MB, and a 4 GB run still filled shards a
-/// 1 GB run had not: +11% peak RSS.) 262,144 counts are far more than one
-/// session's messages, which is where re-counting happens.
+/// archive (a shard four times as large kept growing the peak RSS of runs
+/// over a GB). 262,144 counts are far more than one session's messages,
+/// which is where re-counting happens.
 pub(crate) const TOKENS: Budget = Budget { shards: 32, per_shard: 1 << 13 };
 
 /// Parsed call arguments, in bytes of argument text (parsed trees take about

@@ -8,7 +8,9 @@
 //! them), and what stage 2 and the summary make of a call, its result and a
 //! turn (a description, shrunk arguments, an action's target and outcome, the
 //! sentences quoted): `report` does it for three modes and at every replay
-//! trigger. Each is remembered here by a 128-bit hash of its input.
+//! trigger. Each is remembered here by a 128-bit hash of its input. A
+//! [`Memo`] is a value, never a static: its owner (a `Meter`, or
+//! `policy::Caches`, owned by the run) decides how long it lives.
 //!
 //! ## Invariants
 //! - A memo changes no result, only its cost: what it holds is a pure function

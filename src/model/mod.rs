@@ -16,10 +16,12 @@
 //! them; `tokens` measures them.
 
 pub(crate) mod key;
+pub mod lineage;
 pub(crate) mod names;
 pub mod part;
 pub mod recorded;
 
+pub use lineage::{Continuation, Parent, Trigger, continuation_id};
 pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};
 pub use recorded::{CallMark, History, RecordedCompaction, RecordedSummary};
 
@@ -48,9 +50,10 @@ impl fmt::Display for Source {
     }
 }
 
-/// How the session record itself was laid out, so it can be written back the same way.
+/// What the session record's messages came in, so it can be written back the
+/// same way (not the output file's layout, `io::output::Layout`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Layout {
+pub enum Envelope {
     /// `{"messages": [...], ...}`.
     #[default]
     Object,
@@ -65,7 +68,7 @@ pub struct Session {
     /// A stable identifier: the record's own id field when it has one, else its source.
     pub id: String,
     pub source: Source,
-    pub layout: Layout,
+    pub layout: Envelope,
     pub messages: Vec<Message>,
     /// Tool schemas as sent to the model, untouched. They count toward the request size.
     pub tools: Option<Value>,
@@ -80,6 +83,14 @@ pub struct Session {
     /// index `messages` ([`RecordedCompaction::at`]): a copy of the session
     /// holding other messages ([`Session::with_messages`]) has none.
     pub recorded_compactions: Vec<RecordedCompaction>,
+    /// For a subagent's own log (Claude Code `subagents/agent-*.jsonl`): the
+    /// session and call that started it. It is a session of its own.
+    pub parent: Option<Parent>,
+    /// Provider calls the log records outside the conversation, one usage
+    /// per response: Claude Code's inline sidechain (subagent) events. They
+    /// are billed to the session (ccusage counts them in its row) but were
+    /// never in the agent's context, so only bills read them.
+    pub side_calls: Vec<Usage>,
 }
 
 impl Session {
@@ -95,12 +106,9 @@ impl Session {
             extra: self.extra.clone(),
             trailing: self.trailing.clone(),
             recorded_compactions: Vec::new(),
+            parent: self.parent.clone(),
+            side_calls: self.side_calls.clone(),
         }
-    }
-
-    /// Returns the index of the system prompt when the session opens with one.
-    pub fn system_index(&self) -> Option<usize> {
-        self.messages.first().filter(|m| m.role.is_system()).map(|_| 0)
     }
 }
 
@@ -212,7 +220,7 @@ pub struct Message {
     /// Every other key of the message object, written back unchanged. Shared
     /// (copy on write), because compaction and replay copy messages they keep
     /// and these maps can outweigh the chat itself (Claude Code tool results,
-    /// event envelopes: ~45% of the bench corpus's bytes).
+    /// event envelopes: a large share of a Claude Code log's bytes).
     pub extra: Arc<Map<String, Value>>,
     /// Records of the source that sit just before this message and carry no
     /// chat content (Claude Code snapshots, Codex turn contexts, sidechains...).

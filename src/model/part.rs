@@ -204,10 +204,10 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// The arguments parsed as a JSON object, if they are one. Parsed once per
-    /// distinct text (see `memo::call_args`).
+    /// The arguments parsed as a JSON object, if they are one. Parsed each
+    /// time: compaction reads them through its memo (`policy::Caches`).
     pub fn args_object(&self) -> Option<Arc<Map<String, Value>>> {
-        crate::memo::call_args::parsed(&self.arguments)
+        crate::memo::call_args::parse(&self.arguments)
     }
 }
 

@@ -184,7 +184,11 @@ fn decode_units<T>(
         let (first, decoded) = match unit {
             Decodable::Records(unit) => {
                 let first = unit.first().map(|r| r.source.clone()).unwrap_or_default();
-                (first, adapter.decode(unit, job.history).map(&whole))
+                let decoded = adapter.decode(unit, job.history).map(|mut s| {
+                    super::subagent::link(&mut s);
+                    s
+                });
+                (first, decoded.map(&whole))
             }
             Decodable::Decoded(first, decoded) => (first, decoded),
         };

@@ -7,7 +7,7 @@ use crate::formats::openai::KeptRecord;
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
 use crate::io::{Payload, RawRecord};
-use crate::model::{History, Session, Source};
+use crate::model::{Continuation, History, Session, Source, Trigger, continuation_id};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
 use crate::report::wire::{CompactionObject, SessionRow};
@@ -23,6 +23,9 @@ pub struct Engine<'a> {
     /// are not skimmed (the skim cannot read the model).
     pub auto: Option<&'a super::Policies>,
     pub meter: &'a Meter,
+    /// What the run's compactions remember: owned here, one per run, shared
+    /// by the workers.
+    pub caches: policy::Caches,
     /// Output dialect; `None` writes each input's own.
     pub to: Option<Format>,
     /// Mask secrets in everything written (`--redact`).
@@ -70,8 +73,6 @@ pub struct Done {
     pub row: SessionRow,
     /// `--model auto`: the window this session got, and how it was chosen.
     pub window: Option<(u64, crate::catalog::window::Chosen)>,
-    /// The decoded input session (kept only when asked, e.g. for statistics).
-    pub session: Option<Session>,
     /// What making it a valid request repaired (converted sessions only).
     pub repairs: Repairs,
 }
@@ -92,8 +93,19 @@ fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
 }
 
 impl Engine<'_> {
-    /// Processes one job.
+    /// Processes one job: its sessions and rejected records of this shard.
     pub fn process(&self, job: Job) -> Vec<Processed> {
+        let mut out = self.process_all(job);
+        // A record that is no session has no id: its source picks the shard.
+        out.retain(|p| match p {
+            Processed::Rejected { source, .. } => self.selects(&source.to_string()),
+            _ => true,
+        });
+        out
+    }
+
+    /// [`Engine::process`] before the rejected records are sharded.
+    fn process_all(&self, job: Job) -> Vec<Processed> {
         let Job { input, format, history, records } = job;
         let invalid = |Unparsed { source, kind, reason, raw }: Unparsed| Processed::Rejected {
             input,
@@ -216,44 +228,90 @@ impl Engine<'_> {
         raw_lines: Option<Vec<Vec<u8>>>,
     ) -> Result<Option<Processed>, (Source, String)> {
         let first = records.first().map(|r| r.source.clone()).unwrap_or_default();
-        let session = format.adapter().decode(records, history).map_err(
+        let mut session = format.adapter().decode(records, history).map_err(
             |DecodeError { source, message }| (source.unwrap_or_else(|| first.clone()), message),
         )?;
-        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+        super::subagent::link(&mut session);
+        if !self.selects(&session.id) {
             return Ok(None);
         }
         // The model is read from the log as decoded: a clean request drops
         // the envelopes that name it.
         let (chosen_policy, chosen) = self.policy_for(&session);
-        let (session, mut repairs) = if self.strict() {
+        let (session, mut repairs) = if self.clean_request() {
             // Images stay where the Messages API takes them (tool-result
             // screenshots too) until compaction has counted and stripped
             // them; `fit_images` makes what survives fit the target at the end.
             let (clean, repairs) =
                 crate::request::normalize(&session, false, crate::request::Api::Messages);
+            // What the target dialect's clean request needs besides (ShareGPT:
+            // no developer turn).
             match self.to {
-                Some(Format::ShareGpt) => {
-                    (crate::formats::sharegpt::developer_as_system(clean), repairs)
-                }
-                _ => (clean, repairs),
+                Some(to) => (to.adapter().clean_request(clean), repairs),
+                None => (clean, repairs),
             }
         } else {
             (session, Repairs::default())
         };
         let source = session.source.clone();
-        let mut outcome = policy::compact(&session, chosen_policy, self.meter);
+        let prepared = policy::Prepared::new(&session, &self.caches);
+        let mut outcome = policy::compact_prepared(&prepared, chosen_policy, self.meter);
         let to = self.to.unwrap_or(format);
-        if self.strict() && to != Format::Anthropic {
+        if self.clean_request() && to != Format::Anthropic {
             let api = crate::request::Api::ChatCompletions;
             repairs.merge(&crate::request::fit_images(&mut outcome.session, api));
         }
         let compaction = outcome.compaction;
-        let output = match raw_lines {
-            Some(raw) if self.same(format) && !compaction.compacted => Output::Raw(raw),
+        let continuation_id = compaction
+            .compacted
+            .then(|| continuation_id(&session.id, &policy_key(chosen_policy, self.meter, history)));
+        if let Some(id) = &continuation_id
+            && to != format
+        {
+            name_continuation(outcome.session.to_mut(), id, &session.id);
+        }
+        if let Some(parent) = &session.parent
+            && to != format
+        {
+            name_parent(outcome.session.to_mut(), parent);
+        }
+        let lineage = match &continuation_id {
+            Some(id) if self.same(format) => {
+                let c = Continuation {
+                    compacted: &outcome.session,
+                    summary_at: summary_index(&compaction),
+                    trigger: trigger_of(&compaction, chosen_policy),
+                    pre_tokens: compaction.tokens_before,
+                    id,
+                };
+                format.adapter().lineage(&session, &c)
+            }
+            _ => None,
+        };
+        // The outputs that name the continuation: converted ones, and logs
+        // that record our compaction in their own form.
+        let named = to != format || lineage.is_some();
+        let output = match (raw_lines, lineage) {
+            (Some(raw), _) if self.same(format) && !compaction.compacted => Output::Raw(raw),
+            (raw, Some(appended)) => {
+                // The input as read, then our compaction in the agent's own form.
+                let mut lines = match raw {
+                    Some(raw) => raw,
+                    None => format.adapter().encode_lines(&session, None),
+                };
+                lines.extend(appended.iter().map(crate::json_text::line));
+                Output::Raw(lines)
+            }
             _ => {
-                let object = self.compaction_object(&source, &compaction);
+                let mut object = self.compaction_object(&source, &compaction);
+                if let (Some(Value::Object(o)), Some(id)) = (&mut object, &continuation_id)
+                    && to != format
+                {
+                    o.insert("id".into(), Value::from(id.as_str()));
+                    o.insert("parent_id".into(), Value::from(session.id.as_str()));
+                }
                 // Lines are what JSON Lines output and redaction need.
-                if self.strict() && to == Format::Anthropic {
+                if self.clean_request() && to == Format::Anthropic {
                     let (value, more) =
                         crate::request::messages::encode(&outcome.session, object.as_ref());
                     repairs.merge(&more);
@@ -262,7 +320,7 @@ impl Engine<'_> {
                     } else {
                         Output::Values(vec![value])
                     }
-                } else if self.training && self.strict() && to == Format::OpenAi {
+                } else if self.training && self.clean_request() && to == Format::OpenAi {
                     let mut values = to.adapter().encode(&outcome.session, object.as_ref());
                     for v in &mut values {
                         crate::training::shape(v, &outcome.session);
@@ -280,8 +338,18 @@ impl Engine<'_> {
                 }
             }
         };
-        let done = self.done(input, format, session.id, source, compaction, output);
-        Ok(Some(chose(done, chosen.map(|c| (chosen_policy.window, c)), repairs)))
+        let id = match &continuation_id {
+            Some(id) if to != format => id.clone(),
+            _ => session.id.clone(),
+        };
+        let mut done = self.done(input, format, id, source, compaction, output);
+        if let Processed::Session(d) = &mut done {
+            d.row.id = session.id.clone();
+            d.row.continuation_id = continuation_id.filter(|_| named);
+            d.row.parent_session_id = session.parent.as_ref().map(|p| p.session_id.clone());
+            d.row.parent_call_id = session.parent.as_ref().and_then(|p| p.call_id.clone());
+        }
+        Ok(Some(with_window_and_repairs(done, chosen.map(|c| (chosen_policy.window, c)), repairs)))
     }
 
     /// [`Engine::session`] for a line read keeping the fields nothing reads as
@@ -301,12 +369,13 @@ impl Engine<'_> {
             }
         };
         let session = kept.session();
-        if self.shard.is_some_and(|s| !s.contains(&session.id)) {
+        if !self.selects(&session.id) {
             return Ok(None);
         }
         let (chosen_policy, chosen) = self.policy_for(session);
         let (compacted, compaction) = kept.map(|s| {
-            let outcome = policy::compact(s, chosen_policy, self.meter);
+            let prepared = policy::Prepared::new(s, &self.caches);
+            let outcome = policy::compact_prepared(&prepared, chosen_policy, self.meter);
             (outcome.session, outcome.compaction)
         });
         let output = if compaction.compacted {
@@ -317,7 +386,11 @@ impl Engine<'_> {
         };
         let (id, source) = (session.id.clone(), session.source.clone());
         let done = self.done(input, Format::OpenAi, id, source, compaction, output);
-        Ok(Some(chose(done, chosen.map(|c| (chosen_policy.window, c)), Repairs::default())))
+        Ok(Some(with_window_and_repairs(
+            done,
+            chosen.map(|c| (chosen_policy.window, c)),
+            Repairs::default(),
+        )))
     }
 
     /// The policy of a session: under `--model auto` its log's model's.
@@ -336,14 +409,16 @@ impl Engine<'_> {
             .then(|| Value::from(&CompactionObject::new(source, compaction, counter)))
     }
 
-    /// Whether a session is written as a clean request of its target API.
-    fn strict(&self) -> bool {
+    /// Whether a session is written as a clean request of its target API
+    /// (converted, without `--keep-source-fields`). Not `--strict`, which
+    /// stops a run at its first rejected record.
+    fn clean_request(&self) -> bool {
         self.to.is_some() && !self.keep_source_fields
     }
 
     /// Whether a session of `format` is written in its own dialect, as read.
     fn same(&self, format: Format) -> bool {
-        !self.strict() && self.to.is_none_or(|to| to == format)
+        !self.clean_request() && self.to.is_none_or(|to| to == format)
     }
 
     /// The token count at which [`Engine::skim`] gives up on a session of `format`:
@@ -376,7 +451,7 @@ impl Engine<'_> {
             return Err((source, line));
         };
         let id = skimmed.id.unwrap_or_else(|| source.to_string());
-        if self.shard.is_some_and(|s| !s.contains(&id)) {
+        if !self.selects(&id) {
             return Ok(None);
         }
         let Some(compaction) = policy::untriggered(self.policy, skimmed.messages, skimmed.tokens)
@@ -414,7 +489,6 @@ impl Engine<'_> {
             output,
             row,
             window: None,
-            session: None,
             repairs: Repairs::default(),
         }))
     }
@@ -427,11 +501,18 @@ impl Engine<'_> {
             other => vec![Processed::Item(other)],
         }
     }
+
+    /// Whether this run's shard (`--shard K/N`) takes the session or record
+    /// keyed by `key` (a session's id, or a bad record's source): the one
+    /// place the shard is applied to what the engine gives back.
+    pub fn selects(&self, key: &str) -> bool {
+        super::shard::selects(self.shard, key)
+    }
 }
 
 /// A finished session with the window `--model auto` chose for it and what
 /// making it a clean request repaired.
-fn chose(
+fn with_window_and_repairs(
     mut done: Processed,
     window: Option<(u64, crate::catalog::window::Chosen)>,
     repairs: Repairs,
@@ -461,4 +542,54 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
         })
         .collect();
     (Output::Raw(out), masked)
+}
+
+/// What decides a compaction's output (the policy, the counter and which
+/// history was read), as text: a continuation id is derived from it
+/// ([`continuation_id`]).
+fn policy_key(policy: &Policy, meter: &Meter, history: History) -> String {
+    format!(
+        "{}/{}/{}/{:?}/{}/{}/{}/{}/{history}",
+        policy.mode,
+        policy.window,
+        policy.threshold,
+        policy.target_tokens,
+        policy.force,
+        policy.protect_first_n,
+        meter.kind().name(),
+        policy.summarizer.is_some(),
+    )
+}
+
+/// Where our summary sits in a compacted session (its own message, or the
+/// one it was merged into); `None` when no summary was written.
+fn summary_index(c: &Compaction) -> Option<usize> {
+    (c.sections.summary_messages > 0 || c.summary_merged).then_some(c.sections.head_messages)
+}
+
+/// `auto` when the request was at or over the trigger, `manual` when a
+/// compaction was asked for under it (`--force`, `--target-tokens`).
+fn trigger_of(c: &Compaction, policy: &Policy) -> Trigger {
+    if c.tokens_before >= policy.threshold { Trigger::Auto } else { Trigger::Manual }
+}
+
+/// Names, in a converted subagent's session, the session and call that
+/// started it: `parent_session_id`, `parent_call_id` (null when its parent's
+/// log does not say).
+fn name_parent(session: &mut Session, parent: &crate::model::Parent) {
+    let extra = std::sync::Arc::make_mut(&mut session.extra);
+    extra.insert("parent_session_id".into(), Value::from(parent.session_id.as_str()));
+    extra.insert(
+        "parent_call_id".into(),
+        parent.call_id.as_deref().map_or(Value::Null, Value::from),
+    );
+}
+
+/// Names a converted compacted session as the continuation `id` of session
+/// `parent`: its record's `id`, and `parent_id`.
+fn name_continuation(session: &mut Session, id: &str, parent: &str) {
+    let extra = std::sync::Arc::make_mut(&mut session.extra);
+    extra.insert("id".into(), Value::from(id));
+    extra.insert("parent_id".into(), Value::from(parent));
+    session.id = id.to_string();
 }

@@ -23,6 +23,7 @@ mod policies;
 mod read;
 pub mod shard;
 pub mod sniff;
+mod subagent;
 #[cfg(test)]
 mod tests;
 

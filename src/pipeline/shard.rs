@@ -44,6 +44,12 @@ impl Shard {
     }
 }
 
+/// Whether `shard` (none: every one) takes what is keyed by `key`: a
+/// session's id, or the source of a record that has none.
+pub fn selects(shard: Option<Shard>, key: &str) -> bool {
+    shard.is_none_or(|s| s.contains(key))
+}
+
 impl fmt::Display for Shard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.index, self.count)

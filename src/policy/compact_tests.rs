@@ -292,9 +292,10 @@ fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
 
 #[test]
 fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
+    let caches = Caches::default();
     let m = meter();
     let s = synth_session(14, 150_000);
-    let prepared = Prepared::new(&s);
+    let prepared = Prepared::new(&s, &caches);
     let mut custom = forced(Mode::Lean, 64_000);
     // `Bash` read as a file read: its error lines are no longer anchors.
     custom.families.extend_from_json(r#"{"tools": {"Bash": "read"}}"#).unwrap();
@@ -319,7 +320,7 @@ fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
     // Nor counts made by another counter or image cost.
     let images = synth(SynthConfig { seed: 15, target_tokens: 150_000, ..SynthConfig::default() });
     let s = decode_session(images, Source::default()).unwrap();
-    let prepared = Prepared::new(&s);
+    let prepared = Prepared::new(&s, &caches);
     let p = forced(Mode::Lean, 64_000);
     let mut seen = Vec::new();
     for m in [
@@ -336,6 +337,7 @@ fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
 
 #[test]
 fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
+    let caches = Caches::default();
     let m = meter();
     let s = synth_session(12, 150_000);
     let p = forced(Mode::Tiered, 64_000);
@@ -347,7 +349,7 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let before = fixed + tokens.iter().sum::<u64>();
     let sizes = driver::Sizes { tokens: &tokens, fixed, before };
     let fresh = driver::summarize(
-        &Prepared::new(&s),
+        &Prepared::new(&s, &caches),
         &p,
         &m,
         &sizes,
@@ -375,9 +377,10 @@ fn more_chars_than_counts_chars_not_bytes() {
 /// A message of `role` with one call whose arguments are `args`.
 #[test]
 fn retention_text_by_text_is_a_search_of_the_joined_output() {
+    let caches = Caches::default();
     let meter = meter();
     let s = synth_session(21, 40_000);
-    let input = Prepared::new(&s);
+    let input = Prepared::new(&s, &caches);
     let families = ToolFamilies::default();
     let set = input.anchors(&families).into_owned();
     assert!(set.len() > 20, "{} anchors", set.len());
@@ -398,13 +401,14 @@ fn retention_text_by_text_is_a_search_of_the_joined_output() {
 
 #[test]
 fn retention_reads_the_strings_of_arguments_and_keeps_texts_apart_from_arguments() {
+    let caches = Caches::default();
     // `C:\src\app.rs` is in the arguments only as the JSON string `C:\\src\\app.rs`.
     let args = r#"{"path": "C:\\src\\app.rs", "pad": "0123456789012345678901234567890123456789"}"#;
     let s = Session {
         messages: vec![Message::text(Role::User, r"fix C:\src\app.rs"), call("c1", "edit", args)],
         ..Session::default()
     };
-    let input = Prepared::new(&s);
+    let input = Prepared::new(&s, &caches);
     let families = ToolFamilies::default();
     let paths = |out: &[Message]| input.retention(&families, out)[&Category::Paths];
     assert_eq!(paths(&[call("c1", "edit", args)]), (1, 1), "the decoded string holds it");
@@ -424,7 +428,7 @@ fn error_lines_come_from_every_speaker_with_colour_codes_removed() {
         Message::text(Role::Tool, "\x1b[31mTypeError\x1b[39m: y is not a function"),
         call("c1", "edit", r#"{"code": "raise ValueError: no\nSyntaxError: quoted in code"}"#),
     ];
-    let set = session_anchors(&messages, &ToolFamilies::default());
+    let set = session_anchors(&messages, &ToolFamilies::default(), &Caches::default());
     let errors: Vec<String> = set.ranked(Category::Errors).into_iter().map(|a| a.value).collect();
     assert_eq!(errors.len(), 3, "{errors:?}");
     for e in [

@@ -1,7 +1,37 @@
 //! The driver: [`compact`] decides whether a session is compacted, runs the
 //! stages (tiered: one at a time up to the target) and folds the middle into
 //! a summary (lean, legacy, and tiered's last tier), then assembles, sanitizes
-//! and records what it did. Pure and deterministic.
+//! and records what it did. Pure and deterministic, with one exception, which
+//! is injected and bounded:
+//!
+//! ## What may block, and where
+//! Without a summarizer (`Policy::summarizer` is `None`, every mode by
+//! default), nothing here blocks, reads a file or the clock: `compact` is a
+//! function of the session, the policy and the meter.
+//!
+//! With `--summarizer URL` or `--summarizer-cmd CMD`, [`summarize`] calls
+//! [`SummaryWriter::write`] once per folded session (in `written_summary`),
+//! on the thread that runs the compaction: a worker of `exec::run_ordered`'s
+//! pool under `compact`, `report` and `replay` (never the reader or the
+//! writer thread). The writer (`crate::summarizer`, the only library code
+//! that does network or process I/O) may, on that thread:
+//! - wait for a slot of the run-wide bound on requests in flight
+//!   (`summarizer::Slots`, `--summarizer-concurrency`, default 2);
+//! - read and write its cache files (`--summary-cache`, atomic files);
+//! - make one blocking HTTP request per chunk of the middle (ureq, a global
+//!   timeout of `--summarizer-timeout` seconds, default 120, and up to 3
+//!   retries of a 429 or 5xx with a doubling backoff, a `Retry-After` of at
+//!   most 10 s honoured), or run `--summarizer-cmd` and wait for it (killed
+//!   at the same timeout); at most 16 chunks.
+//!
+//! So a worker may wait up to (timeout + backoff) x attempts x chunks for one
+//! session, while the other workers go on (the bound is shared, not held
+//! across sessions). Whatever happens, the outcome is a body or a typed
+//! [`Fallback`] recorded in the compaction ([`SummarizerUse`]): never a panic,
+//! never a stopped run. With the same cache (or a deterministic server at
+//! temperature 0), reruns give the same bytes; `policy` itself imports
+//! nothing from `summarizer`, `io` or `pipeline` (`scripts/import_cycles.py`
+//! and `grep -rn "crate::\(summarizer\|io\|pipeline\)" src/policy` show it).
 
 use super::assemble::{self, Placement};
 use super::record::unchanged_record;
@@ -17,9 +47,19 @@ use crate::tokens::Meter;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// Compacts one session. Pure and deterministic.
+/// Compacts one session. Pure and deterministic. Remembers nothing past
+/// the call: a run of many compactions gives each a [`Prepared`] that shares
+/// its [`super::Caches`].
 pub fn compact<'a>(session: &'a Session, policy: &Policy, meter: &Meter) -> Outcome<'a> {
-    compact_prepared(&Prepared::new(session), policy, meter)
+    let caches = super::Caches::default();
+    let Outcome { session: out, compaction } =
+        compact_prepared(&Prepared::new(session, &caches), policy, meter);
+    // A borrowed outcome is always the input itself.
+    let session = match out {
+        Cow::Borrowed(_) => Cow::Borrowed(session),
+        Cow::Owned(out) => Cow::Owned(out),
+    };
+    Outcome { session, compaction }
 }
 
 /// Compacts a prepared input: the same outcome as [`compact`] of its session,
@@ -188,7 +228,7 @@ fn compact_tiered<'a>(
     let mut effects = Effects::default();
     let mut counts = Vec::new();
     for stage in &STAGES {
-        (stage.run)(&mut pruned, &scope, policy, &mut effects);
+        (stage.run)(&mut pruned, &scope, policy, input.caches(), &mut effects);
         counts = recounted(tokens, &pruned, meter);
         let after = fixed + counts.iter().sum::<u64>();
         if after <= target {
@@ -279,7 +319,7 @@ pub(super) fn summarize<'a>(
         Pruning::Run { truncate } => {
             let mut pruned = borrowed(msgs);
             let scope = Scope { reach: 0..protected, body: head_end..protected };
-            let effects = prune(&mut pruned, &scope, policy, truncate);
+            let effects = prune(&mut pruned, &scope, policy, input.caches(), truncate);
             let counts = recounted(tokens, &pruned, meter);
             (pruned, effects, counts)
         }
@@ -313,6 +353,7 @@ pub(super) fn summarize<'a>(
             middle,
             middle_start: head_end,
             families: &policy.families,
+            caches: input.caches(),
             lean,
             budget_tokens: window::summary_budget(middle_tokens, policy.window),
             anchor_budget_chars: policy.anchor_budget.resolve(region_chars),

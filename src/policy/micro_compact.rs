@@ -23,7 +23,7 @@
 use super::dedup::DUPLICATE_MARKER;
 use super::strip_media::{IMAGE_PLACEHOLDER, SCREENSHOT_PLACEHOLDER};
 use super::tool_families::{ToolFamilies, is_description};
-use super::{Slot, more_chars_than};
+use super::{Caches, Slot, more_chars_than};
 use crate::hash::text_key;
 use crate::memo::{Memo, budgets};
 use crate::model::{Message, Part, ToolCall};
@@ -31,7 +31,7 @@ use serde_json::Value;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 /// Tool results longer than this many chars are described (H).
 pub const MICRO_COMPACT_OVER_CHARS: usize = 200;
@@ -75,6 +75,7 @@ pub fn micro_compact<S: Slot>(
     messages: &mut [S],
     range: Range<usize>,
     families: &ToolFamilies,
+    caches: &Caches,
 ) -> MicroCompacted {
     let mut out = MicroCompacted::default();
     let replacements: Vec<(usize, String)> = {
@@ -91,7 +92,10 @@ pub fn micro_compact<S: Slot>(
                 }
                 let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id).copied());
                 let name = m.result_name().unwrap_or("tool");
-                Some((range.start + offset, families.describe(call, name, &text)))
+                Some((
+                    range.start + offset,
+                    families.describe(&caches.described, &caches.args, call, name, &text),
+                ))
             })
             .collect()
     };
@@ -115,7 +119,7 @@ pub fn micro_compact<S: Slot>(
             .tool_calls
             .iter()
             .enumerate()
-            .filter_map(|(k, call)| Some((k, shrink_arguments(&call.arguments)?)))
+            .filter_map(|(k, call)| Some((k, caches.shrunk.shrink(&call.arguments)?)))
             .collect();
         if short.is_empty() {
             continue;
@@ -135,26 +139,42 @@ pub fn shrink_arguments(arguments: &str) -> Option<String> {
     if !more_chars_than(arguments, SHRINK_ARGS_OVER_CHARS) {
         return None;
     }
-    if arguments.len() > MAX_CACHED_SHRINK_BYTES {
-        return shrunk(arguments);
-    }
-    let key = text_key(arguments);
-    let cost = |s: &Shrunk| 64 + s.as_ref().map_or(0, |s| s.len());
-    SHRUNK
-        .get_or_insert_with(key.0, key, || shrunk(arguments).map(Arc::from), cost)
-        .map(|s| s.to_string())
+    shrunk(arguments)
 }
 
 /// Longer arguments are shrunk every time: one would fill a shard by itself.
 const MAX_CACHED_SHRINK_BYTES: usize = budgets::SHRUNK.per_shard / 8;
 
-/// Shrunk arguments by text hash. `report` compacts every session under
-/// three summarizing modes and `replay` again at every trigger, and each
-/// shrinks the same long arguments of the same calls (a parse and a write of
-/// the whole JSON text): each text is shrunk once. Its budget is in bytes
+/// Shrunk arguments by text hash and length (all a shrink depends on), a
+/// value of [`Caches`]. `report` compacts every session under three
+/// summarizing modes and `replay` again at every trigger, and each shrinks
+/// the same long arguments of the same calls (a parse and a write of the
+/// whole JSON text): each text is shrunk once. Its budget is in bytes
 /// ([`budgets::SHRUNK`]).
-static SHRUNK: LazyLock<Memo<(u128, usize), Shrunk>> =
-    LazyLock::new(|| Memo::with_budget(budgets::SHRUNK));
+pub(crate) struct ShrunkArgs(Memo<(u128, usize), Shrunk>);
+
+impl Default for ShrunkArgs {
+    fn default() -> Self {
+        ShrunkArgs(Memo::with_budget(budgets::SHRUNK))
+    }
+}
+
+impl ShrunkArgs {
+    /// [`shrink_arguments`], remembered.
+    pub(crate) fn shrink(&self, arguments: &str) -> Option<String> {
+        if !more_chars_than(arguments, SHRINK_ARGS_OVER_CHARS) {
+            return None;
+        }
+        if arguments.len() > MAX_CACHED_SHRINK_BYTES {
+            return shrunk(arguments);
+        }
+        let key = text_key(arguments);
+        let cost = |s: &Shrunk| 64 + s.as_ref().map_or(0, |s| s.len());
+        self.0
+            .get_or_insert_with(key.0, key, || shrunk(arguments).map(Arc::from), cost)
+            .map(|s| s.to_string())
+    }
+}
 
 /// Shrunk arguments, or `None` when nothing changed or they are not JSON.
 type Shrunk = Option<Arc<str>>;
@@ -205,7 +225,7 @@ mod tests {
             call("b", "Read", r#"{"file_path":"x.rs"}"#),
             result("b", "short"),
         ];
-        let r = micro_compact(&mut msgs, 0..4, &ToolFamilies::default());
+        let r = micro_compact(&mut msgs, 0..4, &ToolFamilies::default(), &Caches::default());
         assert_eq!(r.results_cleared, 1);
         assert_eq!(
             msgs[1].text_content(),
@@ -218,9 +238,9 @@ mod tests {
     fn idempotent() {
         let mut msgs =
             vec![call("a", "Read", r#"{"file_path":"x.rs"}"#), result("a", &"y".repeat(5_000))];
-        micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
+        micro_compact(&mut msgs, 0..2, &ToolFamilies::default(), &Caches::default());
         let once = msgs.clone();
-        let r = micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
+        let r = micro_compact(&mut msgs, 0..2, &ToolFamilies::default(), &Caches::default());
         assert_eq!(r, MicroCompacted::default());
         assert_eq!(msgs, once);
     }
@@ -236,7 +256,7 @@ mod tests {
         ]
         .into();
         let mut msgs = vec![call("a", "browser_snapshot", "{}"), m];
-        micro_compact(&mut msgs, 0..2, &ToolFamilies::default());
+        micro_compact(&mut msgs, 0..2, &ToolFamilies::default(), &Caches::default());
         assert_eq!(msgs[1].content.parts.len(), 2);
         assert!(msgs[1].content.parts[1].is_image());
     }
@@ -283,14 +303,16 @@ mod tests {
             format!("{{not json {}", "x".repeat(600)),
             leaf(MAX_CACHED_SHRINK_BYTES, "").to_string(),
         ];
+        let memo = ShrunkArgs::default();
         for text in &texts {
             let fresh =
                 if more_chars_than(text, SHRINK_ARGS_OVER_CHARS) { shrunk(text) } else { None };
             for _ in 0..2 {
-                assert_eq!(shrink_arguments(text), fresh, "{}", &text[..40.min(text.len())]);
+                assert_eq!(memo.shrink(text), fresh, "{}", &text[..40.min(text.len())]);
+                assert_eq!(shrink_arguments(text), fresh);
             }
         }
-        assert_ne!(shrink_arguments(&texts[1]), shrink_arguments(&texts[2]));
+        assert_ne!(memo.shrink(&texts[1]), memo.shrink(&texts[2]));
     }
 
     #[test]

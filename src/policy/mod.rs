@@ -19,11 +19,14 @@
 //! `tiered` runs 1-4 one at a time and stops at the target, summarizing only
 //! if still over; `none` changes nothing.
 //!
-//! Nothing here does I/O or prints; `compact` is deterministic.
+//! Nothing here does I/O or prints; `compact` is deterministic. The one
+//! exception is injected: a `Policy::summarizer` may block its worker on a
+//! request (what and where: the `driver` module's doc).
 
 pub mod anchors;
 pub mod assemble;
 pub mod boundaries;
+mod caches;
 pub mod dedup;
 mod driver;
 pub mod micro_compact;
@@ -35,7 +38,6 @@ pub mod stages;
 pub mod strip_media;
 pub mod summary;
 pub mod summary_writer;
-pub(crate) mod tally;
 #[cfg(test)]
 mod test_msgs;
 mod text;
@@ -43,6 +45,7 @@ pub mod tool_families;
 pub mod truncate;
 pub mod verify;
 
+pub use caches::Caches;
 pub(crate) use driver::untriggered;
 pub use driver::{compact, compact_prepared};
 pub use prepared::{Prepared, session_anchors, session_anchors_line};

@@ -2,6 +2,7 @@
 //! the policy (token counts, anchors, retention searches, replay keys),
 //! computed at most once and shared by every compaction of it.
 
+use super::Caches;
 use super::anchors::AnchorSet;
 use super::anchors::Category;
 use super::micro_compact::index_calls;
@@ -21,6 +22,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 #[derive(Debug)]
 pub struct Prepared<'a> {
     session: &'a Session,
+    /// What the run's compactions remember (owned by the caller).
+    caches: &'a Caches,
     /// The input's anchors, with the tool families they were read with.
     anchors: OnceLock<(ToolFamilies, AnchorSet)>,
     /// The input's per-message token counts, with the counter and image cost
@@ -40,9 +43,11 @@ pub struct Prepared<'a> {
 type PieceKey = ((u128, usize), Piece);
 
 impl<'a> Prepared<'a> {
-    pub fn new(session: &'a Session) -> Prepared<'a> {
+    /// `session`, compacted with the run's `caches`.
+    pub fn new(session: &'a Session, caches: &'a Caches) -> Prepared<'a> {
         Prepared {
             session,
+            caches,
             anchors: OnceLock::new(),
             tokens: OnceLock::new(),
             occurring: Mutex::default(),
@@ -57,13 +62,19 @@ impl<'a> Prepared<'a> {
     /// `meter.messages` gives for the session (asserted in unit tests).
     pub(crate) fn with_tokens(
         session: &'a Session,
+        caches: &'a Caches,
         meter: &Meter,
         tokens: Vec<u64>,
     ) -> Prepared<'a> {
         #[cfg(test)]
         assert_eq!(tokens, meter.messages(&session.messages), "the tokens given are the meter's");
         let counted = OnceLock::from(((meter.kind(), meter.image_tokens()), tokens));
-        Prepared { tokens: counted, ..Prepared::new(session) }
+        Prepared { tokens: counted, ..Prepared::new(session, caches) }
+    }
+
+    /// The run's caches.
+    pub(crate) fn caches(&self) -> &'a Caches {
+        self.caches
     }
 
     /// The session it prepares.
@@ -95,14 +106,17 @@ impl<'a> Prepared<'a> {
     /// The anchors of the whole input, read with `families`: computed once,
     /// then shared (computed afresh, not kept, for other families).
     pub(crate) fn anchors(&self, families: &ToolFamilies) -> Cow<'_, AnchorSet> {
-        let (read_with, set) = self
-            .anchors
-            .get_or_init(|| (families.clone(), session_anchors(&self.session.messages, families)));
+        let (read_with, set) =
+            self.anchors.get_or_init(|| (families.clone(), self.read_anchors(families)));
         if read_with == families {
             Cow::Borrowed(set)
         } else {
-            Cow::Owned(session_anchors(&self.session.messages, families))
+            Cow::Owned(self.read_anchors(families))
         }
+    }
+
+    fn read_anchors(&self, families: &ToolFamilies) -> AnchorSet {
+        session_anchors(&self.session.messages, families, self.caches)
     }
 
     /// Per category: (distinct anchors of the input read with `families`, how
@@ -146,11 +160,15 @@ impl<'a> Prepared<'a> {
 const MIN_KEPT_SEARCH_BYTES: usize = 64;
 
 /// The anchors of a session (all of its messages).
-pub fn session_anchors(messages: &[Message], families: &ToolFamilies) -> AnchorSet {
+pub fn session_anchors(
+    messages: &[Message],
+    families: &ToolFamilies,
+    caches: &Caches,
+) -> AnchorSet {
     let mut set = AnchorSet::new();
     let calls = index_calls(messages);
     for (i, m) in messages.iter().enumerate() {
-        summary::add_message_anchors(&mut set, m, i as u64, families, &calls);
+        summary::add_message_anchors(&mut set, m, i as u64, families, caches, &calls);
     }
     set
 }
@@ -165,6 +183,7 @@ pub fn session_anchors_line(
     budget: Option<usize>,
     policy: &super::Policy,
     meter: &crate::tokens::Meter,
+    caches: &Caches,
 ) -> serde_json::Value {
     use super::anchors::{AnchorSet, Category, build_index};
     use super::{boundaries, micro_compact::index_calls};
@@ -177,11 +196,12 @@ pub fn session_anchors_line(
         let calls = index_calls(msgs);
         let mut set = AnchorSet::new();
         for (i, m) in msgs[head..tail].iter().enumerate() {
-            summary::add_message_anchors(&mut set, m, (head + i) as u64, &policy.families, &calls);
+            let families = &policy.families;
+            summary::add_message_anchors(&mut set, m, (head + i) as u64, families, caches, &calls);
         }
         set
     } else {
-        session_anchors(msgs, &policy.families)
+        session_anchors(msgs, &policy.families, caches)
     };
     let kept: Option<String> = budget.map(|b| build_index(&set, b).body);
     let mut by_cat = serde_json::Map::new();

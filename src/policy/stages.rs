@@ -7,7 +7,7 @@
 //! summary (`prune`); tiered runs it one stage at a time and stops at the
 //! target. Adding a stage is one file and one line of [`STAGES`].
 
-use super::{Effects, Policy, Tier, dedup, micro_compact, strip_media, truncate};
+use super::{Caches, Effects, Policy, Tier, dedup, micro_compact, strip_media, truncate};
 use crate::model::Message;
 use crate::tokens::Meter;
 use std::borrow::{Borrow, Cow};
@@ -73,7 +73,7 @@ pub struct Scope {
 /// One pruning stage: the tier it is, and what it does.
 pub struct Stage {
     pub tier: Tier,
-    pub run: fn(&mut [Cow<'_, Message>], &Scope, &Policy, &mut Effects),
+    pub run: fn(&mut [Cow<'_, Message>], &Scope, &Policy, &Caches, &mut Effects),
 }
 
 /// The stages, cheapest first (SPEC 6).
@@ -84,21 +84,45 @@ pub const STAGES: [Stage; 4] = [
     Stage { tier: Tier::StripMedia, run: run_strip_media },
 ];
 
-fn run_dedup(msgs: &mut [Cow<'_, Message>], scope: &Scope, _: &Policy, e: &mut Effects) {
+fn run_dedup(
+    msgs: &mut [Cow<'_, Message>],
+    scope: &Scope,
+    _: &Policy,
+    _: &Caches,
+    e: &mut Effects,
+) {
     e.duplicates_marked = dedup::dedup_tool_results(msgs, scope.reach.clone());
 }
 
-fn run_micro_compact(msgs: &mut [Cow<'_, Message>], scope: &Scope, p: &Policy, e: &mut Effects) {
-    let mc = micro_compact::micro_compact(msgs, scope.reach.clone(), &p.families);
+fn run_micro_compact(
+    msgs: &mut [Cow<'_, Message>],
+    scope: &Scope,
+    p: &Policy,
+    caches: &Caches,
+    e: &mut Effects,
+) {
+    let mc = micro_compact::micro_compact(msgs, scope.reach.clone(), &p.families, caches);
     e.tool_results_cleared = mc.results_cleared;
     e.args_shrunk = mc.args_shrunk;
 }
 
-fn run_truncate(msgs: &mut [Cow<'_, Message>], scope: &Scope, _: &Policy, e: &mut Effects) {
+fn run_truncate(
+    msgs: &mut [Cow<'_, Message>],
+    scope: &Scope,
+    _: &Policy,
+    _: &Caches,
+    e: &mut Effects,
+) {
     e.chars_truncated = truncate::truncate_messages(msgs, scope.body.clone());
 }
 
-fn run_strip_media(msgs: &mut [Cow<'_, Message>], scope: &Scope, _: &Policy, e: &mut Effects) {
+fn run_strip_media(
+    msgs: &mut [Cow<'_, Message>],
+    scope: &Scope,
+    _: &Policy,
+    _: &Caches,
+    e: &mut Effects,
+) {
     let s = strip_media::strip_media(msgs, scope.reach.clone());
     e.images_stripped = s.images;
     e.reasoning_dropped = s.reasoning;
@@ -109,11 +133,12 @@ pub(crate) fn prune(
     msgs: &mut [Cow<'_, Message>],
     scope: &Scope,
     policy: &Policy,
+    caches: &Caches,
     truncate: bool,
 ) -> Effects {
     let mut effects = Effects::default();
     for stage in STAGES.iter().filter(|s| truncate || s.tier != Tier::Truncate) {
-        (stage.run)(msgs, scope, policy, &mut effects);
+        (stage.run)(msgs, scope, policy, caches, &mut effects);
     }
     effects
 }

@@ -27,12 +27,14 @@
 //! - The core sections fit the summary budget (tokens); the lean extras have
 //!   their own char budgets. Reasoning never enters a summary.
 
+use super::Caches;
 use super::anchors::{AnchorSet, build_index, is_error_line};
 use super::micro_compact::index_calls;
 use super::tool_families::{
-    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command, thousands,
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
+use crate::figures::thousands;
 use crate::hash::{text_key, texts_hash};
 use crate::memo::{Memo, budgets};
 use crate::model::{Message, Role, ToolCall};
@@ -194,6 +196,8 @@ pub struct SummaryInput<'a> {
     /// Index of `middle[0]` in `all`.
     pub middle_start: usize,
     pub families: &'a ToolFamilies,
+    /// What earlier compactions of the run computed (a value its caller owns).
+    pub caches: &'a Caches,
     pub lean: bool,
     /// Token budget of the core sections.
     pub budget_tokens: u64,
@@ -558,6 +562,7 @@ struct Act {
 /// same calls under three modes and `replay` at every trigger, and each time
 /// a result's text was searched for an exit code and an error line.
 fn act(
+    memo: &SummaryMemos,
     call: &ToolCall,
     args: &Map<String, Value>,
     result: Option<&Message>,
@@ -569,12 +574,27 @@ fn act(
     if bytes < MIN_REMEMBERED_BYTES {
         return compute();
     }
-    let texts = [call.name.as_str(), call.arguments.as_str()].into_iter().chain(text.as_deref());
-    let flags = [u8::from(result.is_some()), u8::from(result.is_some_and(reports_error))];
-    let hash = texts_hash(texts, &flags);
+    let key = act_key(families, call, result, text.as_deref());
     let cost = |a: &Arc<Act>| a.target.len() + a.phrase.len() + 128;
-    ACTS.get_or_insert_with(hash, (families.read_from(), hash), compute, cost)
+    memo.acts.get_or_insert_with(key.1, key, compute, cost)
 }
+
+/// The key of an [`Act`]: the map's texts, a hash of the call's name and
+/// arguments, the result's text and flags, and their bytes in all.
+fn act_key(
+    families: &ToolFamilies,
+    call: &ToolCall,
+    result: Option<&Message>,
+    text: Option<&str>,
+) -> ActKey {
+    let texts = [call.name.as_str(), call.arguments.as_str()].into_iter().chain(text);
+    let flags = [u8::from(result.is_some()), u8::from(result.is_some_and(reports_error))];
+    let bytes = call.name.len() + call.arguments.len() + text.map_or(0, str::len);
+    (families.read_from(), texts_hash(texts, &flags), bytes)
+}
+
+/// (the map's texts, the call's and result's hash, their bytes).
+type ActKey = (u128, u128, usize);
 
 /// [`act`], computed.
 fn act_afresh(
@@ -605,7 +625,7 @@ struct Notes {
 
 /// The [`Notes`] of `text` said by `said`, remembered by the text's hash
 /// (`report` and `replay` summarize the same turns again and again).
-fn noted(text: &str, said: Said) -> Arc<Notes> {
+fn noted(memo: &SummaryMemos, text: &str, said: Said) -> Arc<Notes> {
     let compute = || Arc::new(notes_afresh(text, said));
     if text.len() < MIN_REMEMBERED_BYTES {
         return compute();
@@ -614,7 +634,7 @@ fn noted(text: &str, said: Said) -> Arc<Notes> {
     let cost = |n: &Arc<Notes>| {
         n.picked.iter().chain(&n.questions).map(|s| s.len() + 24).sum::<usize>() + 64
     };
-    NOTES.get_or_insert_with(hash, (hash, len, said), compute, cost)
+    memo.notes.get_or_insert_with(hash, (hash, len, said), compute, cost)
 }
 
 /// [`noted`], computed.
@@ -640,13 +660,22 @@ fn notes_afresh(text: &str, said: Said) -> Notes {
 /// Shorter texts are read every time (cheaper than a lookup).
 const MIN_REMEMBERED_BYTES: usize = 64;
 
-/// Acts by the tool map's texts and a hash of the call and its result
-/// ([`budgets::SUMMARY_ACTS`]).
-static ACTS: LazyLock<Memo<(u128, u128), Arc<Act>>> =
-    LazyLock::new(|| Memo::with_budget(budgets::SUMMARY_ACTS));
-/// Notes by text hash and who said it ([`budgets::SUMMARY_NOTES`]).
-static NOTES: LazyLock<Memo<(u128, usize, Said), Arc<Notes>>> =
-    LazyLock::new(|| Memo::with_budget(budgets::SUMMARY_NOTES));
+/// The summary's memos, a value of [`Caches`].
+pub(crate) struct SummaryMemos {
+    /// Acts by [`act_key`] ([`budgets::SUMMARY_ACTS`]).
+    acts: Memo<ActKey, Arc<Act>>,
+    /// Notes by text hash and length and who said it ([`budgets::SUMMARY_NOTES`]).
+    notes: Memo<(u128, usize, Said), Arc<Notes>>,
+}
+
+impl Default for SummaryMemos {
+    fn default() -> Self {
+        SummaryMemos {
+            acts: Memo::with_budget(budgets::SUMMARY_ACTS),
+            notes: Memo::with_budget(budgets::SUMMARY_NOTES),
+        }
+    }
+}
 
 /// Pushes `item` unless already present.
 fn push_unique(list: &mut Vec<String>, item: String) {
@@ -699,7 +728,7 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
         match m.role {
             Role::User => {
                 let Some(text) = real_user_text(m) else { continue };
-                let notes = noted(&text, Said::User);
+                let notes = noted(&input.caches.summary, &text, Said::User);
                 d.active_task = Some(text);
                 for c in &notes.picked {
                     push_unique(&mut d.constraints, c.clone());
@@ -711,15 +740,16 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
             Role::Assistant => {
                 if m.has_visible_text() && !summary_here {
                     last_visible_assistant = Some(i);
-                    for decision in &noted(&m.text_content(), Said::Assistant).picked {
+                    let said = noted(&input.caches.summary, &m.text_content(), Said::Assistant);
+                    for decision in &said.picked {
                         push_unique(&mut d.decisions, decision.clone());
                     }
                 }
                 for call in m.tool_calls.iter() {
                     // Parsed once for everything below that reads the arguments.
-                    let args = call.args_object().unwrap_or_default();
+                    let args = input.caches.args.parsed(&call.arguments).unwrap_or_default();
                     let result = results.get(call.id.as_str()).copied();
-                    let act = act(call, &args, result, input.families);
+                    let act = act(&input.caches.summary, call, &args, result, input.families);
                     let (family, target, phrase, failed) =
                         (act.family, &act.target, &act.phrase, act.failed);
                     let date = date_of(m).map(|d| format!(" on {d}")).unwrap_or_default();
@@ -1023,13 +1053,22 @@ pub fn build_summary_with(
             m,
             (input.middle_start + i) as u64,
             input.families,
+            input.caches,
             &calls,
         );
     }
     if !input.pruned.is_empty() {
         let calls = index_calls(input.all);
         for &i in input.pruned {
-            add_message_anchors(&mut anchors, &input.all[i], i as u64, input.families, &calls);
+            let families = input.families;
+            add_message_anchors(
+                &mut anchors,
+                &input.all[i],
+                i as u64,
+                families,
+                input.caches,
+                &calls,
+            );
         }
     }
     // The appendices shrink until the whole message fits `max_tokens`.
@@ -1121,26 +1160,27 @@ fn finish(mut text: String, mut out: Summary) -> Summary {
 
 /// Adds the anchors of one message: its text, the string leaves of its call
 /// arguments, and (unless it is a file read) its error lines.
-pub fn add_message_anchors(
+pub(crate) fn add_message_anchors(
     set: &mut AnchorSet,
     m: &Message,
     ordinal: u64,
     families: &ToolFamilies,
+    caches: &Caches,
     calls: &HashMap<&str, &ToolCall>,
 ) {
     let errors = if m.is_tool_result() {
         let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id));
-        call.is_none_or(|c| families.resolve_call(c).family != Family::Read)
+        call.is_none_or(|c| families.resolve_call(&caches.args, c).family != Family::Read)
     } else {
         true
     };
     for part in m.content.parts.iter() {
         if let Some(t) = part.text_str() {
-            set.extract(t, ordinal, errors);
+            set.extract_in(&caches.scans, t, ordinal, errors);
         }
     }
     for call in m.tool_calls.iter() {
-        set.extract_pieces(&call.arguments, ordinal, |args| {
+        set.extract_pieces(&caches.scans, &call.arguments, ordinal, |args| {
             json_strings(args).unwrap_or_else(|| vec![Cow::Borrowed(args)])
         });
     }

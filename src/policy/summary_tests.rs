@@ -16,6 +16,7 @@ fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {
         middle,
         middle_start: 0,
         families: &families,
+        caches: &Caches::default(),
         lean,
         budget_tokens: budget,
         anchor_budget_chars: 7_000,
@@ -333,13 +334,14 @@ fn acts_are_remembered_only_for_what_they_describe() {
         None,
     ];
     let mut seen = std::collections::BTreeSet::new();
+    let memo = SummaryMemos::default();
     for _ in 0..2 {
         for f in [&builtin, &own] {
             for c in &calls {
                 let tc = &c.tool_calls[0];
                 let args = tc.args_object().unwrap_or_default();
                 for r in &results {
-                    let got = act(tc, &args, r.as_ref(), f);
+                    let got = act(&memo, tc, &args, r.as_ref(), f);
                     assert_eq!(*got, act_afresh(tc, &args, r.as_ref(), f));
                     seen.insert(format!("{:?} {} {}", got.family, got.target, got.phrase));
                 }
@@ -359,15 +361,16 @@ fn notes_are_remembered_per_text_and_speaker() {
         "You must never push to main. Why did the build fail? We decided to use serde instead of a hand parser!",
         "short one?",
     ];
+    let memo = SummaryMemos::default();
     for _ in 0..2 {
         for text in texts {
             for said in [Said::User, Said::Assistant] {
-                assert_eq!(*noted(text, said), notes_afresh(text, said), "{text} {said:?}");
+                assert_eq!(*noted(&memo, text, said), notes_afresh(text, said), "{text} {said:?}");
             }
         }
     }
-    let user = noted(texts[0], Said::User);
-    let assistant = noted(texts[0], Said::Assistant);
+    let user = noted(&memo, texts[0], Said::User);
+    let assistant = noted(&memo, texts[0], Said::Assistant);
     assert_eq!(user.picked, ["You must never push to main."]);
     assert_eq!(user.questions, ["Why did the build fail?"]);
     assert_eq!(assistant.picked, ["We decided to use serde instead of a hand parser."]);
@@ -414,4 +417,48 @@ fn clipping_the_shown_items_renders_as_clipping_all() {
     // The widths hold: no bullet is longer than its section allows.
     let text = render_core(&shown, Limits::START);
     assert!(text.lines().all(|l| l.chars().count() <= 410), "a line is not clipped");
+}
+
+/// An act's memo key changes with every input of the act: the tool map, the
+/// call's name and arguments, the result's text (by content and by length),
+/// whether there is a result, and whether it reports an error.
+#[test]
+fn an_act_key_differing_in_any_input_misses() {
+    let builtin = ToolFamilies::default();
+    let mut own = ToolFamilies::default();
+    own.extend_from_json(r#"{"tools": {"run_it": "shell"}}"#).unwrap();
+    let c = &call("a", "run_it", r#"{"command":"make"}"#).tool_calls[0];
+    let renamed = &call("a", "run_that", r#"{"command":"make"}"#).tool_calls[0];
+    let other_args = &call("a", "run_it", r#"{"command":"makE"}"#).tool_calls[0];
+    let ok = result("a", "done");
+    let mut flagged = result("a", "done");
+    flagged.extra_mut().insert("is_error".into(), Value::Bool(true));
+    let keys = [
+        act_key(&builtin, c, Some(&ok), Some("done")),
+        act_key(&own, c, Some(&ok), Some("done")),
+        act_key(&builtin, renamed, Some(&ok), Some("done")),
+        act_key(&builtin, other_args, Some(&ok), Some("done")),
+        act_key(&builtin, c, Some(&ok), Some("dome")),
+        act_key(&builtin, c, Some(&ok), Some("done!")),
+        act_key(&builtin, c, None, None),
+        act_key(&builtin, c, Some(&flagged), Some("done")),
+    ];
+    let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+    assert_eq!(distinct.len(), keys.len(), "{keys:?}");
+    // The bytes are in the key, not only in the hash.
+    assert_ne!(keys[0].2, keys[5].2);
+}
+
+/// A note's memo key is the text's hash, its length and the speaker: each
+/// differing input is a miss, and what comes back is the text's own notes.
+#[test]
+fn a_note_differing_in_any_input_misses() {
+    let memo = SummaryMemos::default();
+    let base = format!("Some {}words. You must keep the API.", "padding ".repeat(10));
+    let longer = format!("{base} You must not push.");
+    let user = noted(&memo, &base, Said::User);
+    assert_eq!(user.picked, ["You must keep the API."]);
+    assert_eq!(noted(&memo, &longer, Said::User).picked.len(), 2);
+    assert!(noted(&memo, &base, Said::Assistant).picked.is_empty());
+    assert_eq!(memo.notes.len(), 3);
 }

@@ -176,7 +176,7 @@ impl SummarizerCounts {
 
     /// Adds other totals.
     pub fn merge(&mut self, other: &SummarizerCounts) {
-        crate::policy::tally::tally_fields!(self, other;
+        crate::figures::tally::tally_fields!(self, other;
             used, cached, fallback, reasons, calls, prompt_tokens, completion_tokens);
     }
 

@@ -19,7 +19,9 @@
 //! - other: `[NAME] key=VALUE (N,NNN chars result)`
 
 use super::{more_chars_than, newlines};
+use crate::figures::thousands;
 use crate::hash::{self, text_key, texts_hash};
+use crate::memo::call_args::CallArgs;
 use crate::memo::{Memo, budgets};
 use crate::model::ToolCall;
 use regex::Regex;
@@ -30,13 +32,37 @@ use std::sync::LazyLock;
 
 const BUILTIN: &str = include_str!("tool_families.json");
 
-/// Descriptions by the map's texts, the output's hash and the call's. Stage 2
-/// describes every long result of a session's middle, and `report` compacts
-/// it under three summarizing modes and `replay` again at every trigger: each
-/// result is described once (its characters and lines counted, its exit code
-/// searched). Its budget is in bytes ([`budgets::DESCRIBED`]).
-static DESCRIBED: LazyLock<Memo<(u128, u128, usize, u128), String>> =
-    LazyLock::new(|| Memo::with_budget(budgets::DESCRIBED));
+/// Descriptions by the map's texts, the output's hash and length and the
+/// call's texts ([`describe_key`]: all a description depends on), a value of
+/// [`crate::policy::Caches`]. Stage 2 describes every long result of a
+/// session's middle, and `report` compacts it under three summarizing modes
+/// and `replay` again at every trigger: each result is described once (its
+/// characters and lines counted, its exit code searched). Its budget is in
+/// bytes ([`budgets::DESCRIBED`]).
+pub(crate) struct Described(Memo<DescribeKey, String>);
+
+impl Default for Described {
+    fn default() -> Self {
+        Described(Memo::with_budget(budgets::DESCRIBED))
+    }
+}
+
+/// (the map's texts, the output's hash and length, the call's name,
+/// arguments and fallback name with whether there is a call).
+type DescribeKey = (u128, u128, usize, u128);
+
+/// The key of a description of `output` by `families` for `call` under
+/// `fallback_name`.
+fn describe_key(
+    families: &ToolFamilies,
+    call: Option<&ToolCall>,
+    fallback_name: &str,
+    output: &str,
+) -> DescribeKey {
+    let (hash, len) = text_key(output);
+    let texts = [call.map_or("", |c| &c.name), call.map_or("", |c| &c.arguments), fallback_name];
+    (families.read_from, hash, len, texts_hash(texts, &[u8::from(call.is_some())]))
+}
 
 /// What a tool does, as far as describing it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -110,7 +136,7 @@ pub struct Resolved {
 pub struct ToolFamilies {
     file: FamilyFile,
     /// A hash of the JSON texts the map was read from, in order: the key its
-    /// descriptions are remembered under (see [`DESCRIBED`]). Equal maps read
+    /// descriptions are remembered under (see [`Described`]). Equal maps read
     /// from different texts only share fewer of them.
     read_from: u128,
 }
@@ -180,35 +206,46 @@ impl ToolFamilies {
     /// [`resolve`](Self::resolve) for a call, parsing its arguments only when
     /// its family depends on one of them: anchor extraction resolves the call
     /// of every tool result of a session, and most names need no arguments.
-    pub fn resolve_call(&self, call: &ToolCall) -> Resolved {
+    pub(crate) fn resolve_call(&self, args: &CallArgs, call: &ToolCall) -> Resolved {
         match self.file.tools.get(&call.name) {
             Some(Entry::ByArgument { .. }) => {
-                self.resolve(&call.name, call.args_object().as_deref())
+                self.resolve(&call.name, args.parsed(&call.arguments).as_deref())
             }
             _ => self.resolve(&call.name, None),
         }
     }
 
-    /// The one-line description of a call and its (long) result.
-    pub fn describe(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
-        let (hash, len) = text_key(output);
-        let texts =
-            [call.map_or("", |c| &c.name), call.map_or("", |c| &c.arguments), fallback_name];
-        let key = (self.read_from, hash, len, texts_hash(texts, &[u8::from(call.is_some())]));
+    /// The one-line description of a call and its (long) result, remembered
+    /// in `memo` (`args`: where the call's arguments are parsed).
+    pub(crate) fn describe(
+        &self,
+        memo: &Described,
+        args: &CallArgs,
+        call: Option<&ToolCall>,
+        fallback_name: &str,
+        output: &str,
+    ) -> String {
+        let key = describe_key(self, call, fallback_name, output);
         let cost = |line: &String| line.len() + 96;
-        DESCRIBED.get_or_insert_with(
-            hash,
+        memo.0.get_or_insert_with(
+            key.1,
             key,
-            || self.described(call, fallback_name, output),
+            || self.described(args, call, fallback_name, output),
             cost,
         )
     }
 
     /// [`ToolFamilies::describe`], computed.
-    fn described(&self, call: Option<&ToolCall>, fallback_name: &str, output: &str) -> String {
+    fn described(
+        &self,
+        args: &CallArgs,
+        call: Option<&ToolCall>,
+        fallback_name: &str,
+        output: &str,
+    ) -> String {
         let name = call.map_or(fallback_name, |c| c.name.as_str());
         let name = if name.is_empty() { "tool" } else { name };
-        let args = call.and_then(ToolCall::args_object).unwrap_or_default();
+        let args = call.and_then(|c| args.parsed(&c.arguments)).unwrap_or_default();
         let raw_args = call.map_or("", |c| c.arguments.as_str());
         let resolved = self.resolve(name, Some(&args));
         let chars = thousands(output.chars().count() as u64);
@@ -313,19 +350,6 @@ pub fn is_description(text: &str) -> bool {
     static RE: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r"^\[[A-Za-z0-9_.:*\-]+\] [^\n]*$").ok());
     text.len() < 1_000 && RE.as_ref().is_some_and(|re| re.is_match(text))
-}
-
-/// Formats `n` with thousands separators (`12,345`).
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Lines of an output: newlines + 1, or 0 for a blank output (reference rule).
@@ -458,7 +482,8 @@ mod tests {
     }
 
     fn describe(name: &str, args: &str, output: &str) -> String {
-        ToolFamilies::default().describe(Some(&call(name, args)), name, output)
+        let (memo, parsed) = (Described::default(), CallArgs::default());
+        ToolFamilies::default().describe(&memo, &parsed, Some(&call(name, args)), name, output)
     }
 
     #[test]
@@ -611,7 +636,13 @@ mod tests {
         assert_eq!(describe("TodoWrite", r#"{"todos":[]}"#, "ok"), "[TodoWrite] (2 chars result)");
         // A result without its call still gets a line.
         assert_eq!(
-            ToolFamilies::default().describe(None, "lost", "abc"),
+            ToolFamilies::default().describe(
+                &Described::default(),
+                &CallArgs::default(),
+                None,
+                "lost",
+                "abc"
+            ),
             "[lost] (3 chars result)"
         );
     }
@@ -644,13 +675,14 @@ mod tests {
             call("", ""),
         ];
         let mut seen = std::collections::BTreeSet::new();
+        let (memo, args) = (Described::default(), CallArgs::default());
         for _ in 0..2 {
             for f in [&builtin, &own] {
                 for output in [&out, &other_out] {
                     for c in calls.iter().map(Some).chain([None]) {
                         for fallback in ["run_it", "other"] {
-                            let line = f.describe(c, fallback, output);
-                            assert_eq!(line, f.described(c, fallback, output));
+                            let line = f.describe(&memo, &args, c, fallback, output);
+                            assert_eq!(line, f.described(&args, c, fallback, output));
                             seen.insert(line);
                         }
                     }
@@ -659,6 +691,35 @@ mod tests {
         }
         // Both maps, both outputs, both paths and both fallback names tell.
         assert!(seen.len() >= 12, "{seen:#?}");
+    }
+
+    /// The memo's key changes with every input of a description: the map,
+    /// the output (its text and its length), the call's name and arguments,
+    /// whether there is a call, and the fallback name.
+    #[test]
+    fn a_description_key_differing_in_any_input_misses() {
+        let builtin = ToolFamilies::default();
+        let mut own = ToolFamilies::default();
+        own.extend_from_json(r#"{"tools": {"run_it": "read"}}"#).unwrap();
+        let (a, b) = (call("run_it", "{}"), call("run_it", r#"{"x":1}"#));
+        let renamed = call("run_that", "{}");
+        let keys = [
+            describe_key(&builtin, Some(&a), "f", "out"),
+            describe_key(&own, Some(&a), "f", "out"),
+            describe_key(&builtin, Some(&a), "f", "our"),
+            describe_key(&builtin, Some(&a), "f", "output"),
+            describe_key(&builtin, Some(&b), "f", "out"),
+            describe_key(&builtin, Some(&renamed), "f", "out"),
+            describe_key(&builtin, None, "f", "out"),
+            describe_key(&builtin, Some(&a), "g", "out"),
+        ];
+        let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+        assert_eq!(distinct.len(), keys.len(), "{keys:?}");
+        let memo = Described::default();
+        let args = CallArgs::default();
+        let first = builtin.describe(&memo, &args, Some(&a), "f", &"x\n".repeat(40));
+        let second = own.describe(&memo, &args, Some(&a), "f", &"x\n".repeat(40));
+        assert_ne!(first, second, "a hit under another map would repeat the first line");
     }
 
     #[test]
@@ -678,7 +739,7 @@ mod tests {
             ("unheard_of", r#"{"command": "view"}"#, Family::Other),
         ] {
             let c = call(name, args);
-            let lazy = f.resolve_call(&c);
+            let lazy = f.resolve_call(&CallArgs::default(), &c);
             assert_eq!(lazy, f.resolve(name, c.args_object().as_deref()), "{name} {args}");
             assert_eq!(lazy.family, family, "{name} {args}");
         }
@@ -690,13 +751,5 @@ mod tests {
         assert!(is_description("[mcp__x__y] query=a (2,000 chars result)"));
         assert!(!is_description("[\"a\", \"b\"] json array output"));
         assert!(!is_description("[terminal] two\nlines"));
-    }
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

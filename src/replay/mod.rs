@@ -146,6 +146,10 @@ pub struct CompactionPoint {
 pub struct Recorded {
     /// Calls whose usage the log records.
     pub calls: usize,
+    /// Of those, calls outside the conversation (Claude Code's inline
+    /// sidechain events, [`crate::model::Session::side_calls`]): billed here,
+    /// never in the peak.
+    pub side_calls: usize,
     /// The agent's compactions among the messages replayed.
     pub compactions: usize,
     /// The largest prompt the provider measured.
@@ -164,8 +168,19 @@ pub struct Recorded {
 impl Recorded {
     fn add(&mut self, u: &crate::model::Usage) {
         let Some(prompt) = u.prompt_tokens() else { return };
-        self.calls += 1;
         self.peak = self.peak.max(prompt);
+        self.add_billed(u, prompt);
+    }
+
+    /// A call outside the conversation: billed, not a request of the agent's context.
+    fn add_side(&mut self, u: &crate::model::Usage) {
+        let Some(prompt) = u.prompt_tokens() else { return };
+        self.side_calls += 1;
+        self.add_billed(u, prompt);
+    }
+
+    fn add_billed(&mut self, u: &crate::model::Usage, prompt: u64) {
+        self.calls += 1;
         self.billed += prompt;
         self.input += u.input_tokens.unwrap_or(0);
         self.cache_read += u.cache_read_tokens.unwrap_or(0);
@@ -328,9 +343,11 @@ fn shared_prefix(a: &[u128], b: &[u128]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// Replays `session` under `policy`.
+/// Replays `session` under `policy`, with caches of its own (a run of many
+/// replays shares one through [`replay_prepared`]).
 pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigger) -> Replay {
-    replay_prepared(&Prepared::new(session), policy, meter, trigger)
+    let caches = crate::policy::Caches::default();
+    replay_prepared(&Prepared::new(session, &caches), policy, meter, trigger)
 }
 
 /// Replays a prepared input: the same result as [`replay`] of its session,
@@ -407,7 +424,7 @@ pub fn replay_prepared(
                 appended_from = i;
                 // The live request holds the size of every message of `current`.
                 let sizes = live_req.message_tokens();
-                let prepared = Prepared::with_tokens(current, meter, sizes.clone());
+                let prepared = Prepared::with_tokens(current, input.caches(), meter, sizes.clone());
                 let result = match policy.spec.reference_mode() {
                     Some(_) => policy::compact_prepared(&prepared, &forced, meter),
                     // A spec compares its own sizes with its trigger (a summary
@@ -497,6 +514,9 @@ pub fn replay_prepared(
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());
         agent_total += tokens[i];
+    }
+    for u in &session.side_calls {
+        recorded.add_side(u);
     }
     out.recorded = (recorded.calls > 0).then_some(recorded);
     if server_side {

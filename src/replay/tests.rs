@@ -307,7 +307,8 @@ fn a_prepared_input_replays_as_its_session() {
     // `Prepared`: its shared counts must not change a figure or the history.
     let m = hermes();
     let s = work_session(110);
-    let prepared = Prepared::new(&s);
+    let caches = crate::policy::Caches::default();
+    let prepared = Prepared::new(&s, &caches);
     for mode in [Mode::Lean, Mode::Legacy, Mode::Tiered, Mode::None] {
         let p = policy(mode, WINDOW);
         let _ = policy::compact_prepared(&prepared, &p, &m);

@@ -5,6 +5,7 @@
 //! rounded to fixed decimals, so a committed baseline diffs cleanly.
 
 use super::fingerprint::Inputs;
+use super::recorded::{RecordedRow, RecordedTotals};
 use super::saved_pct;
 use super::wire::{ReplayRow, SessionRow};
 use crate::policy::summary_writer::SummarizerCounts;
@@ -46,6 +47,11 @@ pub struct ReportRow {
     /// `--model auto`: the trigger threshold of the session's window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threshold: Option<u64>,
+    /// The compactions the agent itself made in this session (a log read
+    /// `--history full`), measured, with lean at the same points: on the
+    /// session's `lean` row only, absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded_compactions: Vec<RecordedRow>,
 }
 
 /// The fields of a [`ReportRow`] besides its [`SessionRow`], for reading rows back.
@@ -73,6 +79,8 @@ struct Figures {
     window_from: Option<String>,
     #[serde(default)]
     threshold: Option<u64>,
+    #[serde(default)]
+    recorded_compactions: Vec<RecordedRow>,
 }
 
 impl ReportRow {
@@ -99,6 +107,7 @@ impl ReportRow {
                 .window_from
                 .map(|window_from| crate::catalog::window::Chosen { model: f.model, window_from }),
             threshold: f.threshold,
+            recorded_compactions: f.recorded_compactions,
         })
     }
 
@@ -127,6 +136,7 @@ impl ReportRow {
             window: r.chosen.as_ref().map(|_| r.window),
             chosen: r.chosen.clone(),
             threshold: r.chosen.as_ref().map(|_| r.threshold),
+            recorded_compactions: Vec::new(),
         }
     }
 }
@@ -229,6 +239,10 @@ pub struct CorpusSummary {
     /// `report --policies`: each policy's figures, by name (absent without it).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub policies: BTreeMap<String, super::policies::PolicySummary>,
+    /// The compactions the agents made themselves, measured against lean at
+    /// the same points (`report/recorded.rs`); absent when there are none.
+    #[serde(default, skip_serializing_if = "RecordedTotals::is_empty")]
+    pub recorded_compactions: RecordedTotals,
 }
 
 /// Sessions that got one window under `--model auto`.
@@ -359,6 +373,9 @@ pub fn summarize(rows: &[ReportRow], counter: &str, window: u64, threshold: u64)
         .into_iter()
         .map(|((window, threshold), sessions)| WindowSessions { window, threshold, sessions })
         .collect();
+    for r in rows.iter().filter(|r| r.compaction.mode == "lean") {
+        s.recorded_compactions.add_session(&r.compaction.source, &r.recorded_compactions);
+    }
     for mode in REPORT_MODES {
         s.modes.insert(
             mode.to_string(),

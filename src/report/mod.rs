@@ -84,7 +84,7 @@ impl RunSummary {
 
     /// Adds another run's (or input's) totals.
     pub fn merge(&mut self, other: &RunSummary) {
-        crate::policy::tally::tally_fields!(self, other; inputs, sessions, compacted, over_trigger,
+        crate::figures::tally::tally_fields!(self, other; inputs, sessions, compacted, over_trigger,
             rejected, rejected_by_kind, tokens_before, tokens_after);
         self.repairs.merge(&other.repairs);
         self.summarizer.merge(&other.summarizer);

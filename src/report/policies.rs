@@ -7,8 +7,8 @@
 //! policy's replay and compaction, summed here, and `summary.json` holds them
 //! under `policies`, keyed by name, only when `--policies` is given.
 
+use crate::figures::thousands;
 use crate::policy::Compaction;
-use crate::policy::tool_families::thousands;
 use crate::replay::Replay;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

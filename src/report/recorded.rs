@@ -21,10 +21,10 @@
 
 use crate::model::{Message, RecordedSummary, Role, Session};
 use crate::policy::summary::real_user_text;
-use crate::policy::{Policy, compact, session_anchors, session_text};
+use crate::policy::{Caches, Policy, Prepared, compact_prepared, session_anchors, session_text};
 use crate::replay::agent::AgentContext;
 use crate::tokens::Meter;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Category of the paths the agent's calls named (read, written, run on).
@@ -35,8 +35,30 @@ pub const USER_MESSAGES: &str = "user_messages";
 /// Per category: `[kept, of]`.
 pub type Retention = BTreeMap<String, [usize; 2]>;
 
+/// What the log holds of the agent's summary.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryKind {
+    /// Its text: measurable.
+    Text,
+    /// Only encrypted (Codex's remote compaction): not measurable.
+    Encrypted,
+    /// None at all (the compaction kept messages only).
+    Absent,
+}
+
+impl SummaryKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SummaryKind::Text => "text",
+            SummaryKind::Encrypted => "encrypted",
+            SummaryKind::Absent => "absent",
+        }
+    }
+}
+
 /// One of the agent's compactions, measured.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RecordedRow {
     /// Messages of the full history before it.
     pub index: usize,
@@ -53,7 +75,7 @@ pub struct RecordedRow {
     /// Our count of what the agent kept (system prompt, summary, kept messages).
     pub tokens_after: u64,
     /// `text`, `encrypted` or `absent`.
-    pub summary: &'static str,
+    pub summary: SummaryKind,
     /// Our count of the summary, when readable.
     pub summary_tokens: Option<u64>,
     pub kept_messages: usize,
@@ -68,7 +90,7 @@ pub struct RecordedRow {
 }
 
 /// What `lean` does with the conversation before a recorded compaction.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LeanAtPoint {
     pub tokens_after: u64,
     pub summary_tokens: u64,
@@ -77,7 +99,18 @@ pub struct LeanAtPoint {
 
 /// The session's recorded compactions placed in its messages, measured;
 /// `lean` is the policy lean compacts with (forced: the agent compacted here).
-pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedRow> {
+pub fn measure(
+    session: &Session,
+    lean: &Policy,
+    meter: &Meter,
+    caches: &Caches,
+) -> Vec<RecordedRow> {
+    // Nothing placed in the messages (no compaction, or a log read live):
+    // no row, and no count of every message on the way (stats and report
+    // call this for every session).
+    if session.recorded_compactions.iter().all(|c| c.at.is_none()) {
+        return Vec::new();
+    }
     let msgs = &session.messages;
     let base = meter.tools(session.tools.as_ref()) + meter.request_overhead();
     let tokens = meter.messages(msgs);
@@ -101,12 +134,12 @@ pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedR
     for c in &session.recorded_compactions {
         let Some(at) = c.at.filter(|&a| a <= msgs.len()) else { continue };
         let history = &msgs[..at];
-        let measure = Measure::new(history, lean);
+        let measure = Measure::new(history, lean, caches);
         let kept_text = session_text(&c.kept);
         let summary_text = c.summary.text().unwrap_or_default();
         let agent_text = format!("{summary_text}\n{kept_text}");
         let replaced = session.with_messages(history.to_vec());
-        let lean_out = compact(&replaced, &forced, meter);
+        let lean_out = compact_prepared(&Prepared::new(&replaced, caches), &forced, meter);
         let provider_before = msgs[..at]
             .iter()
             .rev()
@@ -125,9 +158,9 @@ pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedR
             tokens_after_provider: provider_after,
             tokens_after: base + agent.restart_at(at).unwrap_or(0),
             summary: match c.summary {
-                RecordedSummary::Text(_) => "text",
-                RecordedSummary::Encrypted => "encrypted",
-                RecordedSummary::Absent => "absent",
+                RecordedSummary::Text(_) => SummaryKind::Text,
+                RecordedSummary::Encrypted => SummaryKind::Encrypted,
+                RecordedSummary::Absent => SummaryKind::Absent,
             },
             summary_tokens: c.summary.text().map(|t| meter.text(t)),
             kept_messages: c.kept.len(),
@@ -144,6 +177,86 @@ pub fn measure(session: &Session, lean: &Policy, meter: &Meter) -> Vec<RecordedR
     rows
 }
 
+/// A recorded compaction with the session it is in.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RecordedEntry {
+    pub source: String,
+    #[serde(flatten)]
+    pub row: RecordedRow,
+}
+
+/// The recorded compactions of a run, and their retention summed per
+/// category (`[kept, of]`), the agent's beside lean's at the same points.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RecordedTotals {
+    /// Sessions holding at least one.
+    pub sessions: u64,
+    pub compactions: u64,
+    /// Those whose summary can be read (text or none at all).
+    pub measurable: u64,
+    /// Over the measurable compactions: what the agent kept (summary and
+    /// kept messages) ...
+    pub agent: Retention,
+    /// ... and what lean kept at the same points.
+    pub lean_at_measurable: Retention,
+    /// Over every compaction: what the agent's kept messages alone hold ...
+    pub agent_kept_messages: Retention,
+    /// ... and what lean kept.
+    pub lean: Retention,
+    /// Each compaction, in input order.
+    pub rows: Vec<RecordedEntry>,
+}
+
+impl RecordedTotals {
+    /// Adds one session's rows.
+    pub fn add_session(&mut self, source: &str, rows: &[RecordedRow]) {
+        if rows.is_empty() {
+            return;
+        }
+        self.sessions += 1;
+        for r in rows {
+            self.compactions += 1;
+            if let Some(kept) = &r.retained {
+                self.measurable += 1;
+                add_retention(&mut self.agent, kept);
+                add_retention(&mut self.lean_at_measurable, &r.lean.retained);
+            }
+            add_retention(&mut self.agent_kept_messages, &r.retained_in_kept);
+            add_retention(&mut self.lean, &r.lean.retained);
+            self.rows.push(RecordedEntry { source: source.to_string(), row: r.clone() });
+        }
+    }
+
+    /// Adds another set's (a file's, a group's).
+    pub fn merge(&mut self, other: &RecordedTotals) {
+        self.sessions += other.sessions;
+        self.compactions += other.compactions;
+        self.measurable += other.measurable;
+        for (into, from) in [
+            (&mut self.agent, &other.agent),
+            (&mut self.lean_at_measurable, &other.lean_at_measurable),
+            (&mut self.agent_kept_messages, &other.agent_kept_messages),
+            (&mut self.lean, &other.lean),
+        ] {
+            add_retention(into, from);
+        }
+        self.rows.extend(other.rows.iter().cloned());
+    }
+
+    /// Returns true if and only if no session held a recorded compaction.
+    pub fn is_empty(&self) -> bool {
+        self.compactions == 0
+    }
+}
+
+fn add_retention(into: &mut Retention, from: &Retention) {
+    for (cat, [kept, of]) in from {
+        let e = into.entry(cat.clone()).or_default();
+        e[0] += kept;
+        e[1] += of;
+    }
+}
+
 /// What is counted in the conversation before a compaction.
 struct Measure {
     anchors: crate::policy::anchors::AnchorSet,
@@ -154,8 +267,8 @@ struct Measure {
 }
 
 impl Measure {
-    fn new(history: &[Message], policy: &Policy) -> Measure {
-        let anchors = session_anchors(history, &policy.families);
+    fn new(history: &[Message], policy: &Policy, caches: &Caches) -> Measure {
+        let anchors = session_anchors(history, &policy.families, caches);
         let calls: Vec<&str> = history
             .iter()
             .filter(|m| m.role == Role::Assistant)
@@ -241,7 +354,7 @@ mod tests {
             ..RecordedCompaction::default()
         }];
         s.messages.push(Message::text(Role::User, "next"));
-        let rows = measure(&s, &Policy::new(Mode::Lean, 32_000), &meter);
+        let rows = measure(&s, &Policy::new(Mode::Lean, 32_000), &meter, &Caches::default());
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(
@@ -270,9 +383,9 @@ mod tests {
         );
         // Encrypted: not measurable, never 0%.
         s.recorded_compactions[0].summary = RecordedSummary::Encrypted;
-        let r = &measure(&s, &Policy::new(Mode::Lean, 32_000), &meter)[0];
+        let r = &measure(&s, &Policy::new(Mode::Lean, 32_000), &meter, &Caches::default())[0];
         assert_eq!(r.retained, None);
-        assert_eq!(r.summary, "encrypted");
+        assert_eq!(r.summary, SummaryKind::Encrypted);
         assert_eq!(r.retained_in_kept["paths"], [0, 2]);
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! Pure computation: no I/O, deterministic (ordered maps, stable tie-breaks).
 
-use crate::model::{Message, Part, Role, Session};
+use crate::model::{Message, Part, Session};
+use crate::replay::agent::AgentContext;
+use crate::report::recorded::RecordedTotals;
 use crate::tokens::Meter;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -33,11 +35,14 @@ pub struct Largest {
 /// Provider-recorded usage beside our count, over the calls that recorded it.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct UsageComparison {
-    /// API calls (assistant messages) with recorded input usage.
+    /// Provider calls ([`Message::opens_call`]: one per response, never a
+    /// client-written `<synthetic>` message) with recorded input usage.
     pub calls: u64,
     /// Sum of input + cache read + cache write tokens the provider recorded.
     pub provider_tokens: u64,
-    /// Sum of our count of the same requests (everything before each call).
+    /// Sum of our count of the same requests: everything before each call
+    /// that the agent's context held (after one of its own compactions, what
+    /// it kept and what followed; [`AgentContext`]).
     pub our_tokens: u64,
     /// `100 × (ours − provider) / provider`.
     pub diff_pct: f64,
@@ -66,6 +71,13 @@ pub struct Stats {
     pub image_tokens: u64,
     pub reasoning_tokens: u64,
     pub recorded_compactions: u64,
+    /// Sessions that are a subagent's own log ([`Session::parent`]).
+    pub subagent_sessions: u64,
+    /// Those placed in the conversation (`--history full`), measured, with
+    /// lean at the same points ([`crate::report::recorded`]); filled by the
+    /// caller, which chooses lean's window.
+    #[serde(skip_serializing_if = "RecordedTotals::is_empty")]
+    pub recorded: RecordedTotals,
     pub largest: Vec<Largest>,
     pub usage: UsageComparison,
 }
@@ -97,6 +109,7 @@ impl Stats {
         let mut st = Stats {
             sessions: 1,
             recorded_compactions: s.recorded_compactions.len() as u64,
+            subagent_sessions: u64::from(s.parent.is_some()),
             ..Stats::default()
         };
         st.tool_schema_tokens = meter.tools(s.tools.as_ref());
@@ -106,21 +119,30 @@ impl Stats {
             .flat_map(|m| m.tool_calls.iter())
             .map(|c| (c.id.as_str(), c.name.as_str()))
             .collect();
-        let mut prefix = st.tool_schema_tokens + meter.request_overhead();
+        let base = st.tool_schema_tokens + meter.request_overhead();
+        let mut prefix = base;
+        // The agent's own context: the prefix, restarted at each of its compactions.
+        let agent = AgentContext::new(s, meter);
+        let mut context = base;
         let mut largest = Vec::new();
         for (i, m) in s.messages.iter().enumerate() {
             let tokens = meter.message(m);
             let role = m.role.as_str().to_string();
-            // The request of the call that produced this assistant message is everything before it.
-            if m.role == Role::Assistant
+            if let Some(restart) = agent.restart_at(i) {
+                context = base + restart;
+            }
+            // The request of the call that produced this assistant message is
+            // the agent's context before it.
+            if m.opens_call()
                 && let Some(provider) = m.meta.usage.and_then(|u| u.prompt_tokens())
             {
                 st.usage.calls += 1;
                 st.usage.provider_tokens += provider;
-                st.usage.our_tokens += prefix;
-                st.usage.gaps.push(provider as i64 - prefix as i64);
+                st.usage.our_tokens += context;
+                st.usage.gaps.push(provider as i64 - context as i64);
             }
             prefix += tokens;
+            context += tokens;
             st.messages += 1;
             *st.messages_by_role.entry(role.clone()).or_insert(0) += 1;
             *st.tokens_by_role.entry(role.clone()).or_insert(0) += tokens;
@@ -172,13 +194,15 @@ impl Stats {
 
     /// Adds `other` (a session, file or set) into `self`.
     pub fn merge(&mut self, other: &Stats) {
-        crate::policy::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
+        crate::figures::tally::tally_fields!(self, other; sessions, messages, messages_by_role,
             tool_calls, tool_calls_by_name, tokens, tokens_by_role, tokens_by_tool,
-            tool_schema_tokens, images, image_tokens, reasoning_tokens, recorded_compactions);
+            tool_schema_tokens, images, image_tokens, reasoning_tokens, recorded_compactions,
+            subagent_sessions);
         let mut largest = std::mem::take(&mut self.largest);
         largest.extend(other.largest.iter().cloned());
         self.largest = top(largest);
-        crate::policy::tally::tally_fields!(self.usage, other.usage; calls, provider_tokens, our_tokens);
+        self.recorded.merge(&other.recorded);
+        crate::figures::tally::tally_fields!(self.usage, other.usage; calls, provider_tokens, our_tokens);
         self.usage.gaps.extend(other.usage.gaps.iter().copied());
         self.usage.finish();
     }
@@ -211,7 +235,7 @@ fn top(mut items: Vec<Largest>) -> Vec<Largest> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Message, ToolCall, Usage};
+    use crate::model::{Message, Role, ToolCall, Usage};
     use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
 
     fn meter() -> Meter {

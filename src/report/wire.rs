@@ -202,6 +202,16 @@ pub struct SessionRow {
     /// `--summarizer*`, on a session whose summary was asked of the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summarizer: Option<SummarizerObject>,
+    /// A compacted session: the id of its continuation ([`crate::model::continuation_id`]),
+    /// which a converted output carries as its `id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation_id: Option<String>,
+    /// A subagent's log: the session that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    /// A subagent's log: the parent's call that started it, where its log says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
 }
 
 /// A report line's `summarizer`: whether the model's body was used (from the
@@ -295,6 +305,9 @@ impl SessionRow {
             secrets_redacted: BTreeMap::new(),
             repairs: BTreeMap::new(),
             summarizer: c.summarizer.as_ref().map(SummarizerObject::new),
+            continuation_id: None,
+            parent_session_id: None,
+            parent_call_id: None,
         }
     }
 }

@@ -115,7 +115,7 @@ pub fn normalize(session: &Session, keep_source_fields: bool, api: Api) -> (Sess
         extra.insert("id".into(), Value::String(session.id.clone()));
         out.extra = Arc::new(extra);
         out.trailing.clear();
-        out.layout = crate::model::Layout::Object;
+        out.layout = crate::model::Envelope::Object;
     }
     (out, repairs)
 }

@@ -3,12 +3,13 @@
 //! layout), and outputs that would overwrite an input or land inside an input
 //! directory are refused here, before anything is written.
 //!
-//! Two output containers: files (`-o FILE`, `-o DIR/`, standard output; the
+//! Two routes ([`Route`]): files (`-o FILE`, `-o DIR/`, standard output; the
 //! session layouts of [`Layout`]) and an Arrow IPC stream (`--from arrow-ipc
 //! --to arrow-ipc`, the Spark and Ray worker contract).
 
-use super::{input_format, inputs, meter, output_format, policy, read_options, thread_pool};
+use super::{inputs, meter, policy, read_options, thread_pool};
 use crate::cli::args::{BudgetArgs, CompactArgs};
+use crate::cli::values::{InputFormat, OutputFormat};
 use anyhow::bail;
 use compactor::formats::Format;
 use compactor::io::manifest;
@@ -42,11 +43,13 @@ pub struct Compact {
     pub strict: bool,
     pub redact: bool,
     pub quiet: bool,
-    pub container: Container,
+    pub route: Route,
 }
 
-/// Where the compacted sessions go.
-pub enum Container {
+/// The way sessions go through a run: from files to files (or standard
+/// output), or one Arrow IPC stream to another (the input side's container is
+/// [`compactor::io::Container`]).
+pub enum Route {
     Files(Files),
     Arrow(Arrow),
 }
@@ -91,13 +94,12 @@ impl Compact {
         // `--model auto` is asked for by name here: without it `compact` keeps
         // one window (the default), so that its fast path (untouched lines
         // passed through after a skim) stays on.
-        let auto =
-            args.budget.window.is_none() && args.budget.model.as_deref() == Some(super::AUTO);
-        let container = if args.input.from == "arrow-ipc" || args.to == "arrow-ipc" {
-            Container::Arrow(arrow(args)?)
-        } else {
-            Container::Files(files_outputs(args)?)
-        };
+        let auto = super::windows::is_auto(&args.budget, super::windows::Unnamed::OneWindow);
+        let arrow_ipc =
+            args.input.from == InputFormat::ArrowIpc || args.to == OutputFormat::ArrowIpc;
+        // The outputs, checked: an Arrow stream's, or the files' (made `Files`
+        // with the formats below).
+        let checked = if arrow_ipc { Err(arrow(args)?) } else { Ok(files_outputs(args)?) };
         let mut policy = match &args.policy {
             Some(p) => {
                 super::policy_of(&super::spec(p)?, &args.budget, args.force, args.target_tokens)?
@@ -107,16 +109,16 @@ impl Compact {
         policy.summarizer = super::summarizer(&args.summarizer)?;
         let meter = meter(&args.budget);
         let pool = thread_pool(args.input.threads)?;
-        let container = match container {
-            Container::Files(files) => {
+        let route = match checked {
+            Ok(outputs) => {
                 // Retention figures live only in report rows: without `--report`
                 // nobody reads them, and measuring them reads the anchors of every
-                // whole input and searches every output (~10% of a `--counter
-                // hermes` run).
+                // whole input and searches every output (a visible share of a
+                // `--counter hermes` run).
                 policy.measure_retention = args.report.is_some();
-                Container::Files(files_formats(args, files)?)
+                Route::Files(files_formats(args, outputs)?)
             }
-            arrow => arrow,
+            Err(stream) => Route::Arrow(stream),
         };
         let policies = if auto {
             let table = super::model_table(args.budget.models_file.as_deref())?;
@@ -137,25 +139,26 @@ impl Compact {
             strict: args.strict,
             redact: args.redact,
             quiet: args.quiet,
-            container,
+            route,
         })
     }
 
     /// The engine every session goes through.
     pub fn engine(&self) -> Engine<'_> {
-        let (to, lines, keep_source_fields, training) = match &self.container {
-            Container::Files(f) => {
+        let (to, lines, keep_source_fields, training) = match &self.route {
+            Route::Files(f) => {
                 (f.to, f.lines, f.keep_source_fields, f.parquet && !f.keep_source_fields)
             }
             // The worker mode is a row transport: other columns pass through, as
             // `--keep-source-fields` has them (the clean request drops them), and
             // rows are not made training rows (README, "Running on a cluster").
-            Container::Arrow(_) => (Some(Format::OpenAi), false, true, false),
+            Route::Arrow(_) => (Some(Format::OpenAi), false, true, false),
         };
         Engine {
             policy: &self.policy,
             auto: self.policies.as_ref(),
             meter: &self.meter,
+            caches: compactor::policy::Caches::default(),
             to,
             redact: self.redact,
             lines,
@@ -169,7 +172,7 @@ impl Compact {
     /// could not be read) is reported by this shard: it is keyed by its
     /// source, so each bad record is reported by exactly one of N shards.
     pub fn in_shard(&self, source: &str) -> bool {
-        self.shard.is_none_or(|s| s.contains(source))
+        compactor::pipeline::shard::selects(self.shard, source)
     }
 }
 
@@ -177,7 +180,7 @@ impl Compact {
 /// INPUT, the agents' own log folders, as the other readers read them; their
 /// logs hold one session per file, so they are written one output per input
 /// (`-o DIR/`), never concatenated.
-fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
+fn files_outputs(args: &CompactArgs) -> anyhow::Result<FileOutputs> {
     let target = Target::parse(&args.output);
     let (inputs, roots) = if args.input.inputs.is_empty() {
         if !matches!(target, Target::Dir(_)) {
@@ -204,27 +207,23 @@ fn files_outputs(args: &CompactArgs) -> anyhow::Result<Files> {
         Target::File(p) => layout_for_name(p),
         Target::Stdout | Target::Dir(_) => Layout::Jsonl,
     };
-    Ok(Files {
-        inputs,
-        from: None,
-        target,
-        file_layout,
-        output_arg: args.output.clone(),
-        to: None,
-        parquet: false,
-        lines: false,
-        keep_source_fields: args.keep_source_fields,
-        resume: args.resume,
-        verbose: args.input.verbose,
-        options: output_options(args)?,
-    })
+    Ok(FileOutputs { inputs, target, file_layout })
+}
+
+/// The files route's inputs and outputs, checked before the policy is built;
+/// [`files_formats`] makes them [`Files`].
+struct FileOutputs {
+    inputs: Vec<Input>,
+    target: Target,
+    file_layout: Layout,
 }
 
 /// The rest of the files plan: `--to`, `--from`, and what they imply.
-fn files_formats(args: &CompactArgs, mut files: Files) -> anyhow::Result<Files> {
-    let (mut to, mut parquet) = output_format(&args.to)?;
-    if let Target::File(p) = &files.target
-        && files.file_layout == Layout::Parquet
+fn files_formats(args: &CompactArgs, outputs: FileOutputs) -> anyhow::Result<Files> {
+    let FileOutputs { inputs, target, file_layout } = outputs;
+    let (mut to, mut parquet) = args.to.dialect()?;
+    if let Target::File(p) = &target
+        && file_layout == Layout::Parquet
     {
         if to.is_some_and(|f| f != Format::OpenAi) {
             bail!(
@@ -235,26 +234,35 @@ fn files_formats(args: &CompactArgs, mut files: Files) -> anyhow::Result<Files> 
         }
         (to, parquet) = (Some(Format::OpenAi), true);
     }
-    files.lines = !parquet
-        && match &files.target {
+    let lines = !parquet
+        && match &target {
             Target::Stdout | Target::Dir(_) => true,
-            Target::File(_) => files.file_layout == Layout::Jsonl,
+            Target::File(_) => file_layout == Layout::Jsonl,
         };
-    files.from = input_format(&args.input.from)?;
-    files.to = to;
-    files.parquet = parquet;
-    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && files.target == Target::Stdout
-    {
+    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && target == Target::Stdout {
         bail!(
             "--report - and -o - would both write to standard output; send one of them to a file"
         );
     }
-    Ok(files)
+    Ok(Files {
+        inputs,
+        from: args.input.from.dialect()?,
+        target,
+        file_layout,
+        output_arg: args.output.clone(),
+        to,
+        parquet,
+        lines,
+        keep_source_fields: args.keep_source_fields,
+        resume: args.resume,
+        verbose: args.input.verbose,
+        options: output_options(args)?,
+    })
 }
 
 /// The Arrow IPC plan: one stream in, one out.
 fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
-    if args.input.from != "arrow-ipc" || args.to != "arrow-ipc" {
+    if args.input.from != InputFormat::ArrowIpc || args.to != OutputFormat::ArrowIpc {
         bail!(
             "--from arrow-ipc and --to arrow-ipc go together (one Arrow IPC stream in, one out)\nhint: to write a table from files, use --to parquet"
         );

@@ -48,7 +48,7 @@ pub fn inputs(quiet: bool) -> anyhow::Result<Found> {
         lines.push(format!(
             "  {}: {} {} session file{plural}",
             folder.path.display(),
-            compactor::policy::tool_families::thousands(files.len() as u64),
+            compactor::figures::thousands(files.len() as u64),
             folder.agent.label()
         ));
         inputs.extend(files);

@@ -11,7 +11,7 @@ pub(crate) mod discovery;
 mod summarizer;
 mod windows;
 
-pub use compact::{Arrow, Compact, Container, Files, rejects_sources};
+pub use compact::{Arrow, Compact, Files, Route, rejects_sources};
 #[cfg(test)]
 pub use summarizer::COMMAND_MODEL;
 pub use summarizer::{options_text as summarizer_options, summarizer};
@@ -27,7 +27,6 @@ use compactor::io::{Input, ReadOptions, expand_inputs_noting};
 use compactor::model::History;
 use compactor::pipeline::JobReader;
 use compactor::policy::Policy;
-use compactor::policy::anchors::AnchorBudget;
 use compactor::policy::spec::{PolicySpec, builtin};
 use compactor::tokens::Meter;
 use std::collections::BTreeMap;
@@ -57,7 +56,7 @@ impl Reading {
         } else {
             inputs(&args.inputs)?
         };
-        let from = input_format(&args.from)?;
+        let from = args.from.dialect()?;
         let pool = thread_pool(args.threads)?;
         Ok(Reading {
             inputs,
@@ -204,13 +203,7 @@ pub fn policy_of(
     policy.set_window(window, args.threshold_cap);
     policy.force = force;
     policy.target_tokens = target;
-    policy.anchor_budget =
-        match args.anchor_budget.as_str() {
-            "auto" => AnchorBudget::Auto,
-            n => AnchorBudget::Chars(n.parse().with_context(|| {
-                format!("--anchor-budget: expected `auto` or a number, got `{n}`")
-            })?),
-        };
+    policy.anchor_budget = args.anchor_budget.0;
     if let Some(path) = &args.tool_families {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
@@ -227,38 +220,11 @@ pub fn meter(args: &BudgetArgs) -> Meter {
     Meter::with_tokenizer(args.counter, args.tokenizer, args.image_tokens)
 }
 
-/// `--from`: `None` for auto-detection.
-pub fn input_format(arg: &str) -> anyhow::Result<Option<Format>> {
-    match arg {
-        "auto" => Ok(None),
-        other => Ok(Some(other.parse::<Format>().map_err(anyhow::Error::msg).context("--from")?)),
-    }
-}
-
-/// `--to`: the output dialect (`None`: each input's own) and whether the
-/// container is Parquet (`--to parquet`: OpenAI-shaped rows).
-pub fn output_format(arg: &str) -> anyhow::Result<(Option<Format>, bool)> {
-    match arg {
-        "same" => Ok((None, false)),
-        "parquet" => Ok((Some(Format::OpenAi), true)),
-        other => {
-            let f = other.parse::<Format>().map_err(anyhow::Error::msg).context("--to")?;
-            if f.unit() == compactor::formats::Unit::File {
-                bail!(
-                    "--to {other}: {other} holds one session per file; convert to openai, anthropic, sharegpt or parquet"
-                );
-            }
-            Ok((Some(f), false))
-        }
-    }
-}
-
 /// Items allowed between reading and writing: enough to keep every worker busy
 /// while one slow session holds the head of the output order, few enough that
-/// memory stays a few dozen sessions. At 12 for two threads, a 4 MB session at
-/// the head left the other worker idle: `compact -j2` of the 1 GB bench corpus
-/// used 175-185% of two cores, against 186-190% at 32 or 64, at the same peak
-/// RSS (256-281 MB, eight runs alternated).
+/// memory stays a few dozen sessions. Fewer (12 for two threads) let one
+/// large session at the head leave the other worker idle; more used the
+/// cores no better at the same peak RSS (benches/RESULTS.md).
 pub fn in_flight(pool: &rayon::ThreadPool) -> usize {
     16 * pool.current_num_threads()
 }

@@ -18,9 +18,25 @@ use std::sync::Arc;
 /// The `--model` value that asks for each session's own model.
 pub const AUTO: &str = "auto";
 
-/// Returns true if and only if these options leave each session's window to its log.
-pub fn is_auto(args: &BudgetArgs) -> bool {
-    args.window.is_none() && args.model.as_deref().is_none_or(|m| m == AUTO)
+/// What a command does given neither `--window` nor `--model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unnamed {
+    /// One window, the default (`compact`: its skim of untouched lines needs
+    /// one trigger for every session).
+    OneWindow,
+    /// Each session's own model's window, as `--model auto` (the readers).
+    EachSessions,
+}
+
+/// Returns true if and only if these options leave each session's window to
+/// its log: `--model auto`, or neither `--window` nor `--model` where the
+/// command's default (`unnamed`) is each session's. The one rule of `auto`.
+pub fn is_auto(args: &BudgetArgs, unnamed: Unnamed) -> bool {
+    args.window.is_none()
+        && match args.model.as_deref() {
+            Some(m) => m == AUTO,
+            None => unnamed == Unnamed::EachSessions,
+        }
 }
 
 /// The policies of `mode` under these options (see [`Policies`]).
@@ -45,7 +61,7 @@ pub fn policies_of(
 ) -> anyhow::Result<Policies> {
     let mut base = policy_of(spec, args, force, target)?;
     base.summarizer = summarizer.cloned();
-    if !is_auto(args) {
+    if !is_auto(args, Unnamed::EachSessions) {
         return Ok(Policies::new(base, None));
     }
     let table = model_table(args.models_file.as_deref())?;
@@ -78,10 +94,8 @@ impl DefaultedCount {
         let plural = if self.sessions == 1 { "" } else { "s" };
         let mut text = format!(
             "compactor: --model auto: {} session{plural} named no model of the table; given the default window, {} tokens",
-            compactor::policy::tool_families::thousands(self.sessions as u64),
-            compactor::policy::tool_families::thousands(
-                compactor::catalog::window::DEFAULT_WINDOW_TOKENS
-            ),
+            compactor::figures::thousands(self.sessions as u64),
+            compactor::figures::thousands(compactor::catalog::window::DEFAULT_WINDOW_TOKENS),
         );
         if !self.unknown.is_empty() {
             let names: Vec<String> =

@@ -83,11 +83,9 @@ pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
             let out = out
                 .map_err(|e| anyhow!("{display}: {}", e.message))?
                 .map_err(|e| anyhow!("{display}: {e}"))?;
+            // Only this shard's (the engine's, and the rows above).
             for (source, kind, reason, raw) in out.rejected {
-                let source = source.to_string();
-                if cfg.in_shard(&source) {
-                    ledger.reject(kind, &source, &reason, raw)?;
-                }
+                ledger.reject(kind, &source.to_string(), &reason, raw)?;
             }
             if out.batch.num_rows() > 0 {
                 writer.write(&out.batch)?;
@@ -136,6 +134,8 @@ fn compact_batch(
                     history: compactor::model::History::default(),
                     records: vec![RawRecord { source, payload }],
                 }),
+                // A row that is no record has no id: its source picks the shard.
+                Err(_) if !engine.selects(&source.to_string()) => Vec::new(),
                 Err(reason) => {
                     let kind = RejectKind::Malformed;
                     vec![Processed::Rejected {

@@ -13,15 +13,15 @@ mod ledger;
 mod resume;
 mod sink;
 
-use crate::cli::config::{self, Compact, Container, Files};
+use crate::cli::config::{self, Compact, Files, Route};
 use crate::cmd::ExitStatus;
 use resume::Resume;
 use sink::Sink;
 
 pub fn run(cfg: &Compact) -> anyhow::Result<ExitStatus> {
-    match &cfg.container {
-        Container::Files(files) => run_files(cfg, files),
-        Container::Arrow(stream) => arrow::run(cfg, stream),
+    match &cfg.route {
+        Route::Files(files) => run_files(cfg, files),
+        Route::Arrow(stream) => arrow::run(cfg, stream),
     }
 }
 

@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 use compactor::formats::{Format, Unit};
 use compactor::io::output::{Layout, SessionWriter, Target};
 use compactor::io::sync_batch::SyncBatch;
-use compactor::io::{Container as Layered, Input};
+use compactor::io::{Container, Input};
 use compactor::pipeline::{Done, Item, Output, Processed};
 use compactor::report::{RejectKind, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -137,11 +137,9 @@ impl<'a> Sink<'a> {
             }
             Processed::Item(Item::Job(_)) => Ok(()),
             Processed::Session(done) => self.session(&done),
+            // The engine gives back only this shard's.
             Processed::Rejected { input, source, kind, reason, raw } => {
                 let source = source.to_string();
-                if !self.cfg.in_shard(&source) {
-                    return Ok(());
-                }
                 self.tally[input].rejected += 1;
                 self.ledger.reject(kind, &source, &reason, raw)
             }
@@ -149,7 +147,7 @@ impl<'a> Sink<'a> {
     }
 
     /// A file starts: under `-o DIR/`, its output file opens.
-    fn start(&mut self, input: usize, container: Layered, format: Format) -> anyhow::Result<()> {
+    fn start(&mut self, input: usize, container: Container, format: Format) -> anyhow::Result<()> {
         let inputs = self.inputs;
         if self.files.verbose {
             eprintln!("compactor: {}: {format}", inputs[input].display);
@@ -157,9 +155,9 @@ impl<'a> Sink<'a> {
         if let Target::Dir(dir) = &self.files.target {
             let layout = layout_for(container, format, self.files.to, self.files.parquet);
             let mut name = dir.join(&inputs[input].relative);
-            if layout == Layout::Parquet && container != Layered::Parquet {
+            if layout == Layout::Parquet && container != Container::Parquet {
                 name = with_extension(&name, "parquet");
-            } else if layout != Layout::Parquet && container == Layered::Parquet {
+            } else if layout != Layout::Parquet && container == Container::Parquet {
                 name = with_extension(&name, "jsonl");
             }
             self.outputs.per_file = Some(SessionWriter::file(&name, layout)?);
@@ -281,8 +279,8 @@ fn input_size(input: &Input) -> u64 {
 
 /// Layout of a per-input output: the input's own, unless a conversion
 /// turns one session per file into one session per line, or asks for Parquet.
-fn layout_for(container: Layered, from: Format, to: Option<Format>, parquet: bool) -> Layout {
-    if parquet || (container == Layered::Parquet && to.is_none()) {
+fn layout_for(container: Container, from: Format, to: Option<Format>, parquet: bool) -> Layout {
+    if parquet || (container == Container::Parquet && to.is_none()) {
         return Layout::Parquet;
     }
     let to = to.unwrap_or(from);
@@ -290,9 +288,9 @@ fn layout_for(container: Layered, from: Format, to: Option<Format>, parquet: boo
         return Layout::Jsonl;
     }
     match container {
-        Layered::Jsonl | Layered::Parquet => Layout::Jsonl,
-        Layered::Document => Layout::Document,
-        Layered::DocumentArray => Layout::Array,
+        Container::Jsonl | Container::Parquet => Layout::Jsonl,
+        Container::Document => Layout::Document,
+        Container::DocumentArray => Layout::Array,
     }
 }
 

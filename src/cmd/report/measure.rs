@@ -15,6 +15,7 @@ use compactor::policy::{Prepared, compact_prepared, verify::verify};
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::aggregate::{RejectCounts, ReportRow, summarize};
 use compactor::report::fingerprint::fingerprint;
+use compactor::report::recorded;
 use compactor::report::render::Series;
 use compactor::report::wire::{ReplayLabels, ReplayRow, SessionRow};
 use serde_json::Value;
@@ -65,6 +66,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let mut positions: Vec<u64> = Vec::new();
     let mut rejected = RejectCounts::default();
     let counter = meter.kind().name();
+    // What every compaction and replay of the run remembers.
+    let caches = compactor::policy::Caches::default();
     crate::cmd::run_items(
         &reading,
         |item| match item {
@@ -93,12 +96,12 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     let mut series = Vec::new();
                     let mut figures = Vec::new();
                     // The input's anchors and counts are read once for every mode.
-                    let prepared = Prepared::new(s);
+                    let prepared = Prepared::new(s, &caches);
                     // Replay walks the session as the log holds it, call by
                     // call, as `compactor replay` does: the same figures in both
                     // (a clean request joins a reply's text to its calls, and
                     // drops the agent's own compactions and calls made of nothing).
-                    let as_logged = Prepared::new(raw);
+                    let as_logged = Prepared::new(raw, &caches);
                     let users = s.messages.iter().filter(|m| real_user_text(m).is_some()).count();
                     for policies in &policies {
                         let (p, chosen) = policies.for_model(model.as_deref());
@@ -113,6 +116,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                             counter,
                         );
                         row.repairs = repairs.by_name();
+                        row.parent_session_id = s.parent.as_ref().map(|p| p.session_id.clone());
+                        row.parent_call_id = s.parent.as_ref().and_then(|p| p.call_id.clone());
                         let labels = ReplayLabels {
                             format: format.name(),
                             mode: p.name(),
@@ -121,7 +126,13 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         };
                         let mut rr = ReplayRow::new(&s.source, &s.id, labels, p.window, &r, None);
                         rr.chosen = chosen;
-                        session_rows.push(ReportRow::new(row, problems, users, &rr));
+                        let mut report_row = ReportRow::new(row, problems, users, &rr);
+                        if p.spec.reference_mode() == Some(compactor::Mode::Lean) {
+                            // The agent's own compactions, beside lean at the same points.
+                            report_row.recorded_compactions =
+                                recorded::measure(raw, p, &meter, &caches);
+                        }
+                        session_rows.push(report_row);
                         series.push(Series::from_replay(&s.source.to_string(), p.name(), &r));
                         if by_policy {
                             let mut f = compactor::report::policies::PolicySummary::default();
@@ -248,7 +259,7 @@ fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, Str
         ("force", args.force.to_string()),
         ("target_tokens", args.target_tokens.map_or_else(|| "none".into(), |t| t.to_string())),
         ("image_tokens", b.image_tokens.to_string()),
-        ("anchor_budget", b.anchor_budget.clone()),
+        ("anchor_budget", b.anchor_budget.to_string()),
         ("tool_families", file(&b.tool_families)),
     ]
     .into_iter()

@@ -1,6 +1,9 @@
 //! `stats --by day|project|model`: the sessions grouped by what their logs
 //! say (`compactor::discover::facts`), one table row per group.
 //!
+//! `sessions` counts the agents' own sessions, `subagents` the subagents'
+//! logs among them apart (Claude Code `subagents/agent-*.jsonl`).
+//!
 //! Groups are in key order (byte order: days oldest first), with sessions
 //! whose log does not say last, under [`UNKNOWN`]; a TOTAL row closes the table.
 
@@ -31,7 +34,7 @@ fn ordered(groups: &BTreeMap<Option<String>, Stats>) -> Vec<(&str, &Stats)> {
 }
 
 fn n(v: u64) -> String {
-    compactor::policy::tool_families::thousands(v)
+    compactor::figures::thousands(v)
 }
 
 /// The table: one row per group, then TOTAL.
@@ -41,11 +44,19 @@ pub fn print(
     groups: &BTreeMap<Option<String>, Stats>,
     total: &Stats,
 ) -> std::io::Result<()> {
-    const COLUMNS: [&str; 6] =
-        ["sessions", "messages", "tokens", "tool calls", "provider calls", "provider tokens"];
+    const COLUMNS: [&str; 7] = [
+        "sessions",
+        "subagents",
+        "messages",
+        "tokens",
+        "tool calls",
+        "provider calls",
+        "provider tokens",
+    ];
     let figures = |st: &Stats| {
         [
-            st.sessions,
+            st.sessions - st.subagent_sessions,
+            st.subagent_sessions,
             st.messages,
             st.tokens,
             st.tool_calls,
@@ -54,7 +65,7 @@ pub fn print(
         ]
         .map(n)
     };
-    let mut rows: Vec<(String, [String; 6])> =
+    let mut rows: Vec<(String, [String; 7])> =
         ordered(groups).into_iter().map(|(k, st)| (k.to_string(), figures(st))).collect();
     rows.push(("TOTAL".to_string(), figures(total)));
     let key_width =

@@ -8,8 +8,8 @@ use super::*;
 use crate::formats::openai::decode_part;
 use crate::formats::{DecodeError, Record, event_message, kind_of};
 use crate::model::{
-    ArgsForm, CallMark, Content, ContentForm, History, Message, MessageMeta, Part, Role, Session,
-    Source, ToolCall, Usage,
+    ArgsForm, CallMark, Content, ContentForm, History, Message, MessageMeta, Parent, Part, Role,
+    Session, Source, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -419,16 +419,21 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
         return Err(DecodeError::new("a Claude Code log without records"));
     };
     let source = Source { path: first.source.path.clone(), line: None, index: None };
+    let agent = subagent_of(records.iter().map(|r| &r.value)).map(str::to_string);
+    let chain = Chain { subagent: agent.is_some() };
     let live_from = match history {
         History::Full => 0,
         History::Live => records
             .iter()
-            .rposition(|r| r.value.as_object().is_some_and(is_boundary))
+            .rposition(|r| r.value.as_object().is_some_and(|m| chain.boundary(m)))
             .map_or(0, |i| i + 1),
     };
     let mut d = Decoder::default();
     let mut id = None;
     let mut recorded: Vec<RecordedCompaction> = Vec::new();
+    let mut keeping: Option<Keeping> = None;
+    let segments_after = segments_after(&records, chain);
+    let mut side = SideCalls::default();
     for (i, Record { source: at, value }) in records.into_iter().enumerate() {
         let map = match value {
             Value::Object(map) => map,
@@ -451,43 +456,198 @@ pub fn decode_events(records: Vec<Record>, history: History) -> Result<Session, 
                 .filter(|s| !s.is_empty())
                 .map(str::to_string);
         }
-        if is_boundary(&map) {
+        if chain.boundary(&map) {
+            if let Some(k) = keeping.take() {
+                k.finish(&mut recorded);
+            }
             let position = (history == History::Full).then_some(d.messages.len());
             let mut c = boundary_record(&map, position);
             if history == History::Full {
                 c.kept = preserved(&map, &d.messages);
+                // Kept messages written after the boundary (ours): read as the
+                // record's, not as conversation.
+                let after = segment_tail(&map).filter(|_| segments_after.contains(&i));
+                keeping = Some(Keeping {
+                    decoder: Decoder::default(),
+                    until: after,
+                    summary_seen: false,
+                    index: recorded.len(),
+                });
             }
             recorded.push(c);
         }
-        let summary = is_compact_summary(&map);
+        let summary = chain.summary(&map);
         if summary && let Some(c) = recorded.last_mut() {
-            c.summary = summary_text(&map);
+            c.summary = match (std::mem::take(&mut c.summary), summary_text(&map)) {
+                (RecordedSummary::Text(a), RecordedSummary::Text(b)) => {
+                    RecordedSummary::Text(format!("{a}\n{b}"))
+                }
+                (RecordedSummary::Text(a), _) => RecordedSummary::Text(a),
+                (_, b) => b,
+            };
+        }
+        // A subagent's own log: its sidechain is its conversation, not side calls.
+        if !chain.on(&map) && type_of(&map) == Some("assistant") {
+            side.add(&map);
         }
         // Under `full`, the agent's summary is a recorded compaction's, not conversation.
-        let chat = i >= live_from && !is_sidechain(&map) && !(summary && history == History::Full);
+        let chat = i >= live_from && chain.on(&map) && !(summary && history == History::Full);
+        let chat_type = matches!(type_of(&map), Some("assistant" | "user"));
+        if let Some(k) = keeping.as_mut() {
+            if summary {
+                k.summary_seen = true;
+            }
+            if chat && chat_type && (k.until.is_some() || !k.summary_seen) {
+                let uuid = map.get("uuid").and_then(Value::as_str);
+                let last = k.until.is_some() && uuid == k.until.as_deref();
+                let copy = take_event(map.clone(), &at)?;
+                match type_of(&map) {
+                    Some("assistant") => k.decoder.assistant(copy),
+                    _ => k.decoder.user(copy),
+                }
+                d.pending.push(Value::Object(map));
+                if last && let Some(k) = keeping.take() {
+                    k.finish(&mut recorded);
+                }
+                continue;
+            }
+            if k.until.is_none()
+                && k.summary_seen
+                && let Some(k) = keeping.take()
+            {
+                k.finish(&mut recorded);
+            }
+        }
         match type_of(&map) {
             Some("assistant") if chat => d.assistant(take_event(map, &at)?),
             Some("user") if chat => d.user(take_event(map, &at)?),
             _ => d.pending.push(Value::Object(map)),
         }
     }
+    if let Some(k) = keeping.take() {
+        k.finish(&mut recorded);
+    }
     d.close();
+    // A subagent's log carries its parent's `sessionId`: it is named by its agent.
+    let (id, parent) = match (agent, id) {
+        (Some(agent), parent) => (
+            Some(format!("{SUBAGENT_ID_PREFIX}{agent}")),
+            parent.map(|session_id| Parent { session_id, call_id: None }),
+        ),
+        (None, id) => (id, None),
+    };
     Ok(Session {
         id: id.unwrap_or_else(|| source.to_string()),
         source,
         messages: d.messages,
         trailing: d.pending,
         recorded_compactions: recorded,
+        parent,
+        side_calls: side.calls.into_iter().map(|(_, u)| u).collect(),
         ..Session::default()
     })
 }
 
-/// Returns true if and only if `map` is the agent's summary of a compaction
-/// (a main-chain `user` event with `isCompactSummary: true`).
-fn is_compact_summary(map: &Map<String, Value>) -> bool {
-    type_of(map) == Some("user")
-        && map.get("isCompactSummary") == Some(&Value::Bool(true))
-        && !is_sidechain(map)
+/// Messages a compaction kept that its log writes after its boundary (ours:
+/// [`super::lineage`]), read under [`History::Full`] as the record's `kept`
+/// rather than conversation: every chat event after the boundary up to its
+/// `preservedSegment.tailUuid` when the segment is written after it, else
+/// those before its summary.
+struct Keeping {
+    decoder: Decoder,
+    /// The uuid of the segment's last event, when the segment comes after the boundary.
+    until: Option<String>,
+    summary_seen: bool,
+    /// The recorded compaction they belong to.
+    index: usize,
+}
+
+impl Keeping {
+    fn finish(mut self, recorded: &mut [RecordedCompaction]) {
+        self.decoder.close();
+        if let Some(c) = recorded.get_mut(self.index) {
+            c.kept.extend(self.decoder.messages);
+        }
+    }
+}
+
+/// The indices of the boundaries whose `preservedSegment` ends after them
+/// (ours; Claude Code's own segments are written before their boundary).
+fn segments_after(records: &[Record], chain: Chain) -> std::collections::HashSet<usize> {
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, r) in records.iter().enumerate() {
+        if let Some(u) = r.value.get("uuid").and_then(Value::as_str) {
+            at.entry(u).or_insert(i);
+        }
+    }
+    let boundary_tail = |(i, r): (usize, &Record)| {
+        let map = r.value.as_object().filter(|m| chain.boundary(m))?;
+        let tail = segment_tail(map)?;
+        at.get(tail.as_str()).is_some_and(|&t| t > i).then_some(i)
+    };
+    records.iter().enumerate().filter_map(boundary_tail).collect()
+}
+
+/// A boundary's `preservedSegment.tailUuid`.
+fn segment_tail(map: &Map<String, Value>) -> Option<String> {
+    let segment = map.get("compactMetadata")?.get("preservedSegment")?;
+    segment.get("tailUuid")?.as_str().map(str::to_string)
+}
+
+/// Which events of a log are its chain: the main chain's, or in a
+/// subagent's own log ([`subagent_of`]) its sidechain's.
+#[derive(Clone, Copy)]
+struct Chain {
+    subagent: bool,
+}
+
+impl Chain {
+    /// Returns true if and only if `map` is an event of the chain.
+    fn on(self, map: &Map<String, Value>) -> bool {
+        self.subagent || !is_sidechain(map)
+    }
+
+    /// Returns true if and only if `map` is a `compact_boundary` of the chain.
+    fn boundary(self, map: &Map<String, Value>) -> bool {
+        is_boundary_kind(map) && self.on(map)
+    }
+
+    /// Returns true if and only if `map` is the agent's summary of a
+    /// compaction (a `user` event of the chain with `isCompactSummary:
+    /// true`; ours may be an `assistant` one, when our summary took that role).
+    fn summary(self, map: &Map<String, Value>) -> bool {
+        matches!(type_of(map), Some("user" | "assistant"))
+            && map.get("isCompactSummary") == Some(&Value::Bool(true))
+            && self.on(map)
+    }
+}
+
+/// The provider calls of sidechain events, one per `message.id` (the last
+/// event's usage: Claude Code writes one event per streamed block), in the
+/// order first seen; `<synthetic>` messages are no call.
+#[derive(Default)]
+struct SideCalls {
+    calls: Vec<(Option<String>, Usage)>,
+    /// Position in `calls` of each `message.id` seen.
+    by_id: std::collections::HashMap<String, usize>,
+}
+
+impl SideCalls {
+    fn add(&mut self, map: &Map<String, Value>) {
+        let model = map.get("message").and_then(|m| m.get("model")).and_then(Value::as_str);
+        let Some(usage) = usage_of(map).filter(|_| model != Some(SYNTHETIC_MODEL)) else {
+            return;
+        };
+        let id = message_id(map).map(str::to_string);
+        if let Some(&k) = id.as_ref().and_then(|id| self.by_id.get(id)) {
+            self.calls[k].1 = usage;
+            return;
+        }
+        if let Some(id) = &id {
+            self.by_id.insert(id.clone(), self.calls.len());
+        }
+        self.calls.push((id, usage));
+    }
 }
 
 /// The text of a summary event (a string content, or its text blocks joined).

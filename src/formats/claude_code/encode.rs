@@ -115,7 +115,7 @@ fn result_events(msgs: &[Message], start: usize, end: usize) -> (Vec<ResultEvent
 }
 
 /// Formats 128 bits as a UUID string (version 8, RFC 9562 variant).
-fn format_uuid(x: u128) -> String {
+pub(super) fn format_uuid(x: u128) -> String {
     let x = (x & !(0xF << 76)) | (0x8 << 76);
     let x = (x & !(0x3 << 62)) | (0x2 << 62);
     let h = format!("{x:032x}");

@@ -6,7 +6,11 @@
 //! [`History::Full`] (the default), all of it is: each `compact_boundary` and the
 //! `isCompactSummary` user event after it become a [`RecordedCompaction`] (position,
 //! `compactMetadata.trigger` / `preTokens`, the summary text, the
-//! `preservedSegment` messages as `kept`), not messages. Read [`History::Live`],
+//! `preservedSegment` messages as `kept`), not messages; so are the messages a
+//! compaction kept and wrote after its boundary (ours, [`Adapter::lineage`]:
+//! the chat events after the boundary up to its `preservedSegment.tailUuid`
+//! when that segment comes after it, else those before its summary), which
+//! pass through in place. Read [`History::Live`],
 //! only the chain after the last boundary is (what the agent sends next):
 //! - a `user` event with string content, or with blocks that are not `tool_result`,
 //!   is one [`Role::User`] message (`isMeta` caveats and command output included:
@@ -20,6 +24,12 @@
 //!   text and other blocks parts, `tool_use` blocks [`ToolCall`]s
 //!   (`arguments` = `input` as JSON text). Tool-result events and passthrough
 //!   records may sit between the parts; they stay where they were.
+//!
+//! A subagent's own log (`<session>/subagents/agent-<id>.jsonl`: no main-chain
+//! chat event, every chat event a sidechain event of one `agentId`) is read
+//! the same way with its sidechain as its chain; its session id is
+//! `agent-<agentId>` ([`SUBAGENT_ID_PREFIX`]) and [`Session::parent`] names
+//! the session whose `sessionId` its events carry.
 //!
 //! Everything else passes through in place, in the `attached` list of the next
 //! message (or [`Session::trailing`]): `file-history-snapshot`, `queue-operation`,
@@ -66,7 +76,11 @@
 //! on resume is continuous. Otherwise only parents this encoder itself left out are
 //! re-linked, so decode + encode gives the file back record for record, the
 //! source's own gaps included. The `compaction` object itself is never written
-//! (SPEC 6: report only for file dialects).
+//! (SPEC 6: report only for file dialects). A compacted session written back
+//! as Claude Code is not re-encoded whole: the pipeline writes the input's
+//! lines and appends [`Adapter::lineage`]'s events (`lineage.rs`: a
+//! `compact_boundary` and the compacted context after it, as Claude Code
+//! records its own compactions).
 //!
 //! ## Where the format is ambiguous
 //! - A user event mixing `tool_result` and other blocks is read as "results first";
@@ -91,15 +105,19 @@
 //! [`History::Live`]: crate::model::History::Live
 //! [`RecordedCompaction`]: crate::model::RecordedCompaction
 //! [`Session::recorded_compactions`]: crate::model::Session::recorded_compactions
+//! [`Session::parent`]: crate::model::Session::parent
 
 mod align;
 mod decode;
 mod encode;
+mod lineage;
 #[cfg(test)]
 mod tests;
 
 use super::{Adapter, DecodeError, Record, Unit};
-use crate::model::{History, Message, Part, RecordedCompaction, RecordedSummary, Session};
+use crate::model::{
+    Continuation, History, Message, Part, RecordedCompaction, RecordedSummary, Session,
+};
 use serde_json::{Map, Value};
 
 pub use decode::decode_events;
@@ -117,6 +135,9 @@ pub const BLOCK_KEY: &str = "claudeCodeBlock";
 pub const NEW_EVENT_KEY: &str = "claudeCodeNewEvent";
 /// Hashed with a new message's parent uuid, role and text to derive its uuid.
 pub const UUID_NAMESPACE: &str = "compactor/claude-code/uuid/v1";
+/// A subagent's session id is its `agentId` after this (its file's stem,
+/// `agent-<agentId>`).
+pub const SUBAGENT_ID_PREFIX: &str = "agent-";
 /// A block kind naming a tool call in [`EVENTS_KEY`]: `tool_use:<id>`.
 const CALL_KIND: &str = "tool_use:";
 
@@ -160,6 +181,10 @@ impl Adapter for ClaudeCode {
     fn encode(&self, session: &Session, compaction: Option<&Value>) -> Vec<Value> {
         encode_events(session, compaction.is_some())
     }
+
+    fn lineage(&self, original: &Session, c: &Continuation<'_>) -> Option<Vec<Value>> {
+        Some(lineage::lineage_events(original, c))
+    }
 }
 
 /// Returns true if and only if `v` looks like one line of a Claude Code log.
@@ -188,9 +213,36 @@ fn type_of(map: &Map<String, Value>) -> Option<&str> {
 
 /// Returns true if and only if `map` is a main-chain `compact_boundary` event.
 fn is_boundary(map: &Map<String, Value>) -> bool {
+    is_boundary_kind(map) && !is_sidechain(map)
+}
+
+/// Returns true if and only if `map` is a `compact_boundary` event, of any chain.
+fn is_boundary_kind(map: &Map<String, Value>) -> bool {
     type_of(map) == Some("system")
         && map.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
-        && !is_sidechain(map)
+}
+
+/// The `agentId` of a subagent's own log (Claude Code 2.1+:
+/// `<session>/subagents/agent-<id>.jsonl`): a log with no main-chain chat
+/// event whose chat events are all sidechain events of one agent. Its
+/// sidechain is its chain. `None` for any other log (older logs keep
+/// sidechains inline, beside a main chain).
+fn subagent_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<&'a str> {
+    let chat =
+        |v: &&Value| matches!(v.get("type").and_then(Value::as_str), Some("user" | "assistant"));
+    let mut agent = None;
+    for v in records.into_iter().filter(chat) {
+        let map = v.as_object()?;
+        if !is_sidechain(map) {
+            return None;
+        }
+        let id = map.get("agentId").and_then(Value::as_str).filter(|s| !s.is_empty())?;
+        match agent {
+            Some(a) if a != id => return None,
+            _ => agent = Some(id),
+        }
+    }
+    agent
 }
 
 /// A boundary as a recorded compaction after `at` messages (its summary and

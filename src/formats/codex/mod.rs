@@ -54,6 +54,13 @@
 //!   line with a `message` and no `replacement_history` (older Codex) is a
 //!   user message holding that summary.
 //!
+//! ## Our compaction
+//! A compacted session written back as Codex is not re-encoded whole: the
+//! pipeline writes the input's lines and appends [`super::Adapter::lineage`]'s
+//! one `compacted` line (`lineage.rs`: `message` = our summary,
+//! `replacement_history` = our compacted context but the system prompt), as
+//! Codex records its own; read back, it is a recorded compaction like Codex's.
+//!
 //! ## Keeping every line
 //! Typed fields are taken out of the payload and a slot marker is left at
 //! their key, under the OpenAI names (`role`, `content`, `tool_call_id`; a call's
@@ -75,11 +82,12 @@
 
 mod decode;
 mod encode;
+mod lineage;
 #[cfg(test)]
 mod tests;
 
 use super::{Adapter, DecodeError, Record, Unit};
-use crate::model::{History, Session};
+use crate::model::{Continuation, History, Session};
 use serde_json::{Map, Value};
 
 use decode::decode_records;
@@ -160,6 +168,10 @@ impl Adapter for Codex {
     fn encode(&self, session: &Session, _compaction: Option<&Value>) -> Vec<Value> {
         // The compaction object goes to the report only: the file stays a rollout Codex reads.
         encode_session(session)
+    }
+
+    fn lineage(&self, original: &Session, c: &Continuation<'_>) -> Option<Vec<Value>> {
+        Some(lineage::lineage_lines(original, c))
     }
 }
 

@@ -4,8 +4,8 @@
 use super::{ATTACHED, REASONING_FIELDS, TRAILING, decode_part, slot};
 use crate::formats::{DecodeError, kind_of, record_id};
 use crate::model::{
-    ArgsForm, Content, ContentForm, Layout, Message, MessageMeta, Reasoning, Role, Session, Source,
-    ToolCall, Usage,
+    ArgsForm, Content, ContentForm, Envelope, Message, MessageMeta, Reasoning, Role, Session,
+    Source, ToolCall, Usage,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub fn looks_like_session(v: &Value) -> bool {
 pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeError> {
     let (layout, mut extra, raw_messages) = match record {
         Value::Object(mut map) => match map.insert("messages".into(), slot()) {
-            Some(Value::Array(items)) => (Layout::Object, map, items),
+            Some(Value::Array(items)) => (Envelope::Object, map, items),
             Some(_) => return Err(DecodeError::new("`messages` is not an array")),
             None => {
                 return Err(DecodeError::new(
@@ -31,7 +31,7 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
                 ));
             }
         },
-        Value::Array(items) => (Layout::BareArray, Map::new(), items),
+        Value::Array(items) => (Envelope::BareArray, Map::new(), items),
         other => {
             return Err(DecodeError::new(format!(
                 "not an OpenAI session: expected an object or an array, found {}",
@@ -72,7 +72,7 @@ pub fn decode_session(record: Value, source: Source) -> Result<Session, DecodeEr
         _ => None,
     };
     let id = record_id(&extra).unwrap_or_else(|| source.to_string());
-    if layout == Layout::BareArray {
+    if layout == Envelope::BareArray {
         extra.clear();
     }
     let extra = extra.into();

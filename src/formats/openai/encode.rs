@@ -5,7 +5,7 @@ use super::{
     ATTACHED, ContentShape, REASONING_FIELDS, TRAILING, arguments_value, call_fields, carry,
     content_shape, is_slot,
 };
-use crate::model::{Content, Layout, Message, Part, Session, ToolCall};
+use crate::model::{Content, Envelope, Message, Part, Session, ToolCall};
 use serde_json::{Map, Value};
 
 /// Writes one OpenAI session record. Non-chat records of file dialects are
@@ -25,7 +25,7 @@ pub fn encode_session(session: &Session, compaction: Option<&Value>) -> Value {
             v
         })
         .collect();
-    if session.layout == Layout::BareArray {
+    if session.layout == Envelope::BareArray {
         return Value::Array(messages);
     }
     let mut map = (*session.extra).clone();

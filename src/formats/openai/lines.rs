@@ -22,7 +22,7 @@ use super::{
     ATTACHED, ContentShape, KeptSession, PRIVATE_KEY, REASONING_FIELDS, TRAILING, arguments_value,
     call_fields, carry, content_shape, is_slot, kept_text,
 };
-use crate::model::{Content, Layout, Message, Part, Session, ToolCall};
+use crate::model::{Content, Envelope, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -146,7 +146,7 @@ struct SessionJson<'a, const KEPT: bool> {
 impl<const KEPT: bool> Serialize for SessionJson<'_, KEPT> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let session = self.session;
-        if session.layout == Layout::BareArray {
+        if session.layout == Envelope::BareArray {
             return Field::<KEPT>::Messages(&session.messages).serialize(s);
         }
         let mut edits = vec![

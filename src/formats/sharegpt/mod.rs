@@ -134,6 +134,10 @@ impl RecordDialect for ShareGpt {
     fn encode_record(session: &Session, compaction: Option<&Value>) -> Value {
         encode_session(session, compaction)
     }
+
+    fn clean_request(session: Session) -> Session {
+        developer_as_system(session)
+    }
 }
 
 /// The role a `from` label stands for.
@@ -168,7 +172,7 @@ fn default_label(role: &Role) -> &str {
 /// A clean ShareGPT request has no developer turn: OpenAI's developer
 /// messages become system messages (the lossless form, `--keep-source-fields`,
 /// keeps the role in the entry's `openai_role` instead).
-pub fn developer_as_system(session: Session) -> Session {
+fn developer_as_system(session: Session) -> Session {
     if !session.messages.iter().any(|m| m.role == Role::Developer) {
         return session;
     }

@@ -295,15 +295,21 @@ impl AnchorSet {
     /// Extracts the anchors of `text`, seen at position `ordinal`. Error lines
     /// are taken only when `errors` is true.
     pub fn extract(&mut self, text: &str, ordinal: u64, errors: bool) {
-        self.add_scan(&scan_cached(text, errors), ordinal);
+        self.add_scan(&scan(text, errors), ordinal);
+    }
+
+    /// [`extract`](Self::extract), the scan remembered in `scans`.
+    pub(crate) fn extract_in(&mut self, scans: &Scans, text: &str, ordinal: u64, errors: bool) {
+        self.add_scan(&scans.scan(text, errors), ordinal);
     }
 
     /// Extracts the anchors of the texts `pieces` makes of `text` (the strings
     /// a call's arguments hold), in order and without error lines, as
     /// [`AnchorSet::extract`] of each would. What they hold is remembered by
     /// `text`: `pieces` (a parse of the arguments) runs once per distinct text.
-    pub fn extract_pieces<'t>(
+    pub(crate) fn extract_pieces<'t>(
         &mut self,
+        scans: &Scans,
         text: &'t str,
         ordinal: u64,
         pieces: impl FnOnce(&'t str) -> Vec<Cow<'t, str>>,
@@ -311,7 +317,7 @@ impl AnchorSet {
         let scan_all = || {
             let mut all = Scan::default();
             for piece in pieces(text) {
-                let one = scan_cached(&piece, false);
+                let one = scans.scan(&piece, false);
                 all.hits.extend(one.hits.iter().cloned());
                 all.secrets += one.secrets;
             }
@@ -321,7 +327,7 @@ impl AnchorSet {
             scan_all()
         } else {
             let (hash, len) = text_key(text);
-            PIECES_CACHE.get_or_insert_with(hash, (hash, len), scan_all, |s| s.bytes())
+            scans.pieces.get_or_insert_with(hash, (hash, len), scan_all, |s| s.bytes())
         };
         self.add_scan(&scan, ordinal);
     }
@@ -477,32 +483,45 @@ impl Scan {
 /// Texts shorter than this are scanned every time (cheaper than a lookup).
 const MIN_CACHED_SCAN_BYTES: usize = 64;
 
-/// Scans by text hash (and whether error lines were taken). A compaction
-/// scans its region for the summary and the whole session for the retention
-/// figures, and `replay` / `report` compact the same growing history again and
-/// again: each text is scanned once. Its budget is in bytes of scan results
-/// ([`budgets::ANCHOR_SCANS`]).
-static SCAN_CACHE: LazyLock<Memo<(u128, usize, bool), Arc<Scan>>> =
-    LazyLock::new(|| Memo::with_budget(budgets::ANCHOR_SCANS));
+/// The memos of anchor scans, a value of [`crate::policy::Caches`].
+pub(crate) struct Scans {
+    /// Scans by text hash and length, and whether error lines were taken
+    /// (all a scan depends on). A compaction scans its region for the summary
+    /// and the whole session for the retention figures, and `replay` /
+    /// `report` compact the same growing history again and again: each text
+    /// is scanned once. Its budget is in bytes of scan results
+    /// ([`budgets::ANCHOR_SCANS`]).
+    whole: Memo<(u128, usize, bool), Arc<Scan>>,
+    /// The scans of the pieces of a text ([`AnchorSet::extract_pieces`]), by
+    /// the text's hash and length: a call's arguments are parsed for their
+    /// strings once, not at every compaction that reads them. Its budget is in
+    /// bytes of scan results ([`budgets::ANCHOR_PIECES`]).
+    pieces: Memo<(u128, usize), Arc<Scan>>,
+}
 
-/// The scans of the pieces of a text ([`AnchorSet::extract_pieces`]), by the
-/// text's hash: a call's arguments are parsed for their strings once, not at
-/// every compaction that reads them. Its budget is in bytes of scan results
-/// ([`budgets::ANCHOR_PIECES`]).
-static PIECES_CACHE: LazyLock<Memo<(u128, usize), Arc<Scan>>> =
-    LazyLock::new(|| Memo::with_budget(budgets::ANCHOR_PIECES));
-
-fn scan_cached(text: &str, errors: bool) -> Arc<Scan> {
-    if text.len() < MIN_CACHED_SCAN_BYTES {
-        return Arc::new(scan(text, errors));
+impl Default for Scans {
+    fn default() -> Self {
+        Scans {
+            whole: Memo::with_budget(budgets::ANCHOR_SCANS),
+            pieces: Memo::with_budget(budgets::ANCHOR_PIECES),
+        }
     }
-    let (hash, len) = text_key(text);
-    SCAN_CACHE.get_or_insert_with(
-        hash,
-        (hash, len, errors),
-        || Arc::new(scan(text, errors)),
-        |s| s.bytes(),
-    )
+}
+
+impl Scans {
+    /// The scan of `text`, remembered (short texts are scanned every time).
+    fn scan(&self, text: &str, errors: bool) -> Arc<Scan> {
+        if text.len() < MIN_CACHED_SCAN_BYTES {
+            return Arc::new(scan(text, errors));
+        }
+        let (hash, len) = text_key(text);
+        self.whole.get_or_insert_with(
+            hash,
+            (hash, len, errors),
+            || Arc::new(scan(text, errors)),
+            |s| s.bytes(),
+        )
+    }
 }
 
 /// Every anchor occurrence of `text`, in the order found. Error lines are

@@ -13,6 +13,7 @@ fn extract(text: &str) -> Vec<(Category, String)> {
 /// secrets dropped); texts that differ only late are told apart.
 #[test]
 fn pieces_extract_as_each_piece_would() {
+    let scans = Scans::default();
     let pieces_of = |t: &str| -> Vec<String> { t.split('|').map(str::to_string).collect() };
     let texts = [
         "see src/main.rs and https://example.com/a|then src/main.rs again|ERR: E0432".to_string(),
@@ -31,7 +32,7 @@ fn pieces_extract_as_each_piece_would() {
             let mut together = AnchorSet::new();
             let mut each = AnchorSet::new();
             for ordinal in [3, 1 + i as u64] {
-                together.extract_pieces(text, ordinal, |t| {
+                together.extract_pieces(&scans, text, ordinal, |t| {
                     pieces_of(t).into_iter().map(Cow::Owned).collect()
                 });
                 pieces_of(text).iter().for_each(|p| each.extract(p, ordinal, false));
@@ -44,7 +45,7 @@ fn pieces_extract_as_each_piece_would() {
     }
     let last = |t: &String| {
         let mut set = AnchorSet::new();
-        set.extract_pieces(t, 0, |t| pieces_of(t).into_iter().map(Cow::Owned).collect());
+        set.extract_pieces(&scans, t, 0, |t| pieces_of(t).into_iter().map(Cow::Owned).collect());
         set.len()
     };
     assert_ne!(last(&texts[1]), last(&texts[2]));
@@ -605,4 +606,21 @@ fn error_lines_of_test_runners_compilers_and_apis() {
     ] {
         assert!(!is_error_line(benign), "{benign}");
     }
+}
+
+/// A scan's memo key is the text's hash and length and whether error lines
+/// are taken: each differing input is a miss, with the text's own scan.
+#[test]
+fn a_scan_differing_in_any_input_misses() {
+    let scans = Scans::default();
+    let text = format!("{}\nError: it broke in src/a.rs", "pad ".repeat(20));
+    let longer = format!("{text} and src/b.rs");
+    let with_errors = scans.scan(&text, true);
+    let without = scans.scan(&text, false);
+    assert_ne!(with_errors.hits.len(), without.hits.len());
+    assert_eq!(scans.scan(&longer, true).hits.len(), with_errors.hits.len() + 1);
+    assert_eq!(scans.whole.len(), 3);
+    // Hits: the memo answers with the first scans.
+    assert_eq!(scans.scan(&text, true).hits, with_errors.hits);
+    assert_eq!(scans.whole.len(), 3);
 }

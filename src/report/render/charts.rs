@@ -104,16 +104,16 @@ pub(super) fn tokens_label(v: u64) -> String {
     if v >= 1_000_000 && v.is_multiple_of(100_000) {
         let tenths = v / 100_000;
         if tenths.is_multiple_of(10) {
-            format!("{}M", crate::policy::tool_families::thousands(tenths / 10))
+            format!("{}M", crate::figures::thousands(tenths / 10))
         } else {
             format!("{}.{}M", tenths / 10, tenths % 10)
         }
     } else if v >= 1_000 && v.is_multiple_of(1_000) {
-        format!("{}K", crate::policy::tool_families::thousands(v / 1_000))
+        format!("{}K", crate::figures::thousands(v / 1_000))
     } else if v >= 1_000 && v.is_multiple_of(100) {
         format!("{}.{}K", v / 1_000, (v % 1_000) / 100)
     } else {
-        crate::policy::tool_families::thousands(v)
+        crate::figures::thousands(v)
     }
 }
 
@@ -175,9 +175,8 @@ pub(super) fn stopped_text(series: &[&Series]) -> Option<String> {
     let stopped: Vec<String> = series
         .iter()
         .filter_map(|s| {
-            s.stopped_at.map(|c| {
-                format!("{} at call {}", s.mode, crate::policy::tool_families::thousands(c as u64))
-            })
+            s.stopped_at
+                .map(|c| format!("{} at call {}", s.mode, crate::figures::thousands(c as u64)))
         })
         .collect();
     (!stopped.is_empty()).then(|| stopped.join(", "))
@@ -212,7 +211,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
             ("API call (nth assistant reply)", "request size (tokens)"),
         )
         .x_labels(X_TICKS)
-        .x_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
+        .x_label_formatter(&|v| crate::figures::thousands(*v))
         .y_label_formatter(&|v| tokens_label(*v))
         .draw()
         .map_err(|e| e.to_string())?;
@@ -273,7 +272,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
             .map_err(|e| e.to_string())?;
         legend
             .draw(&Text::new(
-                format!("trigger {}", crate::policy::tool_families::thousands(threshold)),
+                format!("trigger {}", crate::figures::thousands(threshold)),
                 (x + 34, y - 9),
                 ("sans-serif", LABEL_FONT).into_font().color(&TRIGGER),
             ))
@@ -354,7 +353,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         .y_labels(y_labels)
         .x_labels(BINS + 1)
         .x_label_formatter(&|v| format!("{v}%"))
-        .y_label_formatter(&|v| crate::policy::tool_families::thousands(*v))
+        .y_label_formatter(&|v| crate::figures::thousands(*v))
         .draw()
         .map_err(|e| e.to_string())?;
         let group = counts.len().max(1) as u32;
@@ -392,6 +391,90 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(responsive(svg, WIDTH, HIST_HEIGHT, "compacted sessions by tokens saved"))
+}
+
+/// One group of the retention chart: its label, and per category `[kept, of]`.
+pub type BarGroup = (String, Vec<(String, [usize; 2])>);
+
+/// Colours of the retention chart's bar groups, in order (agent, lean, agent, lean).
+const RETENTION_COLORS: [RGBColor; 4] = [
+    RGBColor(0xd9, 0x5f, 0x02),
+    RGBColor(0x1b, 0x9e, 0x77),
+    RGBColor(0xfd, 0xae, 0x6b),
+    RGBColor(0x74, 0xc4, 0x76),
+];
+/// Width of one category's slot on the retention chart's x axis, in axis units.
+const SLOT: u32 = 100;
+
+/// Retention by category: for each category, one bar per group (`label`,
+/// per category `[kept, of]`) at `100 × kept / of` percent; no bar where a
+/// group has nothing to keep. Groups are told apart by colour and by the
+/// legend above the plot; category names label the slots below it.
+pub fn retention_bars(groups: &[BarGroup]) -> Result<String, String> {
+    let cats: Vec<&str> =
+        groups.first().map(|g| g.1.iter().map(|(c, _)| c.as_str()).collect()).unwrap_or_default();
+    let slots = cats.len().max(1) as u32;
+    let legend_rows = groups.len().div_ceil(2) as u32;
+    let height = HIST_HEIGHT + legend_rows * LEGEND_ROW;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (legend, plot) = root.split_vertically(legend_rows * LEGEND_ROW + 4);
+        let mut chart = framed(&plot)
+            .build_cartesian_2d(0u32..slots * SLOT, 0u32..100u32)
+            .map_err(|e| e.to_string())?;
+        let names = cats.clone();
+        meshed(&mut chart.configure_mesh(), ("", "kept (% of the anchors before)"))
+            .disable_x_mesh()
+            .x_labels(cats.len() * 2 + 1)
+            .x_label_formatter(&|v| {
+                // A label at each slot's centre only.
+                let slot = (*v / SLOT) as usize;
+                if *v % SLOT == SLOT / 2 {
+                    names.get(slot).map_or(String::new(), |c| c.replace('_', " "))
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|v| format!("{v}%"))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let group = groups.len().max(1) as u32;
+        let bar = (SLOT - 20) / group;
+        for (k, (_, values)) in groups.iter().enumerate() {
+            let color = RETENTION_COLORS[k % RETENTION_COLORS.len()];
+            for (slot, (_, [kept, of])) in values.iter().enumerate() {
+                if *of == 0 {
+                    continue;
+                }
+                // A share that rounds to 0 still shows, as a sliver: 0 of N is
+                // not "nothing to keep".
+                let pct = (((*kept as u64 * 100 + *of as u64 / 2) / *of as u64) as u32).max(1);
+                let x0 = slot as u32 * SLOT + 10 + bar * k as u32;
+                chart
+                    .draw_series([Rectangle::new([(x0, 0), (x0 + bar - 2, pct)], color.filled())])
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        for (k, (label, _)) in groups.iter().enumerate() {
+            let color = RETENTION_COLORS[k % RETENTION_COLORS.len()];
+            let x = 10 + (k as i32 % 2) * (WIDTH as i32 / 2);
+            let y = LEGEND_ROW as i32 / 2 + 2 + (k as i32 / 2) * LEGEND_ROW as i32;
+            legend
+                .draw(&Rectangle::new([(x, y - 7), (x + 22, y + 7)], color.filled()))
+                .map_err(|e| e.to_string())?;
+            legend
+                .draw(&Text::new(
+                    label.clone(),
+                    (x + 28, y - 9),
+                    ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(responsive(svg, WIDTH, height, "anchors kept by category, the agents' compactions and lean"))
 }
 
 /// A chart's frame on `area`: the margins and axis label areas every chart

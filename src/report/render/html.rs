@@ -7,7 +7,7 @@
 //! Chromium that every table's last column can be scrolled to, with the cue
 //! shown, at 1100 and 390 px.
 
-use super::{Series, charts, esc, intro, n, tables};
+use super::{Series, charts, esc, intro, n, recorded, tables};
 use crate::report::aggregate::CorpusSummary;
 use std::fmt::Write;
 
@@ -24,7 +24,7 @@ line-height:20px;vertical-align:top}\
 tr:first-child>*{border-top-width:1px}\
 th{white-space:normal;vertical-align:bottom;min-width:4em}\
 td:first-child,th:first-child{text-align:left;position:sticky;left:0;z-index:1;background:#fff;\
-border-left-width:1px;white-space:normal;min-width:7em;max-width:40vw;box-shadow:2px 0 2px -1px rgba(0,0,0,.18)}\
+border-left-width:1px;white-space:normal;overflow-wrap:anywhere;min-width:7em;max-width:40vw;box-shadow:2px 0 2px -1px rgba(0,0,0,.18)}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr));gap:0 1.5em}\
 figure{margin:1em 0 1.5em;max-width:640px}\
 svg{display:block;width:100%;height:auto;border:1px solid #eee}\
@@ -78,20 +78,7 @@ pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]
     );
     let _ = writeln!(out, "<p>{}</p>", esc(&intro(s)));
     for (title, header, rows) in tables(s) {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2><div class=\"scroll\"><table><tr>{}</tr>",
-            esc(&title),
-            header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect::<String>()
-        );
-        for r in rows {
-            let _ = writeln!(
-                out,
-                "<tr>{}</tr>",
-                r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>()
-            );
-        }
-        out.push_str("</table></div>\n");
+        html_table(&mut out, &title, &header, &rows);
     }
     out.push_str(
         "<h2>Request size per call</h2>\n<p>The longest sessions, replayed under each mode. Each \
@@ -132,8 +119,46 @@ pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]
             n(compacted as u64)
         ),
     );
+    let t = &s.recorded_compactions;
+    let recorded = recorded::tables(t);
+    if recorded.is_empty() {
+        let _ = writeln!(out, "<h2>Recorded compactions</h2>\n<p>{}</p>", esc(&recorded::intro(t)));
+    }
+    for (i, (title, header, rows)) in recorded.iter().enumerate() {
+        html_table(&mut out, title, header, rows);
+        if i == 0 {
+            let _ = writeln!(out, "<p>{}</p>", esc(&recorded::intro(t)));
+        }
+    }
+    let bars = recorded::bars(t);
+    if !bars.is_empty() {
+        figure(
+            &mut out,
+            charts::retention_bars(&bars),
+            "Share of the anchors of the conversation before each compaction still verbatim \
+             after it, by category: the agent's own compactions beside lean at the same points \
+             (a category with nothing to keep has no bar).",
+        );
+    }
     out.push_str("</body></html>\n");
     out
+}
+
+fn html_table(out: &mut String, title: &str, header: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(
+        out,
+        "<h2>{}</h2><div class=\"scroll\"><table><tr>{}</tr>",
+        esc(title),
+        header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect::<String>()
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "<tr>{}</tr>",
+            r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>()
+        );
+    }
+    out.push_str("</table></div>\n");
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 mod charts;
 mod html;
+mod recorded;
 
 pub use html::html;
 
@@ -96,7 +97,7 @@ pub fn csv(rows: &[Value]) -> String {
 }
 
 fn n(v: u64) -> String {
-    crate::policy::tool_families::thousands(v)
+    crate::figures::thousands(v)
 }
 
 /// A share to one decimal, or `n/a` when it has no denominator.
@@ -299,15 +300,30 @@ pub fn markdown(s: &CorpusSummary) -> String {
     out.push_str(&intro(s));
     out.push_str("\n\n");
     for (title, header, rows) in tables(s) {
-        let _ = writeln!(out, "## {title}\n");
-        let _ = writeln!(out, "| {} |", header.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
-        for r in rows {
-            let _ = writeln!(out, "| {} |", r.join(" | "));
+        md_table(&mut out, &title, &header, &rows);
+    }
+    let t = &s.recorded_compactions;
+    let recorded = recorded::tables(t);
+    if recorded.is_empty() {
+        let _ = writeln!(out, "## Recorded compactions\n\n{}\n", recorded::intro(t));
+    }
+    for (i, (title, header, rows)) in recorded.iter().enumerate() {
+        md_table(&mut out, title, header, rows);
+        if i == 0 {
+            let _ = writeln!(out, "{}\n", recorded::intro(t));
         }
-        out.push('\n');
     }
     out
+}
+
+fn md_table(out: &mut String, title: &str, header: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "## {title}\n");
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+    for r in rows {
+        let _ = writeln!(out, "| {} |", r.join(" | "));
+    }
+    out.push('\n');
 }
 
 fn esc(s: &str) -> String {

@@ -36,7 +36,7 @@ impl<K: Ord + Clone, V: Tally + Default> Tally for BTreeMap<K, V> {
 /// ([`Tally::tally`]): totals merged field by field.
 macro_rules! tally_fields {
     ($into:expr, $from:expr; $($field:ident),+ $(,)?) => {
-        $( $crate::policy::tally::Tally::tally(&mut $into.$field, &$from.$field); )+
+        $( $crate::figures::tally::Tally::tally(&mut $into.$field, &$from.$field); )+
     };
 }
 pub(crate) use tally_fields;

@@ -1,0 +1,207 @@
+//! Typed option values: what `--from`, `--to` and `--anchor-budget` may be,
+//! parsed once by clap (a bad value is a usage error naming the option, before
+//! anything is read) and matched on as types, never compared as strings.
+//!
+//! Each prints back (`Display`) as the canonical text it is parsed from: the
+//! `--resume` manifest hashes these texts, so a run's options hash is what it
+//! was when they were strings.
+
+use compactor::formats::{Format, Unit};
+use compactor::policy::anchors::AnchorBudget;
+use std::fmt;
+use std::str::FromStr;
+
+/// `--from`: detect each file's dialect, one dialect, or an Arrow IPC stream
+/// (`compact` only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    Auto,
+    Dialect(Format),
+    ArrowIpc,
+}
+
+/// `--from`'s values besides the dialects' names.
+const INPUT_NAMES: [(&str, InputFormat); 2] =
+    [("auto", InputFormat::Auto), ("arrow-ipc", InputFormat::ArrowIpc)];
+
+impl FromStr for InputFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse(s, &INPUT_NAMES, |f| Ok(InputFormat::Dialect(f)))
+    }
+}
+
+impl fmt::Display for InputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dialect = match self {
+            InputFormat::Dialect(d) => Some(*d),
+            _ => None,
+        };
+        f.write_str(name(*self, &INPUT_NAMES, dialect))
+    }
+}
+
+impl InputFormat {
+    /// The dialect every input is read as; `None` detects each file's. An
+    /// Arrow IPC stream is read by `compact`'s own route, which asks first.
+    pub fn dialect(self) -> anyhow::Result<Option<Format>> {
+        match self {
+            InputFormat::Auto => Ok(None),
+            InputFormat::Dialect(d) => Ok(Some(d)),
+            InputFormat::ArrowIpc => {
+                anyhow::bail!(
+                    "--from arrow-ipc: only `compact --to arrow-ipc` reads an Arrow IPC stream"
+                )
+            }
+        }
+    }
+}
+
+/// `--to`: each input's own dialect, a record dialect, a Parquet table of
+/// OpenAI-shaped rows, or an Arrow IPC stream (`compact` only). A dialect
+/// whose session is a whole file is refused here: it cannot hold many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Same,
+    Dialect(Format),
+    Parquet,
+    ArrowIpc,
+}
+
+/// `--to`'s values besides the dialects' names.
+const OUTPUT_NAMES: [(&str, OutputFormat); 3] = [
+    ("same", OutputFormat::Same),
+    ("parquet", OutputFormat::Parquet),
+    ("arrow-ipc", OutputFormat::ArrowIpc),
+];
+
+impl FromStr for OutputFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse(s, &OUTPUT_NAMES, |f| match f.unit() {
+            Unit::Record => Ok(OutputFormat::Dialect(f)),
+            Unit::File => Err(format!(
+                "{s} holds one session per file; convert to openai, anthropic, sharegpt or parquet"
+            )),
+        })
+    }
+}
+
+impl fmt::Display for OutputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dialect = match self {
+            OutputFormat::Dialect(d) => Some(*d),
+            _ => None,
+        };
+        f.write_str(name(*self, &OUTPUT_NAMES, dialect))
+    }
+}
+
+impl OutputFormat {
+    /// The dialect written (`None`: each input's own) and whether the
+    /// container is Parquet (OpenAI-shaped rows). An Arrow IPC stream is
+    /// written by `compact`'s own route, which asks first.
+    pub fn dialect(self) -> anyhow::Result<(Option<Format>, bool)> {
+        match self {
+            OutputFormat::Same => Ok((None, false)),
+            OutputFormat::Dialect(d) => Ok((Some(d), false)),
+            OutputFormat::Parquet => Ok((Some(Format::OpenAi), true)),
+            OutputFormat::ArrowIpc => {
+                anyhow::bail!(
+                    "--to arrow-ipc: only `compact --from arrow-ipc` writes an Arrow IPC stream"
+                )
+            }
+        }
+    }
+}
+
+/// `s` as one of `names`, else as a dialect's name made a value by `dialect`.
+fn parse<T: Copy>(
+    s: &str,
+    names: &[(&str, T)],
+    dialect: impl FnOnce(Format) -> Result<T, String>,
+) -> Result<T, String> {
+    match names.iter().find(|(n, _)| *n == s) {
+        Some((_, v)) => Ok(*v),
+        None => dialect(s.parse()?),
+    }
+}
+
+/// The name `value` is parsed from: its dialect's, or its entry's in `names`.
+fn name<T: PartialEq>(
+    value: T,
+    names: &[(&'static str, T)],
+    dialect: Option<Format>,
+) -> &'static str {
+    match dialect {
+        Some(d) => d.name(),
+        None => names.iter().find(|(_, v)| *v == value).map_or("", |(n, _)| n),
+    }
+}
+
+/// `--anchor-budget`: `auto` or a number of chars.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct AnchorBudgetArg(pub AnchorBudget);
+
+impl FromStr for AnchorBudgetArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(AnchorBudgetArg(AnchorBudget::Auto)),
+            n => n
+                .parse()
+                .map(|n| AnchorBudgetArg(AnchorBudget::Chars(n)))
+                .map_err(|_| format!("expected `auto` or a number, got `{n}`")),
+        }
+    }
+}
+
+impl fmt::Display for AnchorBudgetArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            AnchorBudget::Auto => f.write_str("auto"),
+            AnchorBudget::Chars(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// As the `String` it replaced printed (quoted): `BudgetArgs`' `Debug` goes
+/// into the `--resume` options hash.
+impl fmt::Debug for AnchorBudgetArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value prints back as the text it was parsed from (the manifest
+    /// hashes these texts), and a bad one is refused naming what is allowed.
+    #[test]
+    fn values_print_back_as_parsed() {
+        let mut from = vec!["auto".to_string(), "arrow-ipc".to_string()];
+        from.extend(Format::ALL.iter().map(|f| f.name().to_string()));
+        for text in &from {
+            assert_eq!(&text.parse::<InputFormat>().unwrap().to_string(), text);
+        }
+        let mut to = vec!["same".to_string(), "parquet".to_string(), "arrow-ipc".to_string()];
+        to.extend(Format::ALL.iter().filter(|f| f.unit() == Unit::Record).map(|f| f.name().into()));
+        for text in &to {
+            assert_eq!(&text.parse::<OutputFormat>().unwrap().to_string(), text);
+        }
+        for text in ["auto", "7000", "0"] {
+            let budget = text.parse::<AnchorBudgetArg>().unwrap();
+            assert_eq!(budget.to_string(), text);
+            assert_eq!(format!("{budget:?}"), format!("{text:?}"), "as the String printed");
+        }
+        assert!("xml".parse::<InputFormat>().unwrap_err().contains("unknown format `xml`"));
+        let file = "claude-code".parse::<OutputFormat>().unwrap_err();
+        assert!(file.contains("holds one session per file"), "{file}");
+        assert!("lots".parse::<AnchorBudgetArg>().unwrap_err().contains("`auto` or a number"));
+    }
+}
