@@ -732,3 +732,88 @@ fn replay_and_report_give_one_session_the_same_replay() {
         assert!(r["calls"].as_u64().unwrap() > 0, "{name}");
     }
 }
+
+/// Issue 39 point 4: `report --policies all --prices` writes one row per
+/// built-in policy with its cost (the same dollars `replay --policy --prices`
+/// gives that policy), a section in report.md and report.html with the two
+/// charts, and `check` gates on the policies' figures.
+#[test]
+fn report_policies_prices_every_policy_charts_them_and_check_gates_on_them() {
+    let dir = TestDir::new();
+    let out = dir.join("policies");
+    run_ok(
+        compactor()
+            .args(["report", "-q", "--policies", "all", "--prices", "-o"])
+            .arg(&out)
+            .arg(fixture("claude_code")),
+    );
+    let summary = summary_of(&out);
+    let policies = summary["policies"].as_object().unwrap();
+    let names = [
+        "none",
+        "legacy",
+        "lean",
+        "tiered",
+        "claude-code",
+        "codex",
+        "openhands",
+        "openhands-masking",
+        "anthropic-context-editing",
+        "gemini-cli",
+    ];
+    assert_eq!(policies.len(), names.len(), "{policies:?}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(md.contains("| cost ($) |"), "{md}");
+    for name in names {
+        let p = &policies[name];
+        assert!(p["cost_usd"].as_f64().unwrap() > 0.0, "{name}: {p}");
+        assert!(md.contains(&format!("\n| {name} | ")), "{name}");
+        assert!(html.contains(&format!("<tr><td>{name}</td>")), "{name}");
+    }
+    assert!(html.contains("<h2>Policies</h2>"));
+    for chart in ["policies-billed.svg", "policies-retention.svg"] {
+        let svg = std::fs::read_to_string(out.join(chart)).unwrap();
+        assert_eq!(svg.matches("<rect").count(), names.len(), "{chart}");
+    }
+    // The cost of a policy is its replay's: `replay --policy codex --prices`.
+    let rows = dir.join("replay.jsonl");
+    run_ok(
+        compactor()
+            .args(["replay", "-q", "--policy", "codex", "--prices", "--report"])
+            .arg(&rows)
+            .arg(fixture("claude_code")),
+    );
+    let replayed: f64 = std::fs::read_to_string(&rows)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["cost_live"].as_f64().unwrap())
+        .sum();
+    let reported = policies["codex"]["cost_usd"].as_f64().unwrap();
+    assert!((replayed - reported).abs() < 1e-4, "replay {replayed} vs report {reported}");
+    // check: the same report passes; a baseline in which codex billed 5% less fails,
+    // naming the policy and the figure; a 10% tolerance lets it pass.
+    let same =
+        run_ok(compactor().args(["check", "--baseline"]).arg(&out).arg("--current").arg(&out));
+    assert!(String::from_utf8_lossy(&same.stdout).contains("codex"));
+    let mut better = summary.clone();
+    let billed = better["policies"]["codex"]["billed"].as_u64().unwrap();
+    better["policies"]["codex"]["billed"] = (billed * 95 / 100).into();
+    let better = dir.write("better.json", serde_json::to_vec(&better).unwrap());
+    let res = run_code(
+        compactor().args(["check", "--baseline"]).arg(&better).arg("--current").arg(&out),
+        1,
+    );
+    let said = String::from_utf8_lossy(&res.stdout);
+    let line =
+        said.lines().find(|l| l.starts_with("codex ") && l.contains("billed_input")).unwrap();
+    assert!(line.ends_with("REGRESSED"), "{said}");
+    assert!(said.contains("\n1 figure regressed beyond its tolerance"), "{said}");
+    run_ok(
+        compactor()
+            .args(["check", "--policy-tolerance", "10", "--baseline"])
+            .arg(&better)
+            .arg("--current")
+            .arg(&out),
+    );
+}

@@ -663,6 +663,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "a,b,c|all", value_delimiter = ',')]
     pub policies: Vec<String>,
 
+    /// Price each policy's calls in the --policies table ($/Mtok, built-in table; each session at its log's model, or all at --model NAME; `--prices=FILE` extends it)
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "", requires = "policies")]
+    pub prices: Option<String>,
+
     #[command(flatten)]
     pub budget: BudgetArgs,
 
@@ -690,8 +694,11 @@ pub struct ReportArgs {
 ///
 /// Compares, per mode, the corpus figures of two `summary.json` files (or report
 /// directories): tokens saved (%), anchor retention (%), API-validity failures,
-/// and user messages kept whole (%). Prints a table of what moved, and when both
-/// are report directories, the sessions whose savings moved most.
+/// and user messages kept whole (%). With `report --policies` in both, per policy
+/// too: billed input, cache writes, cost, peak context, compactions and requests
+/// over the trigger (each may rise by --policy-tolerance percent) and anchor
+/// retention (--retention-tolerance points). Prints a table of what moved, and
+/// when both are report directories, the sessions whose savings moved most.
 ///
 /// Examples:
 ///
@@ -723,6 +730,10 @@ pub struct CheckArgs {
     /// Points of user-messages-kept-whole % that may be lost
     #[arg(long, default_value_t = 0.0, value_name = "POINTS")]
     pub users_tolerance: f64,
+
+    /// Percent a `report --policies` count or cost (billed input, cache writes, cost, peak context, compactions, requests over the trigger) may rise
+    #[arg(long, default_value_t = 1.0, value_name = "PERCENT")]
+    pub policy_tolerance: f64,
 
     /// Write the current figures over the baseline, on purpose
     #[arg(long)]

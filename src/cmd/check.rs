@@ -9,6 +9,7 @@ use compactor::io::atomic::write_atomic;
 use compactor::io::atomic_dir::replace_dir;
 use compactor::report::aggregate::{CorpusSummary, ModeSummary};
 use compactor::report::fingerprint::pair;
+use compactor::report::policies::PolicySummary;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -42,6 +43,35 @@ const FIGURES: &[Figure] = &[
         name: "user_messages_kept_whole_pct",
         get: |m| m.user_messages_kept_whole_pct,
         higher_is_better: true,
+    },
+];
+
+/// A figure of `report --policies` compared by `check`, per policy.
+struct PolicyFigure {
+    name: &'static str,
+    /// `None` when the figure does not apply (no anchors found, not priced).
+    get: fn(&PolicySummary) -> Option<f64>,
+    /// How it may move: a share of its baseline value (counts and dollars,
+    /// lower is better, `--policy-tolerance`), or points of a percentage
+    /// (retention, higher is better, `--retention-tolerance`).
+    relative: bool,
+}
+
+const POLICY_FIGURES: &[PolicyFigure] = &[
+    PolicyFigure { name: "billed_input", get: |p| Some(p.billed as f64), relative: true },
+    PolicyFigure { name: "cache_writes", get: |p| Some(p.cache_write as f64), relative: true },
+    PolicyFigure { name: "cost_usd", get: |p| p.cost_usd, relative: true },
+    PolicyFigure { name: "peak_context", get: |p| Some(p.peak as f64), relative: true },
+    PolicyFigure { name: "compactions", get: |p| Some(p.compactions as f64), relative: true },
+    PolicyFigure {
+        name: "requests_over_trigger",
+        get: |p| Some(p.over_trigger as f64),
+        relative: true,
+    },
+    PolicyFigure {
+        name: "anchor_retention_pct",
+        get: PolicySummary::retention_pct,
+        relative: false,
     },
 ];
 
@@ -222,6 +252,62 @@ fn update_baseline(args: &CheckArgs, current: &CorpusSummary) -> anyhow::Result<
     Ok(ExitStatus::Success)
 }
 
+/// The `report --policies` figures of every policy in both reports: one
+/// line each, as the modes' table; returns how many regressed.
+fn check_policies(
+    out: &mut impl Write,
+    args: &CheckArgs,
+    baseline: &CorpusSummary,
+    current: &CorpusSummary,
+) -> anyhow::Result<usize> {
+    if current.policies.is_empty() {
+        return Ok(0);
+    }
+    writeln!(
+        out,
+        "\n{:<26} {:<24} {:>14} {:>14} {:>9}  status",
+        "policy", "figure", "baseline", "current", "delta"
+    )?;
+    let mut regressed = 0;
+    for (name, cur) in &current.policies {
+        let Some(base) = baseline.policies.get(name) else {
+            writeln!(out, "{name:<26} (not in the baseline)")?;
+            continue;
+        };
+        for f in POLICY_FIGURES {
+            let (Some(b), Some(c)) = ((f.get)(base), (f.get)(cur)) else {
+                let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.2}"));
+                let (b, c) = (show((f.get)(base)), show((f.get)(cur)));
+                writeln!(out, "{name:<26} {:<24} {b:>14} {c:>14} {:>9}  n/a", f.name, "")?;
+                continue;
+            };
+            let (delta, worse) = if f.relative {
+                // Percent of the baseline; from 0, any rise is a regression.
+                let pct = if b > 0.0 {
+                    (c - b) * 100.0 / b
+                } else if c > 0.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
+                };
+                (pct, pct > args.policy_tolerance + 1e-9)
+            } else {
+                (c - b, b - c > args.retention_tolerance + 1e-9)
+            };
+            regressed += usize::from(worse);
+            let status = if worse { "REGRESSED" } else { "ok" };
+            let unit = if f.relative { "%" } else { "" };
+            writeln!(
+                out,
+                "{name:<26} {:<24} {b:>14.2} {c:>14.2} {:>9}  {status}",
+                f.name,
+                format!("{delta:+.2}{unit}")
+            )?;
+        }
+    }
+    Ok(regressed)
+}
+
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
     let current = load(&args.current)?;
     if args.update_baseline {
@@ -273,6 +359,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
             writeln!(out, "{mode:<8} {:<30} {b:>12.2} {c:>12.2} {delta:>+9.2}  {status}", f.name)?;
         }
     }
+    regressed += check_policies(&mut out, args, &baseline, &current)?;
     if args.baseline.is_dir() && args.current.is_dir() {
         let a = session_savings(&args.baseline, &renamed);
         let b = session_savings(&args.current, &[]);

@@ -15,6 +15,7 @@ mod stats;
 mod synth;
 #[cfg(feature = "bench-tools")]
 mod tokenize;
+mod unpriced;
 
 use crate::cli::Command;
 use crate::cli::config::{self, Reading};

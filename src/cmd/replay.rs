@@ -5,15 +5,12 @@ use crate::cli::args::ReplayArgs;
 use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message, n};
-use anyhow::Context;
-use compactor::catalog::prices::{PriceBook, PriceTable};
 use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
 use compactor::policy::Prepared;
 use compactor::replay::{Trigger, replay_prepared};
 use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
-use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
@@ -46,7 +43,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     let mut defaulted = config::DefaultedCount::default();
     let meter = config::meter(&args.budget);
-    let prices = prices(args)?;
+    let prices = config::price_book(args.prices.as_deref(), &args.budget)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
     let mut report =
         args.report.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
@@ -55,7 +52,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();
-    let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unpriced = crate::cmd::unpriced::Unpriced::default();
     let mut final_writer: Option<SessionWriter> = None;
     let write_final = args.write_final.is_some();
     let mut total = Total::default();
@@ -79,13 +76,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                             replay_prepared(&Prepared::new(&s, &caches), policy, &meter, trigger);
                         // Built here, in parallel, and only when it is written.
                         let last = write_final.then(|| r.final_session(&s));
-                        let priced = prices.as_ref().map(|book| {
-                            let model = match book {
-                                PriceBook::Fixed(_) => None,
-                                PriceBook::PerModel(_) => compactor::discover::facts::model(&s),
-                            };
-                            (book.for_model(model.as_deref()), model)
-                        });
+                        let priced = prices.as_ref().map(|book| config::session_prices(book, &s));
                         (s, policy.name(), r, last, policy.window, chosen, priced)
                     })
                     .collect();
@@ -118,14 +109,14 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
             for (session, name, r, last, window, chosen, priced) in sessions {
                 defaulted.add(chosen.as_ref());
                 let price = match priced {
-                    Some((None, model)) => {
-                        let name = model.unwrap_or_else(|| NO_MODEL.to_string());
-                        *unpriced.entry(name).or_default() += 1;
+                    Some(Err(model)) => {
+                        unpriced.add(model);
                         None
                     }
-                    Some((price, _)) => price,
+                    Some(Ok(price)) => Some(price),
                     None => None,
                 };
+
                 let labels = ReplayLabels {
                     format: format.name(),
                     mode: name,
@@ -194,7 +185,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     if !args.quiet {
         eprintln!("{}", total.line());
     }
-    if let Some(notice) = unpriced_notice(&unpriced) {
+    if let Some(notice) = unpriced.notice() {
         eprintln!("{notice}");
     }
     if let Some(line) = crate::cmd::summarizer_line(&summarized) {
@@ -208,43 +199,6 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     stdout.flush()?;
     Ok(if rejected > 0 { ExitStatus::Rejected } else { ExitStatus::Success })
-}
-
-/// How a session whose log names no model is listed in the unpriced notice.
-const NO_MODEL: &str = "(the log names no model)";
-
-/// The prices to use: with `--prices [FILE]`, one model's for every session
-/// under `--model NAME`, else each session's own model's; none without it.
-fn prices(args: &ReplayArgs) -> anyhow::Result<Option<PriceBook>> {
-    let Some(arg) = &args.prices else { return Ok(None) };
-    let mut table = PriceTable::default();
-    if !arg.is_empty() {
-        let text = std::fs::read_to_string(arg).with_context(|| format!("{arg}: cannot read"))?;
-        table
-            .extend_from_json(&text)
-            .map_err(|e| anyhow::anyhow!("{arg}: invalid prices file: {e}"))?;
-    }
-    match args.budget.model.as_deref().filter(|m| *m != config::AUTO) {
-        Some(model) => table.lookup(model).map(|p| Some(PriceBook::Fixed(p))).with_context(|| {
-            format!("no prices for model `{model}`\nhint: add it with --prices FILE")
-        }),
-        None => Ok(Some(PriceBook::PerModel(table))),
-    }
-}
-
-/// The stderr notice for sessions left without a cost, by model.
-fn unpriced_notice(unpriced: &BTreeMap<String, usize>) -> Option<String> {
-    let total: usize = unpriced.values().sum();
-    if total == 0 {
-        return None;
-    }
-    let by_model: Vec<String> =
-        unpriced.iter().map(|(m, k)| format!("{m} {}", n(*k as u64))).collect();
-    Some(format!(
-        "compactor: --prices: {} without a price, cost left out ({})\nhint: add the model with --prices FILE, or price every session as one with --model NAME",
-        counted(total as u64, "session", "sessions"),
-        by_model.join("; ")
-    ))
 }
 
 /// The replay's totals over its sessions, for the line on stderr.

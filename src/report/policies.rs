@@ -34,6 +34,23 @@ pub struct PolicySummary {
     /// Per anchor category: (in the inputs, still verbatim in the outputs)
     /// of one compaction of each session (`compact` under the policy).
     pub retention: BTreeMap<String, (u64, u64)>,
+    /// Dollars of every call of the priced sessions (`report --prices`), each
+    /// at its log's model; `None` without `--prices`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Sessions `--prices` had no price for (their cost is left out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced: u64,
+}
+
+/// Dollars kept to the millionth: sums in `summary.json` without float
+/// noise (`1.371865`, not `1.3718650000000001`).
+fn micro(dollars: f64) -> f64 {
+    (dollars * 1e6).round() / 1e6
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PolicySummary {
@@ -57,6 +74,15 @@ impl PolicySummary {
         }
     }
 
+    /// Adds one session's cost under `--prices` (`None`: the session had no
+    /// price, and is counted as unpriced).
+    pub fn add_cost(&mut self, cost: Option<f64>) {
+        match cost {
+            Some(c) => self.cost_usd = Some(micro(self.cost_usd.unwrap_or(0.0) + c)),
+            None => self.unpriced += 1,
+        }
+    }
+
     /// Adds another part's figures (another session, another shard).
     pub fn absorb(&mut self, o: &PolicySummary) {
         self.sessions += o.sessions;
@@ -67,6 +93,10 @@ impl PolicySummary {
         self.cache_read += o.cache_read;
         self.cache_write += o.cache_write;
         self.over_trigger += o.over_trigger;
+        if let Some(c) = o.cost_usd {
+            self.cost_usd = Some(micro(self.cost_usd.unwrap_or(0.0) + c));
+        }
+        self.unpriced += o.unpriced;
         for (cat, (f, k)) in &o.retention {
             let e = self.retention.entry(cat.clone()).or_default();
             e.0 += f;
@@ -89,43 +119,79 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"))
 }
 
-/// The report.md section: the table, and the charts by file name.
-pub fn markdown(policies: &[(String, PolicySummary)]) -> String {
+/// The table of the policies section: a header and one row per policy
+/// (report.md and report.html show the same cells). The cost column is
+/// there when the report was priced (`--prices`).
+pub fn table(policies: &[(String, PolicySummary)]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut cats: Vec<&str> =
         policies.iter().flat_map(|(_, p)| p.retention.keys().map(String::as_str)).collect();
     cats.sort_unstable();
     cats.dedup();
-    let mut out = String::from("\n## Policies\n\n");
-    out.push_str(
-        "Each policy replayed call by call on every session (`report --policies`; docs/policies.md). \
-         The agents' summaries are our deterministic stand-in under their headings.\n\n",
-    );
-    out.push_str("| policy | calls | compactions | peak context | billed input | cache reads | cache writes | requests over trigger | anchors retained |");
-    for c in &cats {
-        out.push_str(&format!(" {c} |"));
+    let priced = policies.iter().any(|(_, p)| p.cost_usd.is_some() || p.unpriced > 0);
+    let mut header: Vec<String> = [
+        "policy",
+        "calls",
+        "compactions",
+        "peak context",
+        "billed input",
+        "cache reads",
+        "cache writes",
+    ]
+    .map(String::from)
+    .to_vec();
+    if priced {
+        header.push("cost ($)".into());
     }
-    out.push_str("\n|---|");
-    out.push_str(&"---:|".repeat(8 + cats.len()));
+    header.extend(["requests over trigger", "anchors retained"].map(String::from));
+    header.extend(cats.iter().map(|c| c.to_string()));
+    let rows = policies
+        .iter()
+        .map(|(name, p)| {
+            let mut row = vec![
+                name.clone(),
+                thousands(p.calls),
+                thousands(p.compactions),
+                thousands(p.peak),
+                thousands(p.billed),
+                thousands(p.cache_read),
+                thousands(p.cache_write),
+            ];
+            if priced {
+                row.push(p.cost_usd.map_or_else(|| "n/a".to_string(), dollars));
+            }
+            row.push(thousands(p.over_trigger));
+            row.push(pct(p.retention_pct()));
+            for c in &cats {
+                let v = p.retention.get(*c).and_then(|(f, k)| {
+                    (*f > 0).then(|| (*k as f64 * 10_000.0 / *f as f64).round() / 100.0)
+                });
+                row.push(pct(v));
+            }
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// Dollars with cents and thousands separators: `1,234.56`.
+fn dollars(v: f64) -> String {
+    let cents = (v * 100.0).round().max(0.0) as u64;
+    format!("{}.{:02}", thousands(cents / 100), cents % 100)
+}
+
+/// What the section says before its table (report.md and report.html).
+pub const INTRO: &str = "Each policy replayed call by call on every session (`report --policies`; \
+     docs/policies.md). The agents' summaries are our deterministic stand-in under their \
+     headings. Cost: every call of the priced sessions at its log's model (`--prices`).";
+
+/// The report.md section: the table, and the charts by file name.
+pub fn markdown(policies: &[(String, PolicySummary)]) -> String {
+    let (header, rows) = table(policies);
+    let mut out = format!("\n## Policies\n\n{INTRO}\n\n| {} |\n|---|", header.join(" | "));
+    out.push_str(&"---:|".repeat(header.len() - 1));
     out.push('\n');
-    for (name, p) in policies {
-        out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            thousands(p.calls),
-            thousands(p.compactions),
-            thousands(p.peak),
-            thousands(p.billed),
-            thousands(p.cache_read),
-            thousands(p.cache_write),
-            thousands(p.over_trigger),
-            pct(p.retention_pct()),
-        ));
-        for c in &cats {
-            let v = p.retention.get(*c).and_then(|(f, k)| {
-                (*f > 0).then(|| (*k as f64 * 10_000.0 / *f as f64).round() / 100.0)
-            });
-            out.push_str(&format!(" {} |", pct(v)));
-        }
-        out.push('\n');
+    for r in rows {
+        out.push_str(&format!("| {} |\n", r.join(" | ")));
     }
     out.push_str(&format!("\n![billed input by policy]({BILLED_CHART})\n\n![anchor retention by policy]({RETENTION_CHART})\n"));
     out

@@ -8,10 +8,12 @@
 
 mod compact;
 pub(crate) mod discovery;
+mod prices;
 mod summarizer;
 mod windows;
 
 pub use compact::{Arrow, Compact, Files, Route, rejects_sources};
+pub use prices::{price_book, session_prices};
 #[cfg(test)]
 pub use summarizer::COMMAND_MODEL;
 pub use summarizer::{options_text as summarizer_options, summarizer};

@@ -34,6 +34,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let meter = config::meter(&args.budget);
     let summarizer = config::summarizer(&args.summarizer)?;
+    let prices = config::price_book(args.prices.as_deref(), &args.budget)?;
+    let mut unpriced = crate::cmd::unpriced::Unpriced::default();
     // Today's four, then what `--policies` adds (`config::specs`).
     let shard = args.shard;
     let specs = config::specs(&args.policies)?;
@@ -103,6 +105,8 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     // drops the agent's own compactions and calls made of nothing).
                     let as_logged = Prepared::new(raw, &caches);
                     let users = s.messages.iter().filter(|m| real_user_text(m).is_some()).count();
+                    // `--prices`: the session's prices, by the model its log names.
+                    let price = prices.as_ref().map(|book| config::session_prices(book, raw));
                     for policies in &policies {
                         let (p, chosen) = policies.for_model(model.as_deref());
                         let outcome = compact_prepared(&prepared, p, &meter);
@@ -137,10 +141,17 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                         if by_policy {
                             let mut f = compactor::report::policies::PolicySummary::default();
                             f.add(&r, token_trigger(p), &outcome.compaction);
+                            if let Some(price) = &price {
+                                f.add_cost(price.as_ref().ok().map(|p| r.cost(p).1));
+                            }
                             figures.push(f);
                         }
                     }
-                    out.push(Some((session_rows, series, figures)));
+                    let unpriced_model = match price {
+                        Some(Err(model)) => Some(model),
+                        _ => None,
+                    };
+                    out.push(Some((session_rows, series, figures, unpriced_model)));
                 }
                 (out, errors)
             }
@@ -158,7 +169,12 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
             for session in sessions {
                 let here = position;
                 position += 1;
-                let Some((session_rows, series, figures)) = session else { continue };
+                let Some((session_rows, series, figures, unpriced_model)) = session else {
+                    continue;
+                };
+                if let Some(model) = unpriced_model {
+                    unpriced.add(model);
+                }
                 for (total, f) in totals.iter_mut().zip(&figures) {
                     total.absorb(f);
                 }
@@ -213,11 +229,14 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         charted = file.charted;
     }
     let series: Vec<Series> = charted.into_iter().flat_map(|c| c.series).collect();
-    let order: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
-    write_report(dir, &rows, &values, &summary, series, args.parquet)?;
-    if by_policy {
-        super::write_policies(dir, &order, &summary)?;
-    }
+    // The policies' rows in the order asked for (`summary.json` keys them by name).
+    let by_policy_rows: Vec<(String, compactor::report::policies::PolicySummary)> = specs
+        .iter()
+        .filter_map(|s| {
+            summary.policies.get(s.name.as_ref()).map(|p| (s.name.to_string(), p.clone()))
+        })
+        .collect();
+    write_report(dir, &rows, &values, &summary, series, args.parquet, &by_policy_rows)?;
     if !args.quiet {
         eprintln!(
             "compactor: {} × {} {} -> {}",
@@ -235,6 +254,9 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         if let Some(line) = crate::cmd::summarizer_line(&summarized) {
             eprintln!("{line}");
         }
+    }
+    if let Some(notice) = unpriced.notice() {
+        eprintln!("{notice}");
     }
     Ok(if any_rejected { ExitStatus::Rejected } else { ExitStatus::Success })
 }

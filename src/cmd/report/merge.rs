@@ -174,7 +174,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let series: Vec<Series> = charted.iter().flat_map(|c| c.2.iter().cloned()).collect();
     std::fs::create_dir_all(out)
         .with_context(|| format!("{}: cannot create directory", out.display()))?;
-    write_report(out, &rows, &values, &summary, series, args.parquet)?;
+    write_report(out, &rows, &values, &summary, series, args.parquet, &[])?;
     if !args.quiet {
         eprintln!(
             "compactor: {}, {} × {MODES} modes -> {}",

@@ -13,6 +13,7 @@ use crate::cli::args::ReportArgs;
 use crate::cmd::ExitStatus;
 use compactor::io::atomic::write_atomic;
 use compactor::report::aggregate::{CorpusSummary, ReportRow};
+use compactor::report::policies::{self, PolicySummary};
 use compactor::report::render::{Series, csv, html, markdown};
 use compactor::report::table::write_rows;
 use serde::{Deserialize, Serialize};
@@ -53,24 +54,9 @@ struct Charted {
     pub series: Vec<Series>,
 }
 
-/// Writes the report files of `rows` (their JSON `values`) and `summary` into `dir`.
-/// `--policies`: the section of report.md and its two charts (kept apart
-/// from the modes' renderers).
-fn write_policies(dir: &Path, order: &[String], summary: &CorpusSummary) -> anyhow::Result<()> {
-    use compactor::report::policies;
-    let rows: Vec<(String, policies::PolicySummary)> = order
-        .iter()
-        .filter_map(|n| summary.policies.get(n).map(|p| (n.clone(), p.clone())))
-        .collect();
-    let mut md = markdown(summary);
-    md.push_str(&policies::markdown(&rows));
-    write_atomic(&dir.join("report.md"), md.as_bytes())?;
-    let (billed, kept) = policies::charts(&rows);
-    write_atomic(&dir.join(policies::BILLED_CHART), billed.as_bytes())?;
-    write_atomic(&dir.join(policies::RETENTION_CHART), kept.as_bytes())?;
-    Ok(())
-}
-
+/// Writes the report files of `rows` (their JSON `values`) and `summary` into
+/// `dir`; `by_policy`: `report --policies`' rows, in the order asked for (its
+/// section of report.md and report.html, and its two charts).
 fn write_report(
     dir: &Path,
     rows: &[ReportRow],
@@ -78,6 +64,7 @@ fn write_report(
     summary: &CorpusSummary,
     series: Vec<Series>,
     parquet: bool,
+    by_policy: &[(String, PolicySummary)],
 ) -> anyhow::Result<()> {
     let mut jsonl = String::new();
     for v in values {
@@ -89,7 +76,14 @@ fn write_report(
     let mut summary_json = serde_json::to_string_pretty(summary)?;
     summary_json.push('\n');
     write_atomic(&dir.join("summary.json"), summary_json.as_bytes())?;
-    write_atomic(&dir.join("report.md"), markdown(summary).as_bytes())?;
+    let mut md = markdown(summary);
+    if !by_policy.is_empty() {
+        md.push_str(&policies::markdown(by_policy));
+        let (billed, kept) = policies::charts(by_policy);
+        write_atomic(&dir.join(policies::BILLED_CHART), billed.as_bytes())?;
+        write_atomic(&dir.join(policies::RETENTION_CHART), kept.as_bytes())?;
+    }
+    write_atomic(&dir.join("report.md"), md.as_bytes())?;
     let savings: Vec<(String, Vec<f64>)> = ["legacy", "lean", "tiered"]
         .iter()
         .map(|m| {
@@ -101,7 +95,7 @@ fn write_report(
             (m.to_string(), v)
         })
         .collect();
-    write_atomic(&dir.join("report.html"), html(summary, &series, &savings).as_bytes())?;
+    write_atomic(&dir.join("report.html"), html(summary, &series, &savings, by_policy).as_bytes())?;
     if parquet {
         write_rows(&dir.join("sessions.parquet"), values)?;
     }

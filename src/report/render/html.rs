@@ -9,6 +9,7 @@
 
 use super::{Series, charts, esc, intro, n, recorded, tables};
 use crate::report::aggregate::CorpusSummary;
+use crate::report::policies::{self, PolicySummary};
 use std::fmt::Write;
 
 const STYLE: &str = "*{box-sizing:border-box}\
@@ -70,7 +71,15 @@ fn figure(out: &mut String, svg: Result<String, String>, caption: &str) {
 }
 
 /// `report.html`: the tables and the charts, self-contained.
-pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]) -> String {
+///
+/// `by_policy`: `report --policies`' rows in the order asked for (its own
+/// section, table and two charts; empty without it).
+pub fn html(
+    s: &CorpusSummary,
+    series: &[Series],
+    savings: &[(String, Vec<f64>)],
+    by_policy: &[(String, PolicySummary)],
+) -> String {
     let mut out = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -119,6 +128,24 @@ pub fn html(s: &CorpusSummary, series: &[Series], savings: &[(String, Vec<f64>)]
             n(compacted as u64)
         ),
     );
+    if !by_policy.is_empty() {
+        let (header, rows) = policies::table(by_policy);
+        html_table(&mut out, "Policies", &header, &rows);
+        let _ = writeln!(out, "<p>{}</p>", esc(policies::INTRO));
+        let (billed, kept) = policies::charts(by_policy);
+        out.push_str("<div class=\"charts\">\n");
+        figure(
+            &mut out,
+            Ok(billed),
+            "Input tokens billed over every call of every session, by policy (replay).",
+        );
+        figure(
+            &mut out,
+            Ok(kept),
+            "Share of the anchors still verbatim after one compaction of each session, by policy.",
+        );
+        out.push_str("</div>\n");
+    }
     let t = &s.recorded_compactions;
     let recorded = recorded::tables(t);
     if recorded.is_empty() {
@@ -191,7 +218,7 @@ mod tests {
             series("c.jsonl:1", "none", &[10, 20, 30, 40], 1),
             series("c.jsonl:1", "lean", &[10, 20, 30, 35], 1),
         ];
-        let page = html(&summary(), &all, &[]);
+        let page = html(&summary(), &all, &[], &[]);
         assert_eq!(page.matches("<figure>").count(), 3 + 1, "three sessions and the histogram");
         assert!(page.contains(
             "a.jsonl:1: 3 calls. Plotted: our o200k count (the log records no prompt sizes). \
@@ -213,8 +240,12 @@ mod tests {
     fn a_stopped_replay_says_so_in_its_caption() {
         let mut lean = series("a.jsonl:1", "lean", &[10, 150, 160, 170], 0);
         lean.stopped_at = Some(3);
-        let page =
-            html(&summary(), &[series("a.jsonl:1", "none", &[10, 150, 160, 170], 0), lean], &[]);
+        let page = html(
+            &summary(),
+            &[series("a.jsonl:1", "none", &[10, 150, 160, 170], 0), lean],
+            &[],
+            &[],
+        );
         assert!(page.contains(
             "Lines that coincide: none = lean. Replay stopped compacting (lean at call 3): two \
              compactions in a row left the request over the trigger (the thrash guard)"
@@ -224,7 +255,7 @@ mod tests {
 
     #[test]
     fn the_page_is_built_for_a_narrow_screen() {
-        let page = html(&summary(), &[series("a", "lean", &[1, 2], 0)], &[]);
+        let page = html(&summary(), &[series("a", "lean", &[1, 2], 0)], &[], &[]);
         assert!(page.contains(r#"<meta name="viewport" content="width=device-width"#));
         // Tables scroll inside their own box, with a shadow where more columns
         // wait and their labels kept in view (issue 41); charts take the
