@@ -125,6 +125,19 @@ impl Content {
         Cow::Owned(out)
     }
 
+    /// Returns true if and only if [`Content::joined_text`] is `s`, without
+    /// joining when the text parts are too long to be it (most are).
+    pub fn text_is(&self, s: &str) -> bool {
+        let mut bytes = 0usize;
+        for t in self.parts.iter().filter_map(Part::text_str) {
+            bytes += t.len();
+            if bytes > s.len() {
+                return false;
+            }
+        }
+        self.joined_text() == s
+    }
+
     /// Total characters (Unicode scalar values) of the text parts.
     pub fn text_chars(&self) -> usize {
         self.parts.iter().filter_map(Part::text_str).map(|t| t.chars().count()).sum()
@@ -230,6 +243,12 @@ mod tests {
             let text = c.joined_text();
             assert_eq!(text, joined);
             assert_eq!(matches!(text, Cow::Borrowed(_)), borrowed, "{joined:?}");
+            // `text_is` is `joined_text() ==`, for the text and its neighbours.
+            for probe in
+                [joined.to_string(), format!("{joined}x"), format!("\n{joined}"), "on".into()]
+            {
+                assert_eq!(c.text_is(&probe), c.joined_text() == probe.as_str(), "{probe:?}");
+            }
         }
     }
 }

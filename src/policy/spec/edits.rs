@@ -55,7 +55,12 @@ pub(crate) fn mask<S: Slot>(
     m: &Masking,
     placeholder_tokens: u64,
 ) -> usize {
-    let clearable: Vec<usize> = {
+    // Without a list of tools no result needs its tool's name (replay masks
+    // at every call: the names would be looked up at every call too).
+    let by_name = !m.exclude_tools.is_empty() || !m.only_tools.is_empty();
+    let clearable: Vec<usize> = if !by_name {
+        (0..slots.len()).filter(|&i| slots[i].borrow().is_tool_result()).collect()
+    } else {
         let msgs: Vec<&Message> = slots.iter().map(Borrow::borrow).collect();
         let calls = index_calls(&msgs);
         msgs.iter()
@@ -76,7 +81,7 @@ pub(crate) fn mask<S: Slot>(
             clearable.iter().copied().filter(|&i| i < from).collect()
         }
     };
-    let is_cleared = |i: usize| slots[i].borrow().text_content() == m.placeholder.as_ref();
+    let is_cleared = |i: usize| slots[i].borrow().content.text_is(m.placeholder.as_ref());
     let mut rest: u64 = clearable.iter().filter(|&&i| !is_cleared(i)).map(|&i| tokens[i]).sum();
     let mut chosen = Vec::new();
     let mut freed = 0u64;
