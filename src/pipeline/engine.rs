@@ -3,7 +3,7 @@
 
 use super::decode::{KeptOr, RecordSessions, Unparsed, parse, parse_kept, split_sessions};
 use super::{Item, Job};
-use crate::formats::openai::KeptRecord;
+use crate::formats::openai::{FastPath, KeptRecord, Reads};
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
 use crate::io::{Payload, RawRecord};
@@ -19,8 +19,8 @@ use serde_json::Value;
 pub struct Engine<'a> {
     pub policy: &'a Policy,
     /// `--model auto`: each session's policy is the one of its log's model
-    /// ([`super::Policies`]); `policy` is then the default window's. Sessions
-    /// are not skimmed (the skim cannot read the model).
+    /// ([`super::Policies`]); `policy` is then the default window's. Which
+    /// fast paths may run then is [`FastPath::may_run`]'s rule.
     pub auto: Option<&'a super::Policies>,
     pub meter: &'a Meter,
     /// What the run's compactions remember: owned here, one per run, shared
@@ -130,7 +130,10 @@ impl Engine<'_> {
         };
         // Kept text is written back only by a kept session's own writer,
         // which gives the lines JSON Lines output and redaction use.
-        let keep = format == Format::OpenAi && self.same(format) && (self.lines || self.redact);
+        let keep = format == Format::OpenAi
+            && self.same(format)
+            && (self.lines || self.redact)
+            && FastPath::Kept.may_run(self.reads());
         match format.unit() {
             Unit::Record => {
                 let mut out = Vec::new();
@@ -426,8 +429,14 @@ impl Engine<'_> {
     /// written back as OpenAI are (an untouched session is its input line),
     /// and not under `--force`, which compacts every session.
     fn skim_limit(&self, format: Format) -> Option<u64> {
-        let same = format == Format::OpenAi && self.same(format) && self.auto.is_none();
+        let same =
+            format == Format::OpenAi && self.same(format) && FastPath::Skim.may_run(self.reads());
         if same { self.policy.acts_from() } else { None }
+    }
+
+    /// What the run reads of each session: under `--model auto`, its facts too.
+    fn reads(&self) -> Reads {
+        if self.auto.is_some() { Reads::Facts } else { Reads::Compaction }
     }
 
     /// A session line that compaction leaves as it is, passed through after a

@@ -9,6 +9,7 @@ use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message};
 use anyhow::Context;
 use compactor::Mode;
+use compactor::formats::openai::{FastPath, Reads};
 use compactor::io::atomic::write_atomic;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::summary::real_user_text;
@@ -52,8 +53,10 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;
-                // Report never writes sessions: unread fields need no tree.
-                let (sessions, errors) = decode_job_with(job, true);
+                // Report never writes sessions: unread fields need no tree,
+                // where the one rule of the fast paths lets it.
+                let reads = if auto { Reads::Facts } else { Reads::Compaction };
+                let (sessions, errors) = decode_job_with(job, FastPath::Kept.may_run(reads));
                 // The model each log names, read before `normalize` drops the envelopes.
                 let models: Vec<Option<String>> = sessions
                     .iter()
