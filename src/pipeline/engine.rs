@@ -6,7 +6,7 @@ use super::{Item, Job};
 use crate::formats::openai::{FastPath, KeptRecord, Reads};
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
-use crate::io::{Payload, RawRecord};
+use crate::io::{Payload, RawRecord, ReadError};
 use crate::model::{Continuation, History, Session, Source, Trigger, continuation_id};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
@@ -51,6 +51,11 @@ pub enum Processed {
     /// A file boundary or failure, passed through for the writer.
     Item(Item),
     Session(Box<Done>),
+    /// A file could not be read further (an [`Item::Failed`]); its rejection,
+    /// when this shard reports it, came just before.
+    Unreadable {
+        input: usize,
+    },
     Rejected {
         input: usize,
         source: Source,
@@ -503,18 +508,44 @@ impl Engine<'_> {
     }
 
     /// Processes one item: a job becomes its sessions and rejects; a file
-    /// boundary passes through.
+    /// that could not be read becomes its rejection (this shard's only: keyed
+    /// by its source) and [`Processed::Unreadable`]; a file boundary passes
+    /// through.
     pub fn process_item(&self, item: Item) -> Vec<Processed> {
         match item {
             Item::Job(job) => self.process(job),
+            Item::Failed { input, error: ReadError { source, message, raw } } => {
+                let rejected =
+                    self.reject_unkeyed(input, source, RejectKind::Unreadable, message, raw.into());
+                rejected.into_iter().chain([Processed::Unreadable { input }]).collect()
+            }
             other => vec![Processed::Item(other)],
         }
+    }
+
+    /// A record that is no session (so has no id), rejected: `None` when
+    /// another shard reports it (its source picks the shard).
+    pub fn reject_unkeyed(
+        &self,
+        input: usize,
+        source: Source,
+        kind: RejectKind,
+        reason: String,
+        raw: Raw,
+    ) -> Option<Processed> {
+        self.selects(&source.to_string()).then_some(Processed::Rejected {
+            input,
+            source,
+            kind,
+            reason,
+            raw,
+        })
     }
 
     /// Whether this run's shard (`--shard K/N`) takes the session or record
     /// keyed by `key` (a session's id, or a bad record's source): the one
     /// place the shard is applied to what the engine gives back.
-    pub fn selects(&self, key: &str) -> bool {
+    fn selects(&self, key: &str) -> bool {
         super::shard::selects(self.shard, key)
     }
 }

@@ -11,6 +11,7 @@ use anyhow::Context;
 use compactor::Mode;
 use compactor::formats::openai::{FastPath, Reads};
 use compactor::io::atomic::write_atomic;
+use compactor::pipeline::shard::selects;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::summary::real_user_text;
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
@@ -70,7 +71,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     sessions.iter().map(|s| compactor::request::normalize(s, false, api)).collect();
                 let mut out = Vec::new();
                 for (((s, repairs), model), raw) in normalized.iter().zip(&models).zip(&sessions) {
-                    if shard.is_some_and(|k| !k.contains(&s.id)) {
+                    if !selects(shard, &s.id) {
                         out.push(None);
                         continue;
                     }
@@ -126,7 +127,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         |(sessions, errors)| {
             for e in errors {
                 // A record that is not a session has no id: its source picks the shard.
-                if shard.is_none_or(|k| k.contains(&e.source.to_string())) {
+                if selects(shard, &e.source.to_string()) {
                     err_message!("{e}");
                     rejected.count(e.kind.name());
                 }
