@@ -93,7 +93,7 @@ fn source_of(p: &Processed) -> Option<&Source> {
     match p {
         Processed::Session(d) => Some(&d.source),
         Processed::Rejected { source, .. } => Some(source),
-        Processed::Item(_) => None,
+        Processed::Item(_) | Processed::Unreadable { .. } => None,
     }
 }
 
@@ -325,7 +325,9 @@ fn check_job(engine: &Engine<'_>, job: Job) {
             (Processed::Rejected { .. }, Ok(_)) => {
                 panic!("{format}: the engine rejected what the adapter decodes")
             }
-            (Processed::Item(_), _) => panic!("{format}: a job gave back a file item"),
+            (Processed::Item(_) | Processed::Unreadable { .. }, _) => {
+                panic!("{format}: a job gave back a file item")
+            }
         }
         if let Ok(session) = decoded {
             round_trip(format, &unit, &session);
@@ -604,7 +606,7 @@ pub fn pipeline(data: &[u8]) {
                     Processed::Rejected { reason, raw, .. } => {
                         vec![reason.into_bytes(), raw.held().to_vec()]
                     }
-                    Processed::Item(_) => Vec::new(),
+                    Processed::Item(_) | Processed::Unreadable { .. } => Vec::new(),
                 })
                 .collect()
         };

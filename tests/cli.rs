@@ -1013,3 +1013,37 @@ fn a_run_after_a_killed_run_takes_over_its_lock() {
     assert!(out.join("s00.jsonl").exists() && out.join("s01.jsonl").exists());
     assert!(!lock.exists());
 }
+
+/// An OpenAI line read by the kept path (JSON Lines out) names its model in a
+/// message's Claude Code `message` envelope or an attached Codex
+/// `turn_context`: `--model auto` takes the window from it, as from a whole
+/// parse. Before the kept path kept `model::reads`' keys parsed, both
+/// sessions got the default window (200000, `window_from: default`).
+#[test]
+fn model_auto_reads_the_model_of_a_kept_openai_line() {
+    let dir = TestDir::new();
+    let input = dir.join("env.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"id":"s1","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello","message":{"id":"m1","model":"gpt-4o"}}]}"#,
+            "\n",
+            r#"{"id":"s2","messages":[{"role":"user","content":"hi","compactor_attached":[{"type":"turn_context","payload":{"model":"gpt-4o","cwd":"/w"}}]},{"role":"assistant","content":"ok"}]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = run_ok(
+        compactor()
+            .args(["compact", "-q", "--from", "openai", "--model", "auto", "--report", "-", "-o"])
+            .arg(dir.join("out.jsonl"))
+            .arg(&input),
+    );
+    let rows = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!(row["model"], "gpt-4o", "{row}");
+        assert_eq!(row["window"], 128000, "{row}");
+        assert_eq!(row["window_from"], "model", "{row}");
+    }
+}

@@ -294,6 +294,34 @@ fn the_union_of_four_shards_is_the_unsharded_run_with_no_session_twice() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 <= K < N"));
 }
 
+/// A file that cannot be read has no session id: its source picks the one
+/// shard that rejects it (the engine's rule, as for a bad record).
+#[test]
+fn an_unreadable_file_is_rejected_by_exactly_one_shard() {
+    let dir = TestDir::new();
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, b"\x00\x01\x02\xff\xfe binary").unwrap();
+    let mut rejecting = Vec::new();
+    for k in 0..4 {
+        let rejects = dir.join(&format!("rejects{k}.jsonl"));
+        let out = compactor()
+            .args(["compact", "-q", "--shard", &format!("{k}/4"), "-o"])
+            .arg(dir.join(&format!("out{k}.jsonl")))
+            .arg("--rejects")
+            .arg(&rejects)
+            .arg(&bad)
+            .args(inputs())
+            .output()
+            .unwrap();
+        let sources = std::fs::read_to_string(dir.join(&format!("rejects{k}.sources.jsonl")))
+            .unwrap_or_default();
+        let unreadable = sources.lines().filter(|l| l.contains("\"unreadable\"")).count();
+        assert_eq!(out.status.code(), Some(if unreadable > 0 { 3 } else { 0 }), "shard {k}");
+        rejecting.extend(std::iter::repeat_n(k, unreadable));
+    }
+    assert_eq!(rejecting.len(), 1, "rejected by shards {rejecting:?}");
+}
+
 fn rows_of_output(out: &std::process::Output) -> Vec<String> {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let (s, b) = read_stream(&out.stdout);

@@ -180,7 +180,7 @@ proptest! {
                     Output::Values(v) => v.iter().map(Value::to_string).collect(),
                 },
                 Processed::Rejected { reason, .. } => reason,
-                Processed::Item(_) => String::new(),
+                Processed::Item(_) | Processed::Unreadable { .. } => String::new(),
             }).collect()
         };
         // The production path: `run_ordered` over `process_item`, as `compact` runs it.

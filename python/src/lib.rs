@@ -22,7 +22,7 @@ use cli::config::{self, Compact, Route};
 use compactor::formats::{DETECT_RECORDS, Format, Unit};
 use compactor::io::{Input, Payload, RawRecord};
 use compactor::model::Source;
-use compactor::pipeline::{Engine, Item, Job, JobReader, Output, Processed, decode_job};
+use compactor::pipeline::{Engine, Job, JobReader, Output, Processed, decode_job};
 use compactor::policy::session_anchors_line;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -126,7 +126,7 @@ fn compact_rows(
                     Processed::Rejected { source, reason, .. } => {
                         return Err(format!("row {i} ({source}): {reason}"));
                     }
-                    Processed::Item(_) => {}
+                    Processed::Item(_) | Processed::Unreadable { .. } => {}
                 }
             }
             match <[String; 1]>::try_from(out) {
@@ -189,8 +189,8 @@ fn compact_text(py: Python<'_>, text: String, argv: Vec<String>) -> PyResult<Str
                 Processed::Rejected { source, reason, .. } => {
                     rejected.push(format!("{source}: {reason}"))
                 }
-                Processed::Item(Item::Failed { error, .. }) => rejected.push(error.to_string()),
-                Processed::Item(_) => {}
+                // The engine gives an unreadable file as its `Rejected`.
+                Processed::Item(_) | Processed::Unreadable { .. } => {}
             }
         }
         if rejected.is_empty() { Ok(out) } else { Err(rejected.join("\n")) }

@@ -15,9 +15,13 @@
 //!   date is no day.
 //!
 //! What the log does not say is `None`; callers name it "(unknown)".
+//!
+//! Every passthrough field is read through [`crate::model::reads`]'s keys,
+//! never by its string: the OpenAI kept path leaves exactly those parsed, so
+//! the facts of a kept line are those of its whole parse.
 
 use crate::formats::codex::session_meta_payload;
-use crate::model::Session;
+use crate::model::{MessageKey, RecordType, Session, SessionKey};
 use serde_json::Value;
 
 /// The model Claude Code names on the notices it writes itself.
@@ -42,34 +46,33 @@ fn text<'a>(v: Option<&'a Value>, key: &str) -> Option<&'a str> {
     v?.get(key)?.as_str().filter(|s| !s.is_empty())
 }
 
+/// A non-empty string `v`.
+fn non_empty(v: Option<&Value>) -> Option<&str> {
+    v?.as_str().filter(|s| !s.is_empty())
+}
+
 /// Every passthrough record of the session, in order.
 fn records(session: &Session) -> impl Iterator<Item = &Value> {
     session.messages.iter().flat_map(|m| m.attached.iter()).chain(session.trailing.iter())
 }
 
-fn is_line(v: &Value, ty: &str) -> bool {
-    v.get("type").and_then(Value::as_str) == Some(ty)
-}
-
 /// The session's model; see the module docs.
 pub fn model(session: &Session) -> Option<String> {
     for m in &session.messages {
-        let claude = text(m.extra.get("message"), "model").filter(|s| *s != SYNTHETIC_MODEL);
-        if let Some(name) = claude
-            .or_else(|| m.extra.get("model").and_then(Value::as_str).filter(|s| !s.is_empty()))
-        {
+        let claude = text(m.read(MessageKey::Envelope), "model").filter(|s| *s != SYNTHETIC_MODEL);
+        if let Some(name) = claude.or_else(|| non_empty(m.read(MessageKey::Model))) {
             return Some(name.to_string());
         }
-        let turn = m.attached.iter().filter(|r| is_line(r, "turn_context"));
+        let turn = m.attached.iter().filter(|r| RecordType::TurnContext.is(r));
         if let Some(name) = turn.filter_map(|r| text(r.get("payload"), "model")).next() {
             return Some(name.to_string());
         }
     }
-    let codex_tail = session.trailing.iter().filter(|r| is_line(r, "turn_context"));
+    let codex_tail = session.trailing.iter().filter(|r| RecordType::TurnContext.is(r));
     codex_tail
         .filter_map(|r| text(r.get("payload"), "model"))
         .next()
-        .or_else(|| session.extra.get("model").and_then(Value::as_str).filter(|s| !s.is_empty()))
+        .or_else(|| non_empty(session.read(SessionKey::Model)))
         .map(str::to_string)
 }
 
@@ -78,27 +81,24 @@ pub fn project(session: &Session) -> Option<String> {
     let from_meta = records(session).find_map(|r| {
         session_meta_payload(r).and_then(|p| p.get("cwd")?.as_str().filter(|s| !s.is_empty()))
     });
-    let from_events = || {
-        session.messages.iter().find_map(|m| m.extra.get("cwd")?.as_str().filter(|s| !s.is_empty()))
-    };
+    let from_events = || session.messages.iter().find_map(|m| non_empty(m.read(MessageKey::Cwd)));
     let from_turns = || {
         records(session)
-            .filter(|r| is_line(r, "turn_context"))
+            .filter(|r| RecordType::TurnContext.is(r))
             .find_map(|r| text(r.get("payload"), "cwd"))
     };
     from_meta
         .or_else(from_events)
         .or_else(from_turns)
-        .or_else(|| session.extra.get("cwd")?.as_str().filter(|s| !s.is_empty()))
+        .or_else(|| non_empty(session.read(SessionKey::Cwd)))
         .map(str::to_string)
 }
 
 /// The UTC day of the session's first timestamp; see the module docs.
 pub fn day(session: &Session) -> Option<String> {
-    let first = session
-        .messages
-        .iter()
-        .find_map(|m| m.meta.timestamp.as_deref().or_else(|| m.extra.get("timestamp")?.as_str()))?;
+    let first = session.messages.iter().find_map(|m| {
+        m.meta.timestamp.as_deref().or_else(|| m.read(MessageKey::Timestamp)?.as_str())
+    })?;
     utc_day(first)
 }
 
@@ -161,9 +161,11 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::openai::{self, KeptRecord};
     use crate::formats::{Format, Record};
     use crate::model::Source;
-    use serde_json::json;
+    use proptest::prelude::*;
+    use serde_json::{Map, json};
 
     fn decode(format: Format, lines: Vec<Value>) -> Session {
         let records = lines
@@ -257,5 +259,141 @@ mod tests {
         assert_eq!(utc_day("2026-03-31").as_deref(), Some("2026-03-31"));
         assert_eq!(utc_day("t0"), None);
         assert_eq!(utc_day("2026-13-01T00:00:00Z"), None);
+    }
+
+    /// A JSON value nested up to three levels, with keys readers look for
+    /// (`model`, `type`, `payload`, `cwd`) among others.
+    fn nested() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[a-z_ ]{0,6}".prop_map(Value::from),
+            Just(Value::from("turn_context")),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            let key = prop::sample::select(vec!["model", "type", "payload", "cwd", "k", "x y"]);
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec((key, inner), 0..4).prop_map(|kvs| {
+                    Value::Object(kvs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    /// A model name, the one Claude Code writes on its own notices, or none.
+    fn a_model() -> impl Strategy<Value = Value> {
+        prop::sample::select(vec!["claude-opus-4-6", "gpt-4o", "gpt-5.3-codex", "<synthetic>", ""])
+            .prop_map(Value::from)
+    }
+
+    /// A carried record: a Codex turn context or session header, or anything
+    /// else. (The Codex reader's wrapper holds U+FDD0: such a line is never kept.)
+    fn a_record() -> impl Strategy<Value = Value> {
+        let payload = (a_model(), "[a-z/]{0,5}", nested())
+            .prop_map(|(model, cwd, other)| json!({"model": model, "cwd": cwd, "other": other}));
+        prop_oneof![
+            (prop::sample::select(vec!["turn_context", "session_meta", "event_msg"]), payload)
+                .prop_map(|(ty, payload)| json!({"type": ty, "payload": payload})),
+            nested(),
+        ]
+    }
+
+    /// One OpenAI message: chat fields, the passthrough fields facts reads
+    /// (Claude Code's `message` envelope, `model`, `cwd`, `timestamp`), fields
+    /// nothing reads, and attached records.
+    fn a_message() -> impl Strategy<Value = Value> {
+        (
+            prop::sample::select(vec!["user", "assistant", "tool"]),
+            "[a-z ]{0,8}",
+            prop::option::of((a_model(), nested())),
+            prop::option::of(prop_oneof![a_model(), nested()]),
+            prop::option::of(prop_oneof!["[a-z/]{0,5}".prop_map(Value::from), nested()]),
+            prop::option::of(prop::sample::select(vec!["2026-04-01T23:30:00+03:00", "t0"])),
+            prop::collection::vec(("[a-zA-Z]{1,8}", nested()), 0..3),
+            prop::option::of(prop::collection::vec(a_record(), 0..3)),
+        )
+            .prop_map(|(role, text, envelope, model, cwd, ts, unknown, attached)| {
+                let mut m = Map::new();
+                m.insert("role".into(), role.into());
+                m.insert("content".into(), text.into());
+                for (k, v) in unknown {
+                    m.insert(k, v);
+                }
+                if let Some((model, other)) = envelope {
+                    m.insert("message".into(), json!({"id": "m", "model": model, "other": other}));
+                }
+                let fields = [("model", model), ("cwd", cwd), ("timestamp", ts.map(Value::from))];
+                for (k, v) in fields {
+                    if let Some(v) = v {
+                        m.insert(k.into(), v);
+                    }
+                }
+                if let Some(records) = attached {
+                    m.insert("compactor_attached".into(), records.into());
+                }
+                Value::Object(m)
+            })
+    }
+
+    /// One OpenAI session record, with session fields facts reads and
+    /// fields nothing reads.
+    fn a_record_line() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(a_message(), 0..5),
+            prop::option::of(a_model()),
+            prop::option::of("[a-z/]{0,5}"),
+            nested(),
+            prop::option::of(prop::collection::vec(a_record(), 0..2)),
+        )
+            .prop_map(|(messages, model, cwd, meta, trailing)| {
+                let mut r = Map::new();
+                r.insert("id".into(), "s1".into());
+                r.insert("meta".into(), json!({"run": meta}));
+                r.insert("trajectory".into(), json!({"steps": [1, "two"]}));
+                r.insert("messages".into(), messages.into());
+                if let Some(model) = model {
+                    r.insert("model".into(), model);
+                }
+                if let Some(cwd) = cwd {
+                    r.insert("cwd".into(), cwd.into());
+                }
+                if let Some(records) = trailing {
+                    r.insert("compactor_trailing".into(), records.into());
+                }
+                Value::Object(r).to_string()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// What is read from a line kept by the OpenAI fast path (its facts,
+        /// so its window under `--model auto`, and its session once the kept
+        /// texts are parsed back) is what is read from a whole parse.
+        #[test]
+        fn a_kept_record_reads_as_the_whole_one(line in a_record_line()) {
+            let source = Source { path: "t.jsonl".into(), line: Some(1), index: None };
+            let whole: Value = serde_json::from_str(&line).unwrap();
+            let whole = openai::decode_session(whole, source.clone());
+            let kept = KeptRecord::parse(line.as_bytes()).expect("a serde_json line is kept");
+            let kept = kept.decode(source);
+            let (whole, kept) = match (whole, kept) {
+                (Ok(w), Ok(k)) => (w, k),
+                (w, k) => {
+                    prop_assert_eq!(w.err().map(|e| e.message), k.err().map(|e| e.message));
+                    return Ok(());
+                }
+            };
+            prop_assert_eq!(of(kept.session()), of(&whole));
+            let table = crate::catalog::window::ModelTable::default();
+            prop_assert_eq!(
+                table.choose(model(kept.session()).as_deref()),
+                table.choose(model(&whole).as_deref())
+            );
+            let (expanded, n) = kept.expanded();
+            prop_assert!(n >= 1, "the session's `trajectory` is kept");
+            prop_assert_eq!(expanded, whole);
+        }
     }
 }

@@ -19,10 +19,12 @@ pub(crate) mod key;
 pub mod lineage;
 pub(crate) mod names;
 pub mod part;
+pub mod reads;
 pub mod recorded;
 
 pub use lineage::{Continuation, Parent, Trigger, continuation_id};
 pub use part::{ArgsForm, Content, ContentForm, ImageInfo, Part, ToolCall};
+pub use reads::{MessageKey, RecordType, SessionKey};
 pub use recorded::{CallMark, History, RecordedCompaction, RecordedSummary};
 
 use serde_json::{Map, Value};
@@ -311,7 +313,7 @@ impl Message {
 
     /// The tool name recorded on a tool result itself (`name`), if any.
     pub fn result_name(&self) -> Option<&str> {
-        self.extra.get("name").and_then(Value::as_str)
+        self.read(MessageKey::Name).and_then(Value::as_str)
     }
 }
 

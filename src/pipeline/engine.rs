@@ -3,10 +3,10 @@
 
 use super::decode::{KeptOr, RecordSessions, Unparsed, parse, parse_kept, split_sessions};
 use super::{Item, Job};
-use crate::formats::openai::KeptRecord;
+use crate::formats::openai::{FastPath, KeptRecord, Reads};
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
-use crate::io::{Payload, RawRecord};
+use crate::io::{Payload, RawRecord, ReadError};
 use crate::model::{Continuation, History, Session, Source, Trigger, continuation_id};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
@@ -19,8 +19,8 @@ use serde_json::Value;
 pub struct Engine<'a> {
     pub policy: &'a Policy,
     /// `--model auto`: each session's policy is the one of its log's model
-    /// ([`super::Policies`]); `policy` is then the default window's. Sessions
-    /// are not skimmed (the skim cannot read the model).
+    /// ([`super::Policies`]); `policy` is then the default window's. Which
+    /// fast paths may run then is [`FastPath::may_run`]'s rule.
     pub auto: Option<&'a super::Policies>,
     pub meter: &'a Meter,
     /// What the run's compactions remember: owned here, one per run, shared
@@ -51,6 +51,11 @@ pub enum Processed {
     /// A file boundary or failure, passed through for the writer.
     Item(Item),
     Session(Box<Done>),
+    /// A file could not be read further (an [`Item::Failed`]); its rejection,
+    /// when this shard reports it, came just before.
+    Unreadable {
+        input: usize,
+    },
     Rejected {
         input: usize,
         source: Source,
@@ -130,7 +135,10 @@ impl Engine<'_> {
         };
         // Kept text is written back only by a kept session's own writer,
         // which gives the lines JSON Lines output and redaction use.
-        let keep = format == Format::OpenAi && self.same(format) && (self.lines || self.redact);
+        let keep = format == Format::OpenAi
+            && self.same(format)
+            && (self.lines || self.redact)
+            && FastPath::Kept.may_run(self.reads());
         match format.unit() {
             Unit::Record => {
                 let mut out = Vec::new();
@@ -426,8 +434,14 @@ impl Engine<'_> {
     /// written back as OpenAI are (an untouched session is its input line),
     /// and not under `--force`, which compacts every session.
     fn skim_limit(&self, format: Format) -> Option<u64> {
-        let same = format == Format::OpenAi && self.same(format) && self.auto.is_none();
+        let same =
+            format == Format::OpenAi && self.same(format) && FastPath::Skim.may_run(self.reads());
         if same { self.policy.acts_from() } else { None }
+    }
+
+    /// What the run reads of each session: under `--model auto`, its facts too.
+    fn reads(&self) -> Reads {
+        if self.auto.is_some() { Reads::Facts } else { Reads::Compaction }
     }
 
     /// A session line that compaction leaves as it is, passed through after a
@@ -494,18 +508,44 @@ impl Engine<'_> {
     }
 
     /// Processes one item: a job becomes its sessions and rejects; a file
-    /// boundary passes through.
+    /// that could not be read becomes its rejection (this shard's only: keyed
+    /// by its source) and [`Processed::Unreadable`]; a file boundary passes
+    /// through.
     pub fn process_item(&self, item: Item) -> Vec<Processed> {
         match item {
             Item::Job(job) => self.process(job),
+            Item::Failed { input, error: ReadError { source, message, raw } } => {
+                let rejected =
+                    self.reject_unkeyed(input, source, RejectKind::Unreadable, message, raw.into());
+                rejected.into_iter().chain([Processed::Unreadable { input }]).collect()
+            }
             other => vec![Processed::Item(other)],
         }
+    }
+
+    /// A record that is no session (so has no id), rejected: `None` when
+    /// another shard reports it (its source picks the shard).
+    pub fn reject_unkeyed(
+        &self,
+        input: usize,
+        source: Source,
+        kind: RejectKind,
+        reason: String,
+        raw: Raw,
+    ) -> Option<Processed> {
+        self.selects(&source.to_string()).then_some(Processed::Rejected {
+            input,
+            source,
+            kind,
+            reason,
+            raw,
+        })
     }
 
     /// Whether this run's shard (`--shard K/N`) takes the session or record
     /// keyed by `key` (a session's id, or a bad record's source): the one
     /// place the shard is applied to what the engine gives back.
-    pub fn selects(&self, key: &str) -> bool {
+    fn selects(&self, key: &str) -> bool {
         super::shard::selects(self.shard, key)
     }
 }

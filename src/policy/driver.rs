@@ -42,7 +42,7 @@ use super::{
     sanitize, summary,
 };
 use crate::catalog::window;
-use crate::model::{Message, Session};
+use crate::model::{Message, Session, SessionKey};
 use crate::tokens::Meter;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -164,7 +164,9 @@ fn compact_spec<'a>(
 /// ours wrote: its `compaction` record's message count and token total (under
 /// the same counter) still match, so nothing was appended since.
 fn is_recorded_output(session: &Session, tokens: u64, meter: &Meter) -> bool {
-    let Some(c) = session.extra.get("compaction").and_then(|v| v.as_object()) else { return false };
+    let Some(c) = session.read(SessionKey::Compaction).and_then(|v| v.as_object()) else {
+        return false;
+    };
     let get = |k: &str| c.get(k).and_then(serde_json::Value::as_u64);
     c.get("counter").and_then(serde_json::Value::as_str) == Some(meter.kind().name())
         && get("tokens_after") == Some(tokens)

@@ -37,7 +37,7 @@ use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::figures::thousands;
 use crate::hash::{text_key, texts_hash};
 use crate::memo::{Memo, budgets};
-use crate::model::{Message, Role, ToolCall};
+use crate::model::{Message, MessageKey, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -405,7 +405,7 @@ fn date_of(m: &Message) -> Option<String> {
 
 /// Returns true if and only if a tool result is flagged an error (`is_error`).
 fn reports_error(result: &Message) -> bool {
-    result.extra.get("is_error").and_then(Value::as_bool) == Some(true)
+    result.read(MessageKey::IsError).and_then(Value::as_bool) == Some(true)
 }
 
 /// Returns true if and only if a tool result reports a failure.

@@ -167,13 +167,6 @@ impl Compact {
             training,
         }
     }
-
-    /// Returns true if and only if a record without a session id (one that
-    /// could not be read) is reported by this shard: it is keyed by its
-    /// source, so each bad record is reported by exactly one of N shards.
-    pub fn in_shard(&self, source: &str) -> bool {
-        compactor::pipeline::shard::selects(self.shard, source)
-    }
 }
 
 /// The files plan, up to the formats: inputs, target, refusals. Without an

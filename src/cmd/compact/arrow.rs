@@ -134,18 +134,10 @@ fn compact_batch(
                     history: compactor::model::History::default(),
                     records: vec![RawRecord { source, payload }],
                 }),
-                // A row that is no record has no id: its source picks the shard.
-                Err(_) if !engine.selects(&source.to_string()) => Vec::new(),
-                Err(reason) => {
-                    let kind = RejectKind::Malformed;
-                    vec![Processed::Rejected {
-                        input: 0,
-                        source,
-                        kind,
-                        reason,
-                        raw: Raw::default(),
-                    }]
-                }
+                Err(reason) => engine
+                    .reject_unkeyed(0, source, RejectKind::Malformed, reason, Raw::default())
+                    .into_iter()
+                    .collect(),
             }
         })
         .collect();
@@ -184,7 +176,7 @@ fn compact_batch(
             Processed::Rejected { source, kind, reason, raw, .. } => {
                 out.rejected.push((source, kind, reason, raw));
             }
-            Processed::Item(_) => {}
+            Processed::Item(_) | Processed::Unreadable { .. } => {}
         }
     }
     if !records.is_empty() {

@@ -17,7 +17,7 @@ use compactor::io::output::{Layout, SessionWriter, Target};
 use compactor::io::sync_batch::SyncBatch;
 use compactor::io::{Container, Input};
 use compactor::pipeline::{Done, Item, Output, Processed};
-use compactor::report::{RejectKind, RunSummary};
+use compactor::report::RunSummary;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -119,22 +119,14 @@ impl<'a> Sink<'a> {
                 self.start(input, container, format)
             }
             Processed::Item(Item::End { input }) => self.end(input),
-            Processed::Item(Item::Failed { input, error }) => {
-                let source = error.source.to_string();
-                if self.cfg.in_shard(&source) {
-                    self.tally[input].rejected += 1;
-                    self.ledger.reject(
-                        RejectKind::Unreadable,
-                        &source,
-                        &error.message,
-                        error.raw.into(),
-                    )?;
-                }
+            Processed::Unreadable { input } => {
                 if self.outputs.per_file.is_none() {
                     self.progress.inc(input_size(&self.inputs[input]));
                 }
                 Ok(())
             }
+            // The engine turns a failed file into `Rejected` and `Unreadable`.
+            Processed::Item(Item::Failed { .. }) => Ok(()),
             Processed::Item(Item::Job(_)) => Ok(()),
             Processed::Session(done) => self.session(&done),
             // The engine gives back only this shard's.

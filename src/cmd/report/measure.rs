@@ -8,7 +8,9 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message};
 use anyhow::Context;
+use compactor::formats::openai::{FastPath, Reads};
 use compactor::io::atomic::write_atomic;
+use compactor::pipeline::shard::selects;
 use compactor::pipeline::{Item, Rejection, decode_job_with};
 use compactor::policy::summary::real_user_text;
 use compactor::policy::{Prepared, compact_prepared, verify::verify};
@@ -75,8 +77,10 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         |item| match item {
             Item::Job(job) => {
                 let format = job.format;
-                // Report never writes sessions: unread fields need no tree.
-                let (sessions, errors) = decode_job_with(job, true);
+                // Report never writes sessions: unread fields need no tree,
+                // where the one rule of the fast paths lets it.
+                let reads = if auto { Reads::Facts } else { Reads::Compaction };
+                let (sessions, errors) = decode_job_with(job, FastPath::Kept.may_run(reads));
                 // The model each log names, read before `normalize` drops the envelopes.
                 let models: Vec<Option<String>> = sessions
                     .iter()
@@ -90,7 +94,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
                     sessions.iter().map(|s| compactor::request::normalize(s, false, api)).collect();
                 let mut out = Vec::new();
                 for (((s, repairs), model), raw) in normalized.iter().zip(&models).zip(&sessions) {
-                    if shard.is_some_and(|k| !k.contains(&s.id)) {
+                    if !selects(shard, &s.id) {
                         out.push(None);
                         continue;
                     }
@@ -161,7 +165,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
         |(sessions, errors)| {
             for e in errors {
                 // A record that is not a session has no id: its source picks the shard.
-                if shard.is_none_or(|k| k.contains(&e.source.to_string())) {
+                if selects(shard, &e.source.to_string()) {
                     err_message!("{e}");
                     rejected.count(e.kind.name());
                 }

@@ -128,11 +128,12 @@ fn marker_of(v: &Value) -> Option<&Map<String, Value>> {
 /// a record or became the system message's marker (`crate::discover::facts` reads the
 /// session's `cwd` from it).
 pub fn session_meta_payload(v: &Value) -> Option<&Map<String, Value>> {
-    let line = match marker_of(v).and_then(|k| k.get("session_meta")) {
+    let meta = crate::model::RecordType::SessionMeta;
+    let line = match marker_of(v).and_then(|k| k.get(meta.name())) {
         Some(line) => line,
         None => v,
     };
-    if line.get("type")?.as_str()? != "session_meta" {
+    if !meta.is(line) {
         return None;
     }
     line.get("payload")?.as_object()

@@ -10,6 +10,24 @@ use crate::model::{
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+/// Session keys this decoder takes or reads (besides the record id keys,
+/// `formats::RECORD_ID_KEYS`): the kept path leaves them parsed.
+pub(super) const DECODED_SESSION_KEYS: &[&str] = &["messages", "tools", super::TRAILING];
+
+/// Message keys this decoder takes or reads (besides [`super::REASONING_FIELDS`]
+/// and `compactor_attached`, whose records it carries): the kept path leaves
+/// them parsed.
+pub(super) const DECODED_MESSAGE_KEYS: &[&str] = &[
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "timestamp",
+    "created_at",
+    "_metadata",
+    "usage",
+];
+
 /// Returns true if and only if `v` has the shape of an OpenAI session record.
 pub fn looks_like_session(v: &Value) -> bool {
     match v {

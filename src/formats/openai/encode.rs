@@ -1,5 +1,5 @@
 //! Writing: a [`Session`] -> an OpenAI record `Value`, each typed field put
-//! back in its slot. `lines.rs` writes the same record as JSON text.
+//! back in its slot. `fast/lines.rs` writes the same record as JSON text.
 
 use super::{
     ATTACHED, ContentShape, REASONING_FIELDS, TRAILING, arguments_value, call_fields, carry,

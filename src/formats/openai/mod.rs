@@ -22,46 +22,29 @@
 //!   of a content and a call the two writers write.
 //! - `decode.rs`: a record `Value` -> [`Session`].
 //! - `encode.rs`: a [`Session`] -> a record `Value`.
-//! - `lines.rs`: the same record written straight to JSON text (JSON Lines output).
-//! - `kept.rs`: a line read with the fields nothing reads kept as JSON text.
-//! - `skim.rs`: a line measured without being decoded.
+//! - `fast/`: the fast paths, which keep a line's text unparsed: a line
+//!   measured without being decoded (`skim`), a line read with the fields
+//!   nothing reads kept as JSON text ([`KeptRecord`] -> [`KeptSession`]), and
+//!   a record written straight to JSON text (`lines`). Seen from here only
+//!   through its re-exports; what the kept path must leave parsed is
+//!   [`crate::model::reads`]'s keys.
 //!
 //! The children use only what this file declares or re-exports (`super::`),
 //! never each other; code outside `formats::openai` sees only the re-exports.
-//!
-//! ## Kept fields
-//! A line read by [`KeptRecord::parse`] holds the fields nothing reads as
-//! their JSON text, and only the lines writer may write what it becomes: the
-//! invariant is the types' ([`KeptRecord`] -> [`KeptSession`] -> [`KeptSession::line`]),
-//! whose constructors are private to this module. No `Session` can be taken
-//! out of a [`KeptSession`] (it lends one for reading), and a session made
-//! from it by a compaction is one again ([`KeptSession::map`]). (The `&Session`
-//! it lends could still be handed to another writer: what the types rule out
-//! is owning one, or writing a kept session any other way.)
-//!
-//! The text itself must still sit in the session's `extra` maps, as a string
-//! marker (`kept_marker`): it has to cross `policy::compact`, which drops,
-//! moves and rewrites messages and would lose any table beside them. So the
-//! marker is made in one function and read in one (`kept_marker`,
-//! `kept_text`, both here), the reader called only when writing a
-//! [`KeptSession`]; a session decoded from a whole parse is written with any
-//! marker-like string in it as the string it is.
 
 mod decode;
 mod encode;
-mod kept;
-mod lines;
-mod skim;
+mod fast;
 
+use decode::{DECODED_MESSAGE_KEYS, DECODED_SESSION_KEYS};
 pub use decode::{decode_message, decode_session, looks_like_session};
 pub(crate) use encode::{encode_content, encode_part};
 pub use encode::{encode_message, encode_session};
-pub use skim::{Skimmed, skim_line};
+pub use fast::{FastPath, KeptRecord, KeptSession, Reads, Skimmed, skim_line};
 
 use super::{DecodeError, RecordDialect};
 use crate::model::{ArgsForm, Content, ContentForm, ImageInfo, Part, Session, Source, ToolCall};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 
 /// The OpenAI chat dialect.
 pub struct OpenAi;
@@ -88,88 +71,8 @@ impl RecordDialect for OpenAi {
     }
 
     fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
-        lines::session_line(session, compaction)
+        fast::session_line(session, compaction)
     }
-}
-
-/// An OpenAI session line parsed with the fields nothing reads kept as JSON
-/// text (`kept.rs`). Made only by [`KeptRecord::parse`], read only by
-/// [`KeptRecord::decode`].
-#[derive(Debug)]
-pub struct KeptRecord(Value);
-
-impl KeptRecord {
-    /// Decodes the record as [`decode_session`] decodes a whole parse of its
-    /// line, with the same errors.
-    pub fn decode(self, source: Source) -> Result<KeptSession<'static>, DecodeError> {
-        decode::decode_session(self.0, source).map(|s| KeptSession(Cow::Owned(s)))
-    }
-}
-
-/// A session holding kept fields ([`KeptRecord`]), or one made from such a
-/// session. Only [`KeptSession::line`] writes it.
-#[derive(Debug)]
-pub struct KeptSession<'a>(Cow<'a, Session>);
-
-impl KeptSession<'_> {
-    /// The session, for reading: a field nothing reads holds a marker.
-    pub fn session(&self) -> &Session {
-        &self.0
-    }
-
-    /// What `f` (a compaction) makes of the session, with what else it gives:
-    /// it holds this session's kept fields, so it is a kept session too.
-    pub fn map<'s, T>(
-        &'s self,
-        f: impl FnOnce(&'s Session) -> (Cow<'s, Session>, T),
-    ) -> (KeptSession<'s>, T) {
-        let (session, other) = f(&self.0);
-        (KeptSession(session), other)
-    }
-
-    /// The session's record as one line of JSON (no newline), each kept
-    /// field written as the text it was read as: the bytes a whole parse of
-    /// the line, decoded, would be written as.
-    pub fn line(&self, compaction: Option<&Value>) -> Vec<u8> {
-        lines::kept_line(self, compaction)
-    }
-
-    /// The session with every kept field parsed back, and how many there were
-    /// (tests compare it with the session of a whole parse).
-    #[cfg(test)]
-    pub(crate) fn expanded(self) -> (Session, usize) {
-        let mut s = self.0.into_owned();
-        let mut kept = 0;
-        let mut each = |v: &mut Value| {
-            if let Some(text) = kept_text(v) {
-                *v = serde_json::from_str(text).expect("kept texts are JSON");
-                kept += 1;
-            }
-        };
-        std::sync::Arc::make_mut(&mut s.extra).values_mut().for_each(&mut each);
-        s.trailing.iter_mut().for_each(&mut each);
-        for m in &mut s.messages {
-            m.extra_mut().values_mut().for_each(&mut each);
-            m.attached_mut().iter_mut().for_each(&mut each);
-        }
-        (s, kept)
-    }
-}
-
-/// Prefix of a kept text in a [`KeptSession`]'s maps. A Unicode noncharacter
-/// starts it, and lines holding one are never kept.
-const KEPT: &str = "\u{fdd0}compactor:kept:";
-
-/// The marker holding a kept JSON text: written only by `kept.rs`, of a text
-/// it proved serde_json writes back as read.
-fn kept_marker(text: &str) -> Value {
-    Value::String(format!("{KEPT}{text}"))
-}
-
-/// The JSON text a kept marker holds: read only by `lines.rs`, writing a
-/// [`KeptSession`].
-fn kept_text(v: &Value) -> Option<&str> {
-    v.as_str().and_then(|s| s.strip_prefix(KEPT))
 }
 
 /// Classifies one content part. Never fails: an unknown part is kept as `Other`.
@@ -236,7 +139,7 @@ pub(crate) fn image_info(raw: &Map<String, Value>) -> ImageInfo {
     }
 }
 
-/// How a content is written, by `encode.rs` and `lines.rs` alike.
+/// How a content is written, by `encode.rs` and `fast/lines.rs` alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ContentShape {
     /// No `content` key.

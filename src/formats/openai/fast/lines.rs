@@ -28,7 +28,10 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The session's record as one line of JSON (no newline).
-pub(super) fn session_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
+pub(in crate::formats::openai) fn session_line(
+    session: &Session,
+    compaction: Option<&Value>,
+) -> Vec<u8> {
     write::<false>(session, compaction)
 }
 

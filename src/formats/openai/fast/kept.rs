@@ -11,12 +11,14 @@
 //!
 //! ## How
 //! [`parse_line`] reads a line as `serde_json::from_slice` would, except that
-//! an object or array under a key outside [`READ_SESSION_KEYS`] /
-//! [`READ_MESSAGE_KEYS`] and the id and reasoning keys (and each record of
-//! `compactor_attached`) becomes a kept marker holding its JSON text
-//! ([`super::kept_marker`]): no reader takes it for data, since every key a
-//! reader looks up is in those lists. The line is a [`KeptRecord`], whose
-//! session only the lines writer writes (the text back in place of the marker).
+//! an object or array under a key no one reads ([`read_session_key`],
+//! [`read_message_key`]: the decoder's keys and those of
+//! [`crate::model::reads`]), and each record of `compactor_attached` not of a
+//! [`RecordType`] some reader looks into ([`names_read_record`]), becomes a
+//! kept marker holding its JSON text ([`super::kept_marker`]): no reader takes
+//! it for data, since readers outside the decoder look up passthrough fields
+//! only through those keys. The line is a [`KeptRecord`], whose session only
+//! the lines writer writes (the text back in place of the marker).
 //!
 //! The line's session and message objects are walked here; each value a
 //! reader reads is parsed by serde_json on its own, and a kept value is read
@@ -35,29 +37,36 @@
 //!   recursion limit, a line holding U+FDD0, the first of Unicode's private
 //!   noncharacters this crate marks with) and the caller parses the line whole.
 
-use super::{ATTACHED, KeptRecord, REASONING_FIELDS, TRAILING, kept_marker};
+use super::{
+    ATTACHED, DECODED_MESSAGE_KEYS, DECODED_SESSION_KEYS, KeptRecord, MessageKey, REASONING_FIELDS,
+    RecordType, SessionKey, kept_marker,
+};
 use crate::formats::RECORD_ID_KEYS;
 use serde_json::{Map, Value};
 
-/// Session keys a reader looks up (the OpenAI decoder, the policy), besides
-/// [`RECORD_ID_KEYS`]: never kept. A reader of another key must add it here.
-const READ_SESSION_KEYS: &[&str] = &["messages", "tools", "compaction", TRAILING];
+/// Whether a session key is read (so never kept): the decoder's, the record
+/// id's, or one a reader outside the dialect looks up ([`SessionKey`]).
+fn read_session_key(k: &str) -> bool {
+    DECODED_SESSION_KEYS.contains(&k)
+        || RECORD_ID_KEYS.contains(&k)
+        || SessionKey::ALL.iter().any(|r| r.name() == k)
+}
 
-/// Message keys a reader looks up (the OpenAI decoder, the policy), besides
-/// [`REASONING_FIELDS`]: never kept. `compactor_attached` is read as an array
-/// whose records are kept.
-const READ_MESSAGE_KEYS: &[&str] = &[
-    "role",
-    "content",
-    "tool_calls",
-    "tool_call_id",
-    "timestamp",
-    "created_at",
-    "_metadata",
-    "usage",
-    "name",
-    "is_error",
-];
+/// Whether a message key is read (so never kept): the decoder's (reasoning
+/// fields too), or one a reader outside the dialect looks up ([`MessageKey`]).
+/// `compactor_attached` is read as an array whose records are kept.
+fn read_message_key(k: &str) -> bool {
+    DECODED_MESSAGE_KEYS.contains(&k)
+        || REASONING_FIELDS.contains(&k)
+        || MessageKey::ALL.iter().any(|r| r.name() == k)
+}
+
+/// Whether a carried record's text may be of a [`RecordType`] some reader
+/// looks into: it holds the type's name anywhere (its `type`, the key of a
+/// dialect's wrapper, or by chance), so it is parsed, not kept.
+fn names_read_record(text: &[u8]) -> bool {
+    RecordType::ALL.iter().any(|t| memchr::memmem::find(text, t.name().as_bytes()).is_some())
+}
 
 /// serde_json's recursion limit, less a margin for the levels above a kept
 /// field: a deeper text is left to the whole-line parse, which fails on it
@@ -150,18 +159,10 @@ impl<'a> Walk<'a> {
             self.space();
             let value = match (level, key) {
                 (Level::Session, "messages") => self.array(Item::Message)?,
-                (Level::Session, k)
-                    if READ_SESSION_KEYS.contains(&k) || RECORD_ID_KEYS.contains(&k) =>
-                {
-                    self.read()?
-                }
-                (Level::Message, ATTACHED) => self.array(Item::Keep)?,
-                (Level::Message, k)
-                    if READ_MESSAGE_KEYS.contains(&k) || REASONING_FIELDS.contains(&k) =>
-                {
-                    self.read()?
-                }
-                _ => self.keep()?,
+                (Level::Session, k) if read_session_key(k) => self.read()?,
+                (Level::Message, ATTACHED) => self.array(Item::Record)?,
+                (Level::Message, k) if read_message_key(k) => self.read()?,
+                _ => self.keep(Keep::Field)?,
             };
             map.insert(key.to_owned(), value);
             done = self.item_end(b'}')?;
@@ -201,7 +202,7 @@ impl<'a> Walk<'a> {
             items.push(match item {
                 Item::Message if self.peek()? == b'{' => self.object(Level::Message)?,
                 Item::Message => self.read()?,
-                Item::Keep => self.keep()?,
+                Item::Record => self.keep(Keep::Record)?,
             });
             done = self.item_end(b']')?;
         }
@@ -219,15 +220,20 @@ impl<'a> Walk<'a> {
     }
 
     /// A value that may be kept: an object or array that serde_json would write
-    /// back as read becomes a marker; any other is read.
-    fn keep(&mut self) -> Option<Value> {
+    /// back as read becomes a marker (unless it is a carried record of a type
+    /// some reader looks into); any other is read.
+    fn keep(&mut self, what: Keep) -> Option<Value> {
         if !matches!(self.peek()?, b'{' | b'[') {
             return self.read();
         }
         let (end, canon) = scan(&self.b[self.i..])?;
-        let text = std::str::from_utf8(&self.b[self.i..self.i + end]).ok()?;
+        let bytes = &self.b[self.i..self.i + end];
+        let text = std::str::from_utf8(bytes).ok()?;
         self.i += end;
         match canon {
+            Canon::Yes if what == Keep::Record && names_read_record(bytes) => {
+                serde_json::from_str(text).ok()
+            }
             Canon::Yes => Some(kept_marker(text)),
             // Parsed alone it has a fresh recursion budget, but `scan` said
             // `TooDeep` of any text the line's parse could reject for depth.
@@ -241,7 +247,17 @@ impl<'a> Walk<'a> {
 #[derive(Clone, Copy)]
 enum Item {
     Message,
-    Keep,
+    /// A carried record (`compactor_attached`).
+    Record,
+}
+
+/// What [`Walk::keep`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// A field nothing reads.
+    Field,
+    /// A carried record: read when it may be of a [`RecordType`].
+    Record,
 }
 
 /// Whether `v` nests arrays and objects deeper than `limit`.
