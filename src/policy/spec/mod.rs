@@ -16,7 +16,8 @@
 //! loads a user's own ([`file`](mod@file)).
 //!
 //! ## Example
-//! `codex`: trigger at 90% of the window; nothing protected but the newest user
+//! `codex`: trigger at 90% of the window, compared with Codex's own measure
+//! ([`Measure::LastTotal`]); nothing protected but the newest user
 //! messages up to 20,000 tokens; one summary (our deterministic stand-in under
 //! Codex's four headings).
 //!
