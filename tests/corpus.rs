@@ -331,3 +331,55 @@ fn compacted_corpus_sessions_end_under_the_trigger_when_they_can() {
         assert!(failures.iter().any(|f| f.contains(k)), "{k} is under the trigger now: update");
     }
 }
+
+/// The calls before which a replay's `calls.jsonl` rows show a compaction:
+/// ours (`compactions` grows) and the agent's own (its context, `tokens_agent`,
+/// drops by more than 20,000 tokens).
+fn compaction_calls(rows: &[serde_json::Value]) -> (Vec<u64>, Vec<u64>) {
+    let (mut ours, mut agent) = (Vec::new(), Vec::new());
+    for w in rows.windows(2) {
+        let call = w[1]["call"].as_u64().unwrap();
+        if w[1]["compactions"] != w[0]["compactions"] {
+            ours.push(call);
+        }
+        let context = |r: &serde_json::Value| r["tokens_agent"].as_u64().unwrap();
+        if context(&w[1]) + 20_000 < context(&w[0]) {
+            agent.push(call);
+        }
+    }
+    (ours, agent)
+}
+
+#[test]
+#[ignore = "needs ../shared/corpus (real transcripts, outside the repository); .ci/run runs it with --ignored where the corpus is"]
+fn the_codex_policy_compacts_where_codex_did_on_the_corpus_rollout() {
+    let Some(dir) = corpus() else { panic!("{}", crate::corpus::ABSENT) };
+    let rollout = dir.join("codex-rollout-jsonl/switch247__fleet-release");
+    let tmp = crate::util::TestDir::new();
+    let calls = tmp.join("calls.jsonl");
+    crate::util::run_ok(
+        crate::util::compactor()
+            .args(["replay", "-q", "--history", "full", "--window", "272000"])
+            .args(["--policy", "codex", "--calls"])
+            .arg(&calls)
+            .arg(&rollout),
+    );
+    let rows = crate::util::json_lines(&std::fs::read_to_string(&calls).unwrap());
+    assert_eq!(rows.len(), 618);
+    let (ours, agent) = compaction_calls(&rows);
+    // Codex's own compactions, as the rollout records them.
+    assert_eq!(agent, [265, 464]);
+    // Measured (Codex's measure, `Measure::LastTotal`): 265 and 454. The
+    // second is 10 calls early because our stand-in summary is ~17,000 tokens
+    // larger than Codex's encrypted one (docs/policies.md). The prompt
+    // measure put them at 295 and 479.
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    assert!(ours[0].abs_diff(265) <= 2, "{ours:?}");
+    assert!(ours[1].abs_diff(464) <= 12, "{ours:?}");
+    // What fired: Codex's measure at or over 90% of 272,000, one call before
+    // under it.
+    let measure = |c: u64| rows[c as usize]["measure"].as_u64().unwrap();
+    for &c in &ours {
+        assert!(measure(c) >= 244_800 && measure(c - 1) < 244_800, "{c}");
+    }
+}

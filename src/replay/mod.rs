@@ -20,6 +20,12 @@
 //! the correction is against our count of that context
 //! ([`agent::AgentContext`]): `provider + (ours_live − ours_agent)`.
 //!
+//! That is the request's prompt ([`Measure::Prompt`]). A spec may measure
+//! otherwise: [`Measure::LastTotal`] is Codex's (`usage.rs`: the previous
+//! call's prompt so measured plus its output, plus Codex's estimates of its
+//! encrypted reasoning and of the tool outputs appended since). A
+//! compaction's `tokens_after` is the prompt after it under either.
+//!
 //! ## Calls
 //! A call is one provider response as the log records it
 //! ([`Message::opens_call`]): the messages of one response count once, and
@@ -47,12 +53,13 @@
 //! part in, and compactions skip the anchor-retention figure (never read here).
 
 pub mod agent;
+pub mod usage;
 
 use crate::catalog::prices::Prices;
 use crate::catalog::window;
 use crate::model::key::message_key;
 use crate::model::{Message, Session};
-use crate::policy::spec::CacheRule;
+use crate::policy::spec::{CacheRule, Measure};
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
 use serde::Serialize;
@@ -105,13 +112,22 @@ pub struct Call {
     pub cache_write_live: u64,
     /// Output tokens of the call (recorded, else our count of the reply).
     pub output_tokens: u64,
+    /// What the trigger compared before this call (before a compaction at
+    /// it) under a spec that measures other than the prompt
+    /// ([`Measure::LastTotal`]); `None` under [`Measure::Prompt`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure: Option<u64>,
 }
 
 impl Call {
     /// The request size the trigger compared before this call (see the module
     /// doc): the provider's recorded prompt size corrected by what compaction
-    /// removed, where the log has it; our count of the live history otherwise.
+    /// removed, where the log has it; our count of the live history otherwise;
+    /// the spec's own measure where it has one ([`Call::measure`]).
     pub fn trigger_tokens(&self) -> u64 {
+        if let Some(m) = self.measure {
+            return m;
+        }
         let measured = self.tokens_agent.unwrap_or(self.tokens_original);
         trigger_size(self.provider_tokens, self.tokens_live, measured)
     }
@@ -393,6 +409,8 @@ pub fn replay_prepared(
     // the client's history, and the replay's final one, stay whole.
     let server_side = policy.spec.applies == crate::policy::spec::Applies::Request;
     let rule = policy.spec.cache;
+    // Codex's measure, kept over the live history when the spec asks for it.
+    let mut usage = (policy.spec.measure == Measure::LastTotal).then(usage::TotalUsage::default);
 
     for (i, m) in msgs.iter().enumerate() {
         if let Some(restart) = agent.restart_at(i) {
@@ -415,9 +433,11 @@ pub fn replay_prepared(
             // A server-side policy measures the whole history (the client
             // sends it all); its edits are idempotent and only grow as the
             // history does, so the live request is edited in place.
-            let size = measured(if server_side { original.total() } else { live_req.total() });
+            let prompt = measured(if server_side { original.total() } else { live_req.total() });
+            let measure = usage.as_ref().map(usage::TotalUsage::tokens);
+            let size = measure.unwrap_or(prompt);
             if compacts && fires(size, live_len) {
-                let before = measured(live_req.total());
+                let before = measure.unwrap_or_else(|| measured(live_req.total()));
                 let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
                 current.messages = std::mem::take(&mut compacted);
                 current.messages.extend(msgs[appended_from..i].iter().cloned());
@@ -465,6 +485,9 @@ pub fn replay_prepared(
                             live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
                         }
                     }
+                    if let Some(u) = &mut usage {
+                        u.restart(&compacted);
+                    }
                     let sent = &old.keys[..prev_live.len.min(old.keys.len())];
                     live_shared = Some(shared_prefix(&live_req.keys, sent));
                     let after = measured(live_req.total());
@@ -497,7 +520,11 @@ pub fn replay_prepared(
                 cache_read_live: read_live,
                 cache_write_live: live_req.total() - read_live,
                 output_tokens: output,
+                measure,
             };
+            if let Some(u) = &mut usage {
+                u.responded(measured(live_req.total()), output);
+            }
             out.peak_original = out.peak_original.max(call.tokens_original);
             out.peak_live = out.peak_live.max(call.tokens_live);
             out.billed_original += call.tokens_original;
@@ -513,6 +540,9 @@ pub fn replay_prepared(
         }
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());
+        if let Some(u) = &mut usage {
+            u.push(m);
+        }
         agent_total += tokens[i];
     }
     for u in &session.side_calls {

@@ -439,3 +439,114 @@ mod spec_policies {
         assert_eq!(r.final_session(&s), s, "the client keeps every result");
     }
 }
+
+/// Codex's measure (`Measure::LastTotal`, `usage.rs`) by hand:
+/// [S, U1, A1(reasoning)→c1, T1, A2, U2, A3→c3, T3, A4], calls at A1..A4.
+mod codex_measure {
+    use super::*;
+    use crate::model::Part;
+    use crate::policy::spec::{self, Measure, PolicySpec};
+    use serde_json::{Map, Value};
+    use std::sync::Arc;
+
+    fn calling(id: &str, usage: Option<(u64, u64)>) -> Message {
+        let mut m = Message::text(Role::Assistant, format!("calling {id}"));
+        m.tool_calls_mut().push(ToolCall {
+            id: id.into(),
+            name: "shell".into(),
+            arguments: "{}".into(),
+            ..Default::default()
+        });
+        m.meta.usage = usage.map(|(input, output)| Usage {
+            input_tokens: Some(input),
+            output_tokens: Some(output),
+            ..Default::default()
+        });
+        m
+    }
+
+    fn output(id: &str) -> Message {
+        let mut m = Message::text(Role::Tool, "x".repeat(4_000));
+        m.tool_call_id = Some(id.into());
+        m
+    }
+
+    /// The session; `encrypted`: A1's reasoning is Codex's (4,000 bytes of
+    /// `encrypted_content`), else thinking text (another dialect's);
+    /// `recorded`: the calls' usage is in the log.
+    fn session(encrypted: bool, recorded: bool) -> Session {
+        let u = |input, output| recorded.then_some((input, output));
+        let mut a1 = calling("c1", u(1_000, 100));
+        let mut raw = Map::new();
+        let (key, len) = if encrypted { ("encrypted_content", 4_000) } else { ("thinking", 400) };
+        raw.insert(key.into(), Value::from("g".repeat(len)));
+        Arc::make_mut(&mut a1.content.parts).insert(0, Part::Reasoning(raw));
+        let mut a2 = Message::text(Role::Assistant, "done");
+        a2.meta.usage = u(1_200, 50).map(|(i, o)| Usage {
+            input_tokens: Some(i),
+            output_tokens: Some(o),
+            ..Default::default()
+        });
+        let mut a4 = calling("c4", u(1_600, 10));
+        a4.tool_calls_mut().clear();
+        let msgs = vec![
+            Message::text(Role::System, "You are Codex."),
+            Message::text(Role::User, "fix it"),
+            a1,
+            output("c1"),
+            a2,
+            Message::text(Role::User, "and the docs"),
+            calling("c3", u(1_400, 100)),
+            output("c3"),
+            a4,
+        ];
+        Session { messages: msgs, ..Session::default() }
+    }
+
+    fn codex(measure: Measure, trigger: u64) -> Policy {
+        let spec = PolicySpec {
+            trigger: spec::Trigger::Tokens(trigger),
+            measure,
+            ..spec::builtin::find("codex").unwrap().clone()
+        };
+        Policy::from_spec(Arc::new(spec), 272_000)
+    }
+
+    #[test]
+    fn last_total_plus_reasoning_before_the_last_user_plus_appended_outputs() {
+        let s = session(true, true);
+        let r = replay(&s, &codex(Measure::LastTotal, 3_000), &hermes(), Trigger::Threshold);
+        let measures: Vec<_> = r.calls.iter().map(|c| c.measure).collect();
+        // A1: no response yet (0). A2: 1,000 + 100 + T1 (4,000 chars for c1:
+        // 54 + 2 + 4,002 bytes of JSON, 1,015 tokens rounded up); A1's
+        // reasoning is after the last user message. A3: 1,200 + 50, checked
+        // before U2 is recorded. A4: 1,400 + 100 + A1's reasoning, now before
+        // U2 ((4,000 * 3 / 4 − 650) / 4 = 588, rounded up) + T3 (1,015).
+        assert_eq!(measures, [Some(0), Some(2_115), Some(1_250), Some(1_500 + 588 + 1_015)]);
+        // 3,103 ≥ 3,000: compacted before A4, whose prompt (1,600) is under it.
+        assert_eq!(r.compactions.len(), 1);
+        assert_eq!(r.compactions[0].before_call, 3);
+        assert_eq!(r.compactions[0].tokens_before, 3_103);
+        assert_eq!(r.calls[3].trigger_tokens(), 3_103);
+        // The prompt measure (every other policy's) does not fire, and writes no measure.
+        let prompt = replay(&s, &codex(Measure::Prompt, 3_000), &hermes(), Trigger::Threshold);
+        assert!(prompt.compactions.is_empty());
+        assert!(prompt.calls.iter().all(|c| c.measure.is_none()));
+    }
+
+    #[test]
+    fn without_usage_or_encrypted_reasoning_it_falls_back_to_our_counts() {
+        let meter = hermes();
+        let s = session(false, false);
+        let r = replay(&s, &codex(Measure::LastTotal, u64::MAX), &meter, Trigger::Threshold);
+        let c = &r.calls;
+        // The previous request (our count) + our count of its reply + the
+        // appended output; no reasoning estimate (thinking text is not Codex's).
+        assert_eq!(c[2].output_tokens, meter.message(&s.messages[6]));
+        assert_eq!(
+            c[3].measure,
+            Some(c[2].tokens_live + c[2].output_tokens + usage::appended_tokens(&s.messages[7]))
+        );
+        assert_eq!(c[1].measure, Some(c[0].tokens_live + meter.message(&s.messages[2]) + 1_015));
+    }
+}

@@ -126,12 +126,18 @@ fn claude_code_clears_old_reads_below_its_trigger_and_summarizes_in_nine_section
 }
 
 /// Codex rust-v0.98.0: `auto_compact_token_limit` = context_window × 9 / 10
-/// (openai_models.rs); `COMPACT_USER_MESSAGE_MAX_TOKENS` = 20,000 (compact.rs):
-/// the new history is the newest user messages within it and one summary.
+/// (openai_models.rs), compared with `get_total_token_usage`
+/// (context_manager/history.rs); `COMPACT_USER_MESSAGE_MAX_TOKENS` = 20,000
+/// (compact.rs): the new history is the newest user messages within it and
+/// one summary.
 #[test]
 fn codex_compacts_at_ninety_percent_to_user_messages_and_one_summary() {
     let spec = find("codex").unwrap();
     assert_eq!(spec.trigger, Trigger::Fraction(0.9));
+    assert_eq!(spec.measure, super::Measure::LastTotal);
+    for other in crate::policy::spec::builtin::BUILT_IN.iter().filter(|s| s.name != "codex") {
+        assert_eq!(other.measure, super::Measure::Prompt, "{}", other.name);
+    }
     assert_eq!(spec.threshold(272_000, None), 244_800);
     assert_eq!(spec.protect.user_messages_tokens, Some(20_000));
     assert_eq!(spec.cache, CacheRule::OpenaiPrefix);

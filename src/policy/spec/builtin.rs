@@ -5,8 +5,8 @@
 
 use super::headings::Headings;
 use super::{
-    Applies, CacheRule, Count, Last, Masking, PolicySpec, Protect, SummarySpec, Text, Thinking,
-    ToolResults, Trigger, Truncation,
+    Applies, CacheRule, Count, Last, Masking, Measure, PolicySpec, Protect, SummarySpec, Text,
+    Thinking, ToolResults, Trigger, Truncation,
 };
 use crate::policy::Mode;
 use crate::policy::boundaries::PROTECT_FIRST_N;
@@ -50,6 +50,7 @@ const CLAUDE_CODE_TOOLS: &[Text] = &[
 pub const NONE: PolicySpec = PolicySpec {
     name: Cow::Borrowed("none"),
     trigger: Trigger::Never,
+    measure: Measure::Prompt,
     protect: Protect {
         first: PROTECT_FIRST_N,
         last: Last::Messages(0),
@@ -67,6 +68,7 @@ pub const NONE: PolicySpec = PolicySpec {
 pub const LEGACY: PolicySpec = PolicySpec {
     name: Cow::Borrowed("legacy"),
     trigger: Trigger::Reference,
+    measure: Measure::Prompt,
     protect: ours(Last::Legacy),
     tool_results: ToolResults::Stages,
     thinking: Thinking::Kept,
@@ -80,6 +82,7 @@ pub const LEGACY: PolicySpec = PolicySpec {
 pub const LEAN: PolicySpec = PolicySpec {
     name: Cow::Borrowed("lean"),
     trigger: Trigger::Reference,
+    measure: Measure::Prompt,
     protect: ours(Last::Lean),
     tool_results: ToolResults::Stages,
     thinking: Thinking::Kept,
@@ -93,6 +96,7 @@ pub const LEAN: PolicySpec = PolicySpec {
 pub const TIERED: PolicySpec = PolicySpec {
     name: Cow::Borrowed("tiered"),
     trigger: Trigger::Reference,
+    measure: Measure::Prompt,
     protect: ours(Last::Lean),
     tool_results: ToolResults::Tiers,
     thinking: Thinking::Kept,
@@ -116,6 +120,7 @@ pub const BUILT_IN: &[PolicySpec] = &[
     PolicySpec {
         name: Cow::Borrowed("claude-code"),
         trigger: Trigger::Reserve(13_000 + 20_000),
+        measure: Measure::Prompt,
         protect: Protect { first: 0, last: Last::Messages(0), user_messages_tokens: None },
         tool_results: ToolResults::Masked(Masking {
             keep_newest: 3,
@@ -139,6 +144,8 @@ pub const BUILT_IN: &[PolicySpec] = &[
     PolicySpec {
         name: Cow::Borrowed("codex"),
         trigger: Trigger::Fraction(0.9),
+        // Compared with `get_total_token_usage` (context_manager/history.rs, rust-v0.98.0).
+        measure: Measure::LastTotal,
         protect: Protect { first: 0, last: Last::Messages(0), user_messages_tokens: Some(20_000) },
         tool_results: ToolResults::Kept,
         thinking: Thinking::Kept,
@@ -153,6 +160,7 @@ pub const BUILT_IN: &[PolicySpec] = &[
     PolicySpec {
         name: Cow::Borrowed("openhands"),
         trigger: Trigger::Events(120),
+        measure: Measure::Prompt,
         protect: Protect {
             first: 4,
             last: Last::Messages(120 / 2 - 4 - 1),
@@ -170,6 +178,7 @@ pub const BUILT_IN: &[PolicySpec] = &[
     PolicySpec {
         name: Cow::Borrowed("openhands-masking"),
         trigger: Trigger::EveryRequest,
+        measure: Measure::Prompt,
         protect: Protect { first: 0, last: Last::Messages(0), user_messages_tokens: None },
         tool_results: ToolResults::Masked(Masking {
             keep_newest: 5,
@@ -194,6 +203,7 @@ pub const BUILT_IN: &[PolicySpec] = &[
     PolicySpec {
         name: Cow::Borrowed("anthropic-context-editing"),
         trigger: Trigger::Tokens(100_000),
+        measure: Measure::Prompt,
         protect: Protect { first: 0, last: Last::Messages(0), user_messages_tokens: None },
         tool_results: ToolResults::Masked(Masking {
             keep_newest: 3,
@@ -218,6 +228,7 @@ pub const BUILT_IN: &[PolicySpec] = &[
     PolicySpec {
         name: Cow::Borrowed("gemini-cli"),
         trigger: Trigger::Fraction(0.5),
+        measure: Measure::Prompt,
         protect: Protect { first: 0, last: Last::Share(0.3), user_messages_tokens: None },
         tool_results: ToolResults::Truncated(Truncation { budget_tokens: 50_000, last_lines: 30 }),
         thinking: Thinking::Kept,

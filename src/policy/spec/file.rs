@@ -81,6 +81,10 @@ exclude_tools = ["Edit"]
         assert_eq!(s.trigger, crate::policy::spec::Trigger::Fraction(0.8));
         assert_eq!(s.threshold(100_000, None), 80_000);
         assert_eq!(s.protect.first, 2);
+        assert_eq!(s.measure, crate::policy::spec::Measure::Prompt, "the default");
+        let codex_like = "name = \"c\"\ntrigger = { fraction = 0.9 }\nmeasure = \"last_total\"\n";
+        let c = parse(Path::new("c.toml"), codex_like).unwrap();
+        assert_eq!(c.measure, crate::policy::spec::Measure::LastTotal);
         let crate::policy::spec::ToolResults::Masked(m) = &s.tool_results else { panic!() };
         assert_eq!(
             (m.keep_newest, m.placeholder.as_ref(), m.exclude_tools.len()),
@@ -102,6 +106,9 @@ exclude_tools = ["Edit"]
         let out_of_range = "name = \"x\"\ntrigger = { fraction = 1.5 }\n";
         let e = parse(Path::new("p.toml"), out_of_range).unwrap_err();
         assert!(e.contains("trigger.fraction") && e.contains("1.5"), "{e}");
+        let bad_measure = "name = \"x\"\ntrigger = \"never\"\nmeasure = \"total\"\n";
+        let e = parse(Path::new("p.toml"), bad_measure).unwrap_err();
+        assert!(e.starts_with("p.toml:3") && e.contains("key `measure`"), "{e}");
         let missing = "name = \"x\"\n";
         let e = parse(Path::new("p.toml"), missing).unwrap_err();
         assert!(e.contains("trigger"), "{e}");

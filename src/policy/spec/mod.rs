@@ -1,8 +1,8 @@
 //! A compaction policy as data: [`PolicySpec`].
 //!
 //! ## What it is
-//! One value holds everything a policy decides: when it acts ([`Trigger`]),
-//! what it never touches ([`Protect`]), what becomes of old tool results
+//! One value holds everything a policy decides: when it acts ([`Trigger`],
+//! compared with the [`Measure`] of a request), what it never touches ([`Protect`]), what becomes of old tool results
 //! ([`ToolResults`]) and of thinking ([`Thinking`]), what summary replaces the
 //! folded middle ([`SummarySpec`]), the window the agent itself assumes, whether
 //! the edit rewrites the client's history or only the request a server sees
@@ -16,7 +16,8 @@
 //! loads a user's own ([`file`](mod@file)).
 //!
 //! ## Example
-//! `codex`: trigger at 90% of the window; nothing protected but the newest user
+//! `codex`: trigger at 90% of the window, compared with Codex's own measure
+//! ([`Measure::LastTotal`]); nothing protected but the newest user
 //! messages up to 20,000 tokens; one summary (our deterministic stand-in under
 //! Codex's four headings).
 //!
@@ -55,6 +56,9 @@ pub struct PolicySpec {
     pub name: Text,
     /// When it acts.
     pub trigger: Trigger,
+    /// What a token trigger compares with its threshold (replay).
+    #[serde(default)]
+    pub measure: Measure,
     /// What is never folded or edited.
     #[serde(default)]
     pub protect: Protect,
@@ -98,6 +102,23 @@ pub enum Trigger {
     EveryRequest,
     /// Never: the session is left as it is (`none`).
     Never,
+}
+
+/// What a token trigger compares with its threshold before a call, in
+/// replay (`compact` measures the whole request: it has no calls).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// The request about to be sent: the provider's recorded prompt size,
+    /// corrected by what our compactions removed; our count where the log
+    /// has none (today's modes, every agent but Codex).
+    #[default]
+    Prompt,
+    /// Codex's `get_total_token_usage`: the previous response's total
+    /// (prompt and output) + its estimate of the encrypted reasoning items
+    /// before the last user message + the tool outputs appended since
+    /// (`crate::replay::usage`).
+    LastTotal,
 }
 
 /// What a policy never folds or edits.

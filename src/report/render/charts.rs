@@ -577,6 +577,7 @@ mod tests {
             tokens: tokens.to_vec(),
             provider_calls: 0,
             stopped_at: None,
+            last_total: false,
         }
     }
 

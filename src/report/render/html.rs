@@ -108,6 +108,17 @@ pub fn html(
         if !same.is_empty() {
             let _ = write!(caption, " Lines that coincide: {}.", same.join("; "));
         }
+        let codex: Vec<&str> =
+            of.iter().filter(|s| s.last_total).map(|s| s.mode.as_str()).collect();
+        if !codex.is_empty() {
+            let _ = write!(
+                caption,
+                " The {} line is Codex's own measure: the previous call's prompt (so measured) \
+                 and output, plus Codex's estimate of its encrypted reasoning and of the tool \
+                 outputs since (docs/policies.md).",
+                codex.join(", ")
+            );
+        }
         if let Some(stopped) = charts::stopped_text(&of) {
             let _ = write!(
                 caption,
@@ -200,6 +211,7 @@ mod tests {
             tokens: tokens.to_vec(),
             provider_calls,
             stopped_at: None,
+            last_total: false,
         }
     }
 
@@ -251,6 +263,18 @@ mod tests {
              compactions in a row left the request over the trigger (the thrash guard)"
         ));
         assert!(page.contains("stopped, ineffective twice: lean at call 3"));
+    }
+
+    /// A line of Codex's measure (`Measure::LastTotal`) is named as such; no
+    /// note without one.
+    #[test]
+    fn a_line_of_codexs_measure_says_so_in_its_caption() {
+        let mut codex = series("a.jsonl:1", "codex", &[10, 150, 40], 3);
+        codex.last_total = true;
+        let page = html(&summary(), &[series("a.jsonl:1", "none", &[10, 20, 30], 3), codex], &[]);
+        assert!(page.contains("The codex line is Codex's own measure: the previous call's prompt"));
+        let page = html(&summary(), &[series("a.jsonl:1", "none", &[10, 20, 30], 3)], &[]);
+        assert!(!page.contains("Codex's own measure"));
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub struct Series {
     /// request over the trigger: the thrash guard) at this call, 1-based.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_at: Option<usize>,
+    /// The trigger compared Codex's measure, not the prompt
+    /// ([`crate::policy::spec::Measure::LastTotal`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last_total: bool,
 }
 
 impl Series {
@@ -45,6 +49,7 @@ impl Series {
                 .last()
                 .filter(|_| r.thrash_stopped)
                 .map(|c| c.before_call + 1),
+            last_total: r.calls.iter().any(|c| c.measure.is_some()),
         }
     }
 }
