@@ -271,9 +271,10 @@ mod tests {
     fn a_line_of_codexs_measure_says_so_in_its_caption() {
         let mut codex = series("a.jsonl:1", "codex", &[10, 150, 40], 3);
         codex.last_total = true;
-        let page = html(&summary(), &[series("a.jsonl:1", "none", &[10, 20, 30], 3), codex], &[]);
+        let page =
+            html(&summary(), &[series("a.jsonl:1", "none", &[10, 20, 30], 3), codex], &[], &[]);
         assert!(page.contains("The codex line is Codex's own measure: the previous call's prompt"));
-        let page = html(&summary(), &[series("a.jsonl:1", "none", &[10, 20, 30], 3)], &[]);
+        let page = html(&summary(), &[series("a.jsonl:1", "none", &[10, 20, 30], 3)], &[], &[]);
         assert!(!page.contains("Codex's own measure"));
     }
 
