@@ -19,8 +19,11 @@
 //!   is an error naming the file and what is wrong; nothing here panics on bad
 //!   input (the parquet crate is called under `catch_unwind` as a last guard).
 //!
-//! ## Writing ([`ParquetWriter`], in `write.rs`): one fixed schema
-//! Every file `--to parquet` writes has the same schema, whatever its sessions
+//! ## Writing: one fixed schema
+//! The schema's fields are in `schema.rs` ([`schema()`]); how a session
+//! record becomes a row of it is the dialect side's (`formats::parquet`,
+//! handed to [`ParquetWriter`] as a [`TableRows`]); this folder writes the
+//! file (`write.rs`). Every file `--to parquet` writes has the same schema, whatever its sessions
 //! (so a directory of outputs is one table for `datasets`, Polars, DuckDB and
 //! `pyarrow.dataset`). A row per session record; columns, in this order (every
 //! field nullable, every text `utf8`):
