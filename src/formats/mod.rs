@@ -28,6 +28,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod json_style;
 pub mod openai;
+pub mod parquet;
 pub mod sharegpt;
 pub(crate) mod slots;
 pub mod swe_agent;

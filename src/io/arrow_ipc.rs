@@ -13,7 +13,7 @@
 //! panic: the arrow crate is called under `catch_unwind` as a last guard.
 //!
 //! [`BatchDecoder`]: super::parquet::BatchDecoder
-//! [`BatchEncoder`]: super::parquet::BatchEncoder
+//! [`BatchEncoder`]: crate::formats::parquet::BatchEncoder
 
 use super::atomic::AtomicFile;
 use super::{Input, ReadError};

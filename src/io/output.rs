@@ -3,6 +3,7 @@
 //! through an [`AtomicFile`] (see [`crate::io::atomic`]).
 
 use crate::io::atomic::AtomicFile;
+use crate::io::parquet::ParquetWriter;
 use serde_json::Value;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -52,7 +53,7 @@ enum Sink {
     File(BufWriter<AtomicFile>),
     Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
     Zstd(zstd::stream::write::Encoder<'static, BufWriter<AtomicFile>>),
-    Parquet(Box<super::parquet::ParquetWriter>),
+    Parquet(Box<ParquetWriter>),
 }
 
 /// Writes encoded sessions to a target file or stdout.
@@ -77,10 +78,14 @@ impl SessionWriter {
     }
 
     /// A file at `path`, gzip- or zstd-compressed when its name ends in `.gz` / `.zst`.
+    /// A Parquet file needs its rows' mapping: [`SessionWriter::parquet`]
+    /// (`Layout::Parquet` here is an error).
     pub fn file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
         if layout == Layout::Parquet {
-            let w = super::parquet::ParquetWriter::create(path)?;
-            return Ok(SessionWriter::new(Sink::Parquet(Box::new(w)), layout));
+            anyhow::bail!(
+                "{}: a Parquet output is opened with its row mapping (SessionWriter::parquet)",
+                path.display()
+            );
         }
         let atomic = BufWriter::with_capacity(1 << 16, AtomicFile::create(path)?);
         let sink = match path.extension().and_then(|e| e.to_str()) {
@@ -91,6 +96,12 @@ impl SessionWriter {
             _ => Sink::File(atomic),
         };
         Ok(SessionWriter::new(sink, layout))
+    }
+
+    /// A Parquet table written by `writer` (for sessions:
+    /// `formats::parquet::writer`).
+    pub fn parquet(writer: ParquetWriter) -> SessionWriter {
+        SessionWriter::new(Sink::Parquet(Box::new(writer)), Layout::Parquet)
     }
 
     fn new(sink: Sink, layout: Layout) -> SessionWriter {
@@ -226,6 +237,18 @@ mod tests {
 
     fn read_json(path: &Path) -> Value {
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    /// A Parquet file's rows are the dialect side's: `file` refuses the
+    /// layout, naming the path, and leaves nothing behind.
+    #[test]
+    fn a_parquet_file_needs_its_row_mapping() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.parquet");
+        let err = SessionWriter::file(&path, Layout::Parquet).err().unwrap().to_string();
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+        assert!(err.contains("SessionWriter::parquet"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

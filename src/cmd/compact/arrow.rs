@@ -9,10 +9,10 @@
 //! batches, whatever the length of the stream.
 //!
 //! The output schema is the one fixed Parquet schema ([`BatchEncoder::new`],
-//! `compactor::io::parquet`) plus the report column, whatever the input's
-//! columns: an engine declares it up front, and every worker of a job writes
-//! the same one (input columns other than the session's pass through in
-//! `metadata`). Each output row
+//! `compactor::formats::parquet`; its fields are `compactor::io::parquet::schema`)
+//! plus the report column, whatever the input's columns: an engine declares it
+//! up front, and every worker of a job writes the same one (input columns
+//! other than the session's pass through in `metadata`). Each output row
 //! carries its session's `--report` line in the trailing `compactor_report`
 //! column, so the rows and their report travel together through any engine
 //! and are split only where the job writes them. Nothing else is written to
@@ -24,8 +24,9 @@ use crate::cmd::ExitStatus;
 use anyhow::anyhow;
 use arrow_array::RecordBatch;
 use compactor::formats::Format;
+use compactor::formats::parquet::BatchEncoder;
 use compactor::io::arrow_ipc::{IpcReader, IpcWriter};
-use compactor::io::parquet::{BatchDecoder, BatchEncoder};
+use compactor::io::parquet::BatchDecoder;
 use compactor::io::record_limit::Raw;
 use compactor::io::{RawRecord, ReadError};
 use compactor::model::Source;

@@ -82,7 +82,7 @@ impl<'a> Sink<'a> {
         let mut ledger = Ledger::create(cfg)?;
         let shared = match &files.target {
             Target::Stdout => Some(SessionWriter::stdout()),
-            Target::File(p) => Some(SessionWriter::file(p, files.file_layout)?),
+            Target::File(p) => Some(open_file(p, files.file_layout)?),
             Target::Dir(_) => None,
         };
         ledger.summary.inputs = inputs.len();
@@ -152,7 +152,7 @@ impl<'a> Sink<'a> {
             } else if layout != Layout::Parquet && container == Container::Parquet {
                 name = with_extension(&name, "jsonl");
             }
-            self.outputs.per_file = Some(SessionWriter::file(&name, layout)?);
+            self.outputs.per_file = Some(open_file(&name, layout)?);
         }
         Ok(())
     }
@@ -267,6 +267,15 @@ impl<'a> Sink<'a> {
 
 fn input_size(input: &Input) -> u64 {
     input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len())
+}
+
+/// The output file at `path` in `layout` (a Parquet one with the session row
+/// mapping of `formats::parquet`).
+fn open_file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
+    match layout {
+        Layout::Parquet => Ok(SessionWriter::parquet(compactor::formats::parquet::writer(path)?)),
+        Layout::Jsonl | Layout::Document | Layout::Array => SessionWriter::file(path, layout),
+    }
 }
 
 /// Layout of a per-input output: the input's own, unless a conversion

@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// Where each row's messages come from.
 #[derive(Debug)]
 enum MessagesFrom {
-    /// A `list<struct>` column; `ours` when written by [`ParquetWriter`](super::ParquetWriter),
+    /// A `list<struct>` column; `ours` when of our schema (written by `formats::parquet`),
     /// `fixed` when in the one schema of `openai-sessions/3` (or `/2`).
     List { col: usize, ours: bool, fixed: bool },
     /// A string column of JSON arrays (`--messages-column`).
@@ -159,7 +159,8 @@ impl ParquetReader {
 
 impl BatchDecoder {
     /// Plans how rows of `schema` are read. `ours` says the schema is the one
-    /// [`ParquetWriter`](super::ParquetWriter) (or [`BatchEncoder`](super::BatchEncoder)) writes, whose encodings are undone.
+    /// our writers write (`--to parquet`, `--to arrow-ipc`: the rows of
+    /// `formats::parquet`), whose encodings are undone.
     pub fn new(
         schema: &SchemaRef,
         messages_column: Option<&str>,
@@ -357,7 +358,7 @@ fn same_shape(a: &DataType, b: &DataType) -> bool {
     }
 }
 
-/// Returns true if and only if `v` names a schema [`super::ParquetWriter`] writes or wrote.
+/// Returns true if and only if `v` names a schema our writer writes or wrote.
 fn is_our_schema(v: &str) -> bool {
     v == SCHEMA_VALUE || v == SCHEMA_VALUE_V2 || v == SCHEMA_VALUE_V1
 }
