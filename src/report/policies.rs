@@ -60,9 +60,9 @@ impl PolicySummary {
         self.sessions += 1;
         self.calls += r.calls.len() as u64;
         self.compactions += r.compactions.len() as u64;
-        self.peak = self.peak.max(r.peak_live);
-        self.billed += r.billed_live;
-        self.cache_read += r.cache_read_live;
+        self.peak = self.peak.max(r.totals.peak_live);
+        self.billed += r.totals.billed_live;
+        self.cache_read += r.totals.cache_read_live;
         self.cache_write += r.cache_write_live;
         if let Some(t) = threshold {
             self.over_trigger += r.calls.iter().filter(|k| k.tokens_live >= t).count() as u64;
