@@ -306,8 +306,7 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
                 format!("stopped, ineffective twice: {text}"),
                 (x + 34, y - 9),
                 &BLACK,
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
