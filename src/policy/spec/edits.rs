@@ -176,20 +176,19 @@ mod tests {
         }
     }
 
+    /// Three tool calls (ids `a`, `b`, `c`) to `tools`, each followed by its result.
+    fn three_calls(tools: [&str; 3], outputs: [&str; 3]) -> Vec<Message> {
+        let ids = ["a", "b", "c"];
+        (0..3).flat_map(|k| [call(ids[k], tools[k], "{}"), result(ids[k], outputs[k])]).collect()
+    }
+
     fn texts(msgs: &[Message]) -> Vec<String> {
         msgs.iter().map(|m| m.text_content().into_owned()).collect()
     }
 
     #[test]
     fn mask_keeps_the_newest_and_clears_the_rest_oldest_first() {
-        let mut msgs = vec![
-            call("a", "Read", "{}"),
-            result("a", "one"),
-            call("b", "Bash", "{}"),
-            result("b", "two"),
-            call("c", "Read", "{}"),
-            result("c", "three"),
-        ];
+        let mut msgs = three_calls(["Read", "Bash", "Read"], ["one", "two", "three"]);
         let tokens = vec![10; 6];
         assert_eq!(mask(&mut msgs, &tokens, &masking(1), 1), 2);
         assert_eq!(texts(&msgs)[1], "[cleared]");
@@ -202,14 +201,7 @@ mod tests {
 
     #[test]
     fn mask_respects_clear_at_least_excluded_tools_and_the_residual() {
-        let mut msgs = vec![
-            call("a", "Read", "{}"),
-            result("a", "one"),
-            call("b", "Edit", "{}"),
-            result("b", "two"),
-            call("c", "Read", "{}"),
-            result("c", "3"),
-        ];
+        let mut msgs = three_calls(["Read", "Edit", "Read"], ["one", "two", "3"]);
         let tokens = vec![10; 6];
         let mut m = masking(0);
         m.clear_at_least = 100; // 2 × 9 tokens would go: not worth it
