@@ -164,16 +164,7 @@ mod tests {
     use std::borrow::Cow;
 
     fn masking(keep: usize) -> Masking {
-        Masking {
-            keep_newest: keep,
-            count: Count::Results,
-            placeholder: Text::Borrowed("[cleared]"),
-            clear_at_least: 0,
-            stop_under_tokens: None,
-            exclude_tools: Cow::Borrowed(&[]),
-            only_tools: Cow::Borrowed(&[]),
-            before_trigger: 0,
-        }
+        Masking::newest(keep, Count::Results, "[cleared]")
     }
 
     /// Three tool calls (ids `a`, `b`, `c`) to `tools`, each followed by its result.
