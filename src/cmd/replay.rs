@@ -9,7 +9,7 @@ use compactor::formats::Format;
 use compactor::io::output::{Layout, SessionWriter};
 use compactor::pipeline::{Item, decode_job};
 use compactor::policy::Prepared;
-use compactor::replay::{Trigger, replay_prepared};
+use compactor::replay::{Totals, Trigger, replay_prepared};
 use compactor::report::wire::{CallRow, ReplayLabels, ReplayRow};
 use std::io::Write;
 
@@ -135,7 +135,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 if let Some(s) = &row.summarizer {
                     summarized.merge(s);
                 }
-                total.add(&row);
+                total.add(&row, &r.totals);
                 match report.as_mut() {
                     Some(w) => w.write(&serde_json::to_value(&row)?)?,
                     None => print_row(&mut stdout, &row, !args.policy.is_empty())?,
@@ -208,28 +208,20 @@ struct Total {
     calls: u64,
     compactions: u64,
     stopped: u64,
-    peak_original: u64,
-    peak_live: u64,
-    billed_original: u64,
-    billed_live: u64,
-    cache_read_original: u64,
-    cache_read_live: u64,
+    /// Peaks (the largest of any session), billed and cache-read tokens.
+    totals: Totals,
     /// Dollars without and with compaction, over the priced sessions.
     cost: Option<(f64, f64, u64)>,
 }
 
 impl Total {
-    fn add(&mut self, r: &ReplayRow) {
+    /// Adds a session: its row and its replay's totals.
+    fn add(&mut self, r: &ReplayRow, totals: &Totals) {
         self.sessions += 1;
         self.calls += r.calls as u64;
         self.compactions += r.compactions as u64;
         self.stopped += u64::from(r.thrash_stopped);
-        self.peak_original = self.peak_original.max(r.peak_original);
-        self.peak_live = self.peak_live.max(r.peak_live);
-        self.billed_original += r.billed_original;
-        self.billed_live += r.billed_live;
-        self.cache_read_original += r.cache_read_original;
-        self.cache_read_live += r.cache_read_live;
+        self.totals.absorb(totals);
         if let (Some(a), Some(b)) = (r.cost_original, r.cost_live) {
             let (x, y, k) = self.cost.unwrap_or_default();
             self.cost = Some((x + a, y + b, k + 1));
@@ -251,18 +243,19 @@ impl Total {
             }
             None => String::new(),
         };
+        let t = &self.totals;
         format!(
             "compactor: replayed {}, {}, {}{stopped}: peak {} -> {}, billed {} -> {} tokens ({:.1}% saved), cache reads {} -> {}{cost}",
             counted(self.sessions, "session", "sessions"),
             counted(self.calls, "call", "calls"),
             counted(self.compactions, "compaction", "compactions"),
-            n(self.peak_original),
-            n(self.peak_live),
-            n(self.billed_original),
-            n(self.billed_live),
-            compactor::report::saved_pct(self.billed_original, self.billed_live),
-            n(self.cache_read_original),
-            n(self.cache_read_live),
+            n(t.peak_original),
+            n(t.peak_live),
+            n(t.billed_original),
+            n(t.billed_live),
+            compactor::report::saved_pct(t.billed_original, t.billed_live),
+            n(t.cache_read_original),
+            n(t.cache_read_live),
         )
     }
 }

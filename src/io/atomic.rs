@@ -34,6 +34,20 @@ fn is_special(path: &Path) -> bool {
     std::fs::metadata(path).map(|m| !m.is_file() && !m.is_dir()).unwrap_or(false)
 }
 
+/// Where a temporary stand-in for `target` goes: `target`'s directory
+/// (created if absent; `.` for a bare name) and the stand-in's name prefix,
+/// `.NAME.`, so that it is hidden and says what it replaces.
+pub(super) fn temp_place(target: &Path) -> anyhow::Result<(PathBuf, String)> {
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("{}: cannot create directory", dir.display()))?;
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok((dir, format!(".{name}.")))
+}
+
 impl AtomicFile {
     pub fn create(target: &Path) -> anyhow::Result<AtomicFile> {
         if is_special(target) {
@@ -43,15 +57,9 @@ impl AtomicFile {
                 .with_context(|| format!("{}: cannot open for writing", target.display()))?;
             return Ok(AtomicFile { target: target.to_path_buf(), inner: Inner::Special(file) });
         }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("{}: cannot create directory", dir.display()))?;
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let (dir, prefix) = temp_place(target)?;
         let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
+            .prefix(&prefix)
             .suffix(".tmp")
             .tempfile_in(&dir)
             .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;

@@ -22,7 +22,7 @@
 //! temporary directory is removed; the new files and the directory entries
 //! are fsynced before and after the swap. A leaf: files, not sessions.
 
-use super::atomic::sync_dir;
+use super::atomic::{sync_dir, temp_place};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -40,18 +40,11 @@ pub fn replace_dir(
     if target.exists() && !target.is_dir() {
         anyhow::bail!("{}: not a directory; cannot replace it by one", target.display());
     }
-    let parent = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)
-        .with_context(|| format!("{}: cannot create directory", parent.display()))?;
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".new")
-        .tempdir_in(&parent)
-        .with_context(|| format!("{}: cannot create a temporary directory", parent.display()))?;
+    let (parent, prefix) = temp_place(&target)?;
+    let temp =
+        tempfile::Builder::new().prefix(&prefix).suffix(".new").tempdir_in(&parent).with_context(
+            || format!("{}: cannot create a temporary directory", parent.display()),
+        )?;
     fill(temp.path())?;
     sync_files(temp.path())?;
     set_mode_like(temp.path(), &target);

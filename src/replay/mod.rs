@@ -53,7 +53,10 @@
 //! part in, and compactions skip the anchor-retention figure (never read here).
 
 pub mod agent;
+mod totals;
 pub mod usage;
+
+pub use totals::Totals;
 
 use crate::catalog::prices::Prices;
 use crate::catalog::window;
@@ -226,15 +229,11 @@ pub struct Replay {
     pub compactions: Vec<CompactionPoint>,
     /// Compaction stopped after [`THRASH_LIMIT`] ineffective compactions in a row.
     pub thrash_stopped: bool,
-    pub peak_original: u64,
-    pub peak_live: u64,
-    /// Input tokens billed over all calls (sum of request sizes).
-    pub billed_original: u64,
+    /// Peaks, billed and cache-read tokens over the calls.
+    #[serde(flatten)]
+    pub totals: Totals,
     /// With a summarizer: what it did over the compactions, its tokens included.
     pub summarizer: Option<crate::policy::summary_writer::SummarizerCounts>,
-    pub billed_live: u64,
-    pub cache_read_original: u64,
-    pub cache_read_live: u64,
     pub cache_write_original: u64,
     pub cache_write_live: u64,
     pub output_tokens: u64,
@@ -525,12 +524,7 @@ pub fn replay_prepared(
             if let Some(u) = &mut usage {
                 u.responded(measured(live_req.total()), output);
             }
-            out.peak_original = out.peak_original.max(call.tokens_original);
-            out.peak_live = out.peak_live.max(call.tokens_live);
-            out.billed_original += call.tokens_original;
-            out.billed_live += call.tokens_live;
-            out.cache_read_original += call.cache_read_original;
-            out.cache_read_live += call.cache_read_live;
+            out.totals.add(&call);
             out.cache_write_original += call.cache_write_original;
             out.cache_write_live += call.cache_write_live;
             out.output_tokens += output;
@@ -585,8 +579,8 @@ impl Replay {
         };
         let out = self.output_tokens as f64 * p.output / 1e6;
         // Cache writes are the uncached part of each request; reads the cached part.
-        let original = per(0, self.cache_read_original, self.cache_write_original) + out;
-        let live = per(0, self.cache_read_live, self.cache_write_live) + out;
+        let original = per(0, self.totals.cache_read_original, self.cache_write_original) + out;
+        let live = per(0, self.totals.cache_read_live, self.cache_write_live) + out;
         (original, live)
     }
 }

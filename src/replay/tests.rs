@@ -80,13 +80,13 @@ fn the_trigger_fires_exactly_twice_and_the_summary_carries_forward() {
     }
     // Without compaction the request only grows.
     assert!(r.calls.windows(2).all(|w| w[1].tokens_original > w[0].tokens_original));
-    assert_eq!(r.peak_original, r.calls.last().unwrap().tokens_original);
-    assert!(r.peak_live < p.threshold + 2_000);
+    assert_eq!(r.totals.peak_original, r.calls.last().unwrap().tokens_original);
+    assert!(r.totals.peak_live < p.threshold + 2_000);
     assert!(
-        r.billed_live * 10 < r.billed_original * 7,
+        r.totals.billed_live * 10 < r.totals.billed_original * 7,
         "{} vs {}",
-        r.billed_live,
-        r.billed_original
+        r.totals.billed_live,
+        r.totals.billed_original
     );
 
     // The second summary updated the first: the actions of both folds, numbered 1..N.
@@ -169,10 +169,10 @@ fn cache_reads_on_a_hand_computed_example() {
     let writes: Vec<u64> = r.calls.iter().map(|c| c.cache_write_original).collect();
     assert_eq!(reads, [0, 130, 220, 260]);
     assert_eq!(writes, [130, 90, 40, 40]);
-    assert_eq!(r.cache_read_original, 610);
-    assert_eq!(r.billed_original, 910);
+    assert_eq!(r.totals.cache_read_original, 610);
+    assert_eq!(r.totals.billed_original, 910);
     // Nothing was compacted: the live run is the same.
-    assert_eq!(r.cache_read_live, 610);
+    assert_eq!(r.totals.cache_read_live, 610);
 }
 
 #[test]
@@ -279,8 +279,8 @@ fn costs_follow_the_prices() {
     let expect = |read: u64, write: u64| {
         (read as f64 * 0.3 + write as f64 * 3.75 + r.output_tokens as f64 * 15.0) / 1e6
     };
-    assert!((without - expect(r.cache_read_original, r.cache_write_original)).abs() < 1e-9);
-    assert!((with - expect(r.cache_read_live, r.cache_write_live)).abs() < 1e-9);
+    assert!((without - expect(r.totals.cache_read_original, r.cache_write_original)).abs() < 1e-9);
+    assert!((with - expect(r.totals.cache_read_live, r.cache_write_live)).abs() < 1e-9);
     assert!(with < without);
 }
 

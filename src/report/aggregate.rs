@@ -9,6 +9,7 @@ use super::recorded::{RecordedRow, RecordedTotals};
 use super::saved_pct;
 use super::wire::{ReplayRow, SessionRow};
 use crate::policy::summary_writer::SummarizerCounts;
+use crate::replay::Totals;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -139,6 +140,18 @@ impl ReportRow {
             recorded_compactions: Vec::new(),
         }
     }
+
+    /// The replay's peaks, billed and cache-read tokens.
+    pub fn replay_totals(&self) -> Totals {
+        Totals {
+            peak_original: self.replay_peak_original,
+            peak_live: self.replay_peak_live,
+            billed_original: self.replay_billed_original,
+            billed_live: self.replay_billed_live,
+            cache_read_original: self.replay_cache_read_original,
+            cache_read_live: self.replay_cache_read_live,
+        }
+    }
 }
 
 /// Found / retained anchors.
@@ -164,6 +177,19 @@ pub struct ReplayTotals {
     /// `--summarizer*`: the summarizer over every replay's compactions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summarizer: Option<SummarizerCounts>,
+}
+
+impl ReplayTotals {
+    /// Writes the peaks, billed and cache-read tokens of a mode's sessions, and the share saved.
+    fn set_totals(&mut self, t: &Totals) {
+        self.peak_original_max = t.peak_original;
+        self.peak_live_max = t.peak_live;
+        self.billed_original = t.billed_original;
+        self.billed_live = t.billed_live;
+        self.billed_saved_pct = saved_pct(t.billed_original, t.billed_live);
+        self.cache_read_original = t.cache_read_original;
+        self.cache_read_live = t.cache_read_live;
+    }
 }
 
 /// Totals and percentiles of one mode over a set of sessions.
@@ -298,6 +324,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSummary {
     let mut m = ModeSummary::default();
     let mut savings = Vec::new();
+    let mut replay = Totals::default();
     for r in rows {
         let c = &r.compaction;
         m.sessions += 1;
@@ -331,12 +358,7 @@ pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSumm
         rp.calls += r.replay_calls as u64;
         rp.compactions += r.replay_compactions as u64;
         rp.thrash_stopped += u64::from(r.replay_thrash_stopped);
-        rp.peak_original_max = rp.peak_original_max.max(r.replay_peak_original);
-        rp.peak_live_max = rp.peak_live_max.max(r.replay_peak_live);
-        rp.billed_original += r.replay_billed_original;
-        rp.billed_live += r.replay_billed_live;
-        rp.cache_read_original += r.replay_cache_read_original;
-        rp.cache_read_live += r.replay_cache_read_live;
+        replay.absorb(&r.replay_totals());
         if let Some(s) = &r.replay_summarizer {
             rp.summarizer.get_or_insert_default().merge(s);
         }
@@ -350,7 +372,7 @@ pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSumm
     m.saved_pct_p90 = percentile(&savings, 90.0);
     m.anchor_retention_pct = pct(m.anchors_retained, m.anchors_found);
     m.user_messages_kept_whole_pct = pct(m.user_messages_kept_whole, m.user_messages_summarized);
-    m.replay.billed_saved_pct = saved_pct(m.replay.billed_original, m.replay.billed_live);
+    m.replay.set_totals(&replay);
     m
 }
 

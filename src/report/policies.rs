@@ -1,7 +1,8 @@
 //! `report --policies`: one row per policy (issue 39) over every session:
 //! calls, compactions, peak context, billed input, cache reads and writes,
 //! requests still over the trigger, and anchor retention by category; its
-//! own section of report.md and two charts (billed input, retention).
+//! own section of report.md and two charts (billed input, retention; drawn
+//! by `render::policy_charts`).
 //!
 //! Kept apart from the modes' tables (`render`): the figures come from each
 //! policy's replay and compaction, summed here, and `summary.json` holds them
@@ -60,9 +61,9 @@ impl PolicySummary {
         self.sessions += 1;
         self.calls += r.calls.len() as u64;
         self.compactions += r.compactions.len() as u64;
-        self.peak = self.peak.max(r.peak_live);
-        self.billed += r.billed_live;
-        self.cache_read += r.cache_read_live;
+        self.peak = self.peak.max(r.totals.peak_live);
+        self.billed += r.totals.billed_live;
+        self.cache_read += r.totals.cache_read_live;
         self.cache_write += r.cache_write_live;
         if let Some(t) = threshold {
             self.over_trigger += r.calls.iter().filter(|k| k.tokens_live >= t).count() as u64;
@@ -197,65 +198,12 @@ pub fn markdown(policies: &[(String, PolicySummary)]) -> String {
     out
 }
 
-/// A horizontal bar chart (SVG) of `values`, one bar per label.
-pub fn bars(title: &str, unit: &str, values: &[(String, f64)]) -> String {
-    const ROW: f64 = 26.0;
-    const LEFT: f64 = 210.0;
-    const WIDTH: f64 = 760.0;
-    let top = 40.0;
-    let height = top + ROW * values.len() as f64 + 20.0;
-    let most = values.iter().map(|(_, v)| *v).fold(0.0_f64, f64::max).max(1e-9);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"13\">\n\
-         <text x=\"10\" y=\"22\" font-size=\"15\">{}</text>\n",
-        esc(title)
-    );
-    let span = WIDTH - LEFT - 120.0;
-    for (k, (label, v)) in values.iter().enumerate() {
-        let y = top + ROW * k as f64;
-        let w = (v / most * span).max(0.0);
-        svg.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n<rect x=\"{LEFT}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" fill=\"#4c78a8\"/>\n<text x=\"{:.1}\" y=\"{}\">{}</text>\n",
-            LEFT - 8.0,
-            y + 16.0,
-            esc(label),
-            y + 4.0,
-            ROW - 8.0,
-            LEFT + w + 6.0,
-            y + 16.0,
-            esc(&format_value(*v, unit)),
-        ));
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
-
-fn format_value(v: f64, unit: &str) -> String {
-    if unit == "%" { format!("{v:.1}%") } else { format!("{} {unit}", thousands(v.round() as u64)) }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-/// The two charts: billed input, and anchor retention, by policy.
-pub fn charts(policies: &[(String, PolicySummary)]) -> (String, String) {
-    let billed: Vec<(String, f64)> =
-        policies.iter().map(|(n, p)| (n.clone(), p.billed as f64)).collect();
-    let kept: Vec<(String, f64)> =
-        policies.iter().map(|(n, p)| (n.clone(), p.retention_pct().unwrap_or(0.0))).collect();
-    (
-        bars("Billed input tokens by policy (replay, every call)", "tokens", &billed),
-        bars("Anchors retained by policy (one compaction of each session)", "%", &kept),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_section_has_a_row_per_policy_and_the_charts_a_bar_each() {
+    fn the_section_has_a_row_per_policy() {
         let mut a = PolicySummary { calls: 3, billed: 1_000, ..Default::default() };
         a.retention.insert("path".into(), (4, 2));
         let b = PolicySummary { calls: 3, billed: 500, ..Default::default() };
@@ -263,8 +211,5 @@ mod tests {
         let md = markdown(&rows);
         assert!(md.contains("| lean | 3 | 0 | 0 | 1,000 | 0 | 0 | 0 | 50.0% | 50.0% |"), "{md}");
         assert!(md.contains("| codex | 3 | 0 | 0 | 500 | 0 | 0 | 0 | n/a | n/a |"), "{md}");
-        let (billed, kept) = charts(&rows);
-        assert_eq!(billed.matches("<rect").count(), 2);
-        assert!(billed.contains(">1,000 tokens<") && kept.contains(">50.0%<"));
     }
 }

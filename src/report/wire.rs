@@ -384,6 +384,7 @@ impl ReplayRow {
         let ReplayLabels { format, mode, trigger, counter } = labels;
         let cost = prices.map(|p| r.cost(p));
         let round = |x: f64| (x * 1e6).round() / 1e6;
+        let t = &r.totals;
         ReplayRow {
             source: source.to_string(),
             id: id.to_string(),
@@ -399,13 +400,13 @@ impl ReplayRow {
             compactions: r.compactions.len(),
             compaction_points: r.compactions.clone(),
             thrash_stopped: r.thrash_stopped,
-            peak_original: r.peak_original,
-            peak_live: r.peak_live,
-            billed_original: r.billed_original,
-            billed_live: r.billed_live,
-            billed_saved_pct: super::saved_pct(r.billed_original, r.billed_live),
-            cache_read_original: r.cache_read_original,
-            cache_read_live: r.cache_read_live,
+            peak_original: t.peak_original,
+            peak_live: t.peak_live,
+            billed_original: t.billed_original,
+            billed_live: t.billed_live,
+            billed_saved_pct: super::saved_pct(t.billed_original, t.billed_live),
+            cache_read_original: t.cache_read_original,
+            cache_read_live: t.cache_read_live,
             cache_write_original: r.cache_write_original,
             cache_write_live: r.cache_write_live,
             output_tokens: r.output_tokens,

@@ -14,7 +14,7 @@ use crate::cmd::ExitStatus;
 use compactor::io::atomic::write_atomic;
 use compactor::report::aggregate::{CorpusSummary, ReportRow};
 use compactor::report::policies::{self, PolicySummary};
-use compactor::report::render::{Series, csv, html, markdown};
+use compactor::report::render::{Series, csv, html, markdown, policy_charts};
 use compactor::report::table::write_rows;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -79,7 +79,7 @@ fn write_report(
     let mut md = markdown(summary);
     if !by_policy.is_empty() {
         md.push_str(&policies::markdown(by_policy));
-        let (billed, kept) = policies::charts(by_policy);
+        let (billed, kept) = policy_charts(by_policy);
         write_atomic(&dir.join(policies::BILLED_CHART), billed.as_bytes())?;
         write_atomic(&dir.join(policies::RETENTION_CHART), kept.as_bytes())?;
     }

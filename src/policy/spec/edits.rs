@@ -164,16 +164,13 @@ mod tests {
     use std::borrow::Cow;
 
     fn masking(keep: usize) -> Masking {
-        Masking {
-            keep_newest: keep,
-            count: Count::Results,
-            placeholder: Text::Borrowed("[cleared]"),
-            clear_at_least: 0,
-            stop_under_tokens: None,
-            exclude_tools: Cow::Borrowed(&[]),
-            only_tools: Cow::Borrowed(&[]),
-            before_trigger: 0,
-        }
+        Masking::newest(keep, Count::Results, "[cleared]")
+    }
+
+    /// Three tool calls (ids `a`, `b`, `c`) to `tools`, each followed by its result.
+    fn three_calls(tools: [&str; 3], outputs: [&str; 3]) -> Vec<Message> {
+        let ids = ["a", "b", "c"];
+        (0..3).flat_map(|k| [call(ids[k], tools[k], "{}"), result(ids[k], outputs[k])]).collect()
     }
 
     fn texts(msgs: &[Message]) -> Vec<String> {
@@ -182,14 +179,7 @@ mod tests {
 
     #[test]
     fn mask_keeps_the_newest_and_clears_the_rest_oldest_first() {
-        let mut msgs = vec![
-            call("a", "Read", "{}"),
-            result("a", "one"),
-            call("b", "Bash", "{}"),
-            result("b", "two"),
-            call("c", "Read", "{}"),
-            result("c", "three"),
-        ];
+        let mut msgs = three_calls(["Read", "Bash", "Read"], ["one", "two", "three"]);
         let tokens = vec![10; 6];
         assert_eq!(mask(&mut msgs, &tokens, &masking(1), 1), 2);
         assert_eq!(texts(&msgs)[1], "[cleared]");
@@ -202,14 +192,7 @@ mod tests {
 
     #[test]
     fn mask_respects_clear_at_least_excluded_tools_and_the_residual() {
-        let mut msgs = vec![
-            call("a", "Read", "{}"),
-            result("a", "one"),
-            call("b", "Edit", "{}"),
-            result("b", "two"),
-            call("c", "Read", "{}"),
-            result("c", "3"),
-        ];
+        let mut msgs = three_calls(["Read", "Edit", "Read"], ["one", "two", "3"]);
         let tokens = vec![10; 6];
         let mut m = masking(0);
         m.clear_at_least = 100; // 2 × 9 tokens would go: not worth it

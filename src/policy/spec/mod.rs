@@ -204,6 +204,24 @@ pub struct Masking {
     pub before_trigger: u64,
 }
 
+impl Masking {
+    /// Clears every result but the newest `keep_newest` (by `count`) to
+    /// `placeholder`, at the trigger: no minimum, no residual, no tool
+    /// excluded or singled out.
+    pub const fn newest(keep_newest: usize, count: Count, placeholder: &'static str) -> Masking {
+        Masking {
+            keep_newest,
+            count,
+            placeholder: Cow::Borrowed(placeholder),
+            clear_at_least: 0,
+            stop_under_tokens: None,
+            exclude_tools: Cow::Borrowed(&[]),
+            only_tools: Cow::Borrowed(&[]),
+            before_trigger: 0,
+        }
+    }
+}
+
 /// What [`Masking::keep_newest`] counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -150,12 +150,26 @@ fn legend_entry(area: &Area, l: &Look, x: i32, y: i32) -> Result<(), String> {
     }
     .map_err(|e| e.to_string())?;
     marker(area, l.marker, (x + 14, y), l.color)?;
-    area.draw(&Text::new(
-        l.mode.to_string(),
-        (x + 34, y - 9),
-        ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
-    ))
-    .map_err(|e| e.to_string())
+    legend_text(area, l.mode.to_string(), (x + 34, y - 9), &BLACK)
+}
+
+/// A bar chart's legend entry: a filled swatch of `color` centred on row `y`
+/// from `x`, and its label.
+fn legend_swatch(
+    area: &Area,
+    color: RGBColor,
+    label: String,
+    (x, y): (i32, i32),
+) -> Result<(), String> {
+    area.draw(&Rectangle::new([(x, y - 7), (x + 22, y + 7)], color.filled()))
+        .map_err(|e| e.to_string())?;
+    legend_text(area, label, (x + 28, y - 9), &BLACK)
+}
+
+/// A legend's text in `color`, its top-left corner at `at`.
+fn legend_text(area: &Area, text: String, at: (i32, i32), color: &RGBColor) -> Result<(), String> {
+    area.draw(&Text::new(text, at, ("sans-serif", LABEL_FONT).into_font().color(color)))
+        .map_err(|e| e.to_string())
 }
 
 /// Makes the SVG take its container's width, keeping the aspect ratio, and
@@ -270,13 +284,8 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
                 ShapeStyle::from(TRIGGER).stroke_width(1),
             ))
             .map_err(|e| e.to_string())?;
-        legend
-            .draw(&Text::new(
-                format!("trigger {}", crate::figures::thousands(threshold)),
-                (x + 34, y - 9),
-                ("sans-serif", LABEL_FONT).into_font().color(&TRIGGER),
-            ))
-            .map_err(|e| e.to_string())?;
+        let trigger = format!("trigger {}", crate::figures::thousands(threshold));
+        legend_text(&legend, trigger, (x + 34, y - 9), &TRIGGER)?;
         if let Some(text) = &stopped {
             let y = LEGEND_ROW as i32 * 5 / 2;
             let color = match series.iter().filter(|s| s.stopped_at.is_some()).collect::<Vec<_>>()[..]
@@ -292,13 +301,12 @@ pub fn request_sizes(label: &str, series: &[&Series]) -> Result<String, String> 
                     ShapeStyle::from(color).stroke_width(2),
                 ))
                 .map_err(|e| e.to_string())?;
-            legend
-                .draw(&Text::new(
-                    format!("stopped, ineffective twice: {text}"),
-                    (x + 34, y - 9),
-                    ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
-                ))
-                .map_err(|e| e.to_string())?;
+            legend_text(
+                &legend,
+                format!("stopped, ineffective twice: {text}"),
+                (x + 34, y - 9),
+                &BLACK,
+            )?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -375,17 +383,7 @@ pub fn savings_histogram(savings: &[(String, Vec<f64>)]) -> Result<String, Strin
         let mut x = 10;
         for (m, _) in &counts {
             let l = look(m);
-            let y = LEGEND_ROW as i32 / 2 + 2;
-            legend
-                .draw(&Rectangle::new([(x, y - 7), (x + 22, y + 7)], l.color.filled()))
-                .map_err(|e| e.to_string())?;
-            legend
-                .draw(&Text::new(
-                    m.to_string(),
-                    (x + 28, y - 9),
-                    ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
-                ))
-                .map_err(|e| e.to_string())?;
+            legend_swatch(&legend, l.color, m.to_string(), (x, LEGEND_ROW as i32 / 2 + 2))?;
             x += 44 + 9 * m.len() as i32;
         }
         root.present().map_err(|e| e.to_string())?;
@@ -461,16 +459,7 @@ pub fn retention_bars(groups: &[BarGroup]) -> Result<String, String> {
             let color = RETENTION_COLORS[k % RETENTION_COLORS.len()];
             let x = 10 + (k as i32 % 2) * (WIDTH as i32 / 2);
             let y = LEGEND_ROW as i32 / 2 + 2 + (k as i32 / 2) * LEGEND_ROW as i32;
-            legend
-                .draw(&Rectangle::new([(x, y - 7), (x + 22, y + 7)], color.filled()))
-                .map_err(|e| e.to_string())?;
-            legend
-                .draw(&Text::new(
-                    label.clone(),
-                    (x + 28, y - 9),
-                    ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
-                ))
-                .map_err(|e| e.to_string())?;
+            legend_swatch(&legend, color, label.clone(), (x, y))?;
         }
         root.present().map_err(|e| e.to_string())?;
     }

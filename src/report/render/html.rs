@@ -143,7 +143,7 @@ pub fn html(
         let (header, rows) = policies::table(by_policy);
         html_table(&mut out, "Policies", &header, &rows);
         let _ = writeln!(out, "<p>{}</p>", esc(policies::INTRO));
-        let (billed, kept) = policies::charts(by_policy);
+        let (billed, kept) = super::policy_charts(by_policy);
         out.push_str("<div class=\"charts\">\n");
         figure(
             &mut out,

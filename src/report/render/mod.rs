@@ -4,9 +4,11 @@
 
 mod charts;
 mod html;
+mod policy_bars;
 mod recorded;
 
 pub use html::html;
+pub use policy_bars::policy_charts;
 
 use super::aggregate::{CorpusSummary, ModeSummary, REPORT_MODES, WindowSessions};
 use crate::replay::Replay;
