@@ -6,6 +6,14 @@
 
 pub(crate) mod tally;
 
+/// `100 × part / whole`, two decimals; `None` (n/a, not 100%) for 0 of 0.
+pub fn pct(part: u64, whole: u64) -> Option<f64> {
+    if whole == 0 {
+        return None;
+    }
+    Some(((part as f64 * 10_000.0 / whole as f64).round()) / 100.0)
+}
+
 /// Formats `n` with thousands separators (`12,345`).
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

@@ -8,6 +8,7 @@ use super::fingerprint::Inputs;
 use super::recorded::{RecordedRow, RecordedTotals};
 use super::saved_pct;
 use super::wire::{ReplayRow, SessionRow};
+use crate::figures::pct;
 use crate::policy::summary_writer::SummarizerCounts;
 use crate::replay::Totals;
 use serde::{Deserialize, Serialize};
@@ -301,14 +302,6 @@ impl RejectCounts {
         self.total += 1;
         *self.by_kind.entry(kind.to_string()).or_default() += 1;
     }
-}
-
-/// `100 × part / whole`, two decimals; `None` (n/a, not 100%) for 0 of 0.
-fn pct(part: u64, whole: u64) -> Option<f64> {
-    if whole == 0 {
-        return None;
-    }
-    Some(((part as f64 * 10_000.0 / whole as f64).round()) / 100.0)
 }
 
 /// The `p`-th percentile (nearest rank) of sorted values.

@@ -1,14 +1,14 @@
 //! `report --policies`: one row per policy (issue 39) over every session:
 //! calls, compactions, peak context, billed input, cache reads and writes,
 //! requests still over the trigger, and anchor retention by category; its
-//! own section of report.md and two charts (billed input, retention; drawn
-//! by `render::policy_charts`).
+//! own section of report.md and report.html and two charts (drawn by
+//! `render::policies`).
 //!
 //! Kept apart from the modes' tables (`render`): the figures come from each
 //! policy's replay and compaction, summed here, and `summary.json` holds them
 //! under `policies`, keyed by name, only when `--policies` is given.
 
-use crate::figures::thousands;
+use crate::figures::pct;
 use crate::policy::Compaction;
 use crate::replay::Replay;
 use serde::{Deserialize, Serialize};
@@ -108,108 +108,6 @@ impl PolicySummary {
     /// Anchors retained over all categories, in percent (`None`: none found).
     pub fn retention_pct(&self) -> Option<f64> {
         let (found, kept) = self.retention.values().fold((0, 0), |(f, k), (a, b)| (f + a, k + b));
-        (found > 0).then(|| (kept as f64 * 10_000.0 / found as f64).round() / 100.0)
-    }
-}
-
-/// File names of the two charts, beside report.md.
-pub const BILLED_CHART: &str = "policies-billed.svg";
-pub const RETENTION_CHART: &str = "policies-retention.svg";
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"))
-}
-
-/// The table of the policies section: a header and one row per policy
-/// (report.md and report.html show the same cells). The cost column is
-/// there when the report was priced (`--prices`).
-pub fn table(policies: &[(String, PolicySummary)]) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut cats: Vec<&str> =
-        policies.iter().flat_map(|(_, p)| p.retention.keys().map(String::as_str)).collect();
-    cats.sort_unstable();
-    cats.dedup();
-    let priced = policies.iter().any(|(_, p)| p.cost_usd.is_some() || p.unpriced > 0);
-    let mut header: Vec<String> = [
-        "policy",
-        "calls",
-        "compactions",
-        "peak context",
-        "billed input",
-        "cache reads",
-        "cache writes",
-    ]
-    .map(String::from)
-    .to_vec();
-    if priced {
-        header.push("cost ($)".into());
-    }
-    header.extend(["requests over trigger", "anchors retained"].map(String::from));
-    header.extend(cats.iter().map(|c| c.to_string()));
-    let rows = policies
-        .iter()
-        .map(|(name, p)| {
-            let mut row = vec![
-                name.clone(),
-                thousands(p.calls),
-                thousands(p.compactions),
-                thousands(p.peak),
-                thousands(p.billed),
-                thousands(p.cache_read),
-                thousands(p.cache_write),
-            ];
-            if priced {
-                row.push(p.cost_usd.map_or_else(|| "n/a".to_string(), dollars));
-            }
-            row.push(thousands(p.over_trigger));
-            row.push(pct(p.retention_pct()));
-            for c in &cats {
-                let v = p.retention.get(*c).and_then(|(f, k)| {
-                    (*f > 0).then(|| (*k as f64 * 10_000.0 / *f as f64).round() / 100.0)
-                });
-                row.push(pct(v));
-            }
-            row
-        })
-        .collect();
-    (header, rows)
-}
-
-/// Dollars with cents and thousands separators: `1,234.56`.
-fn dollars(v: f64) -> String {
-    let cents = (v * 100.0).round().max(0.0) as u64;
-    format!("{}.{:02}", thousands(cents / 100), cents % 100)
-}
-
-/// What the section says before its table (report.md and report.html).
-pub const INTRO: &str = "Each policy replayed call by call on every session (`report --policies`; \
-     docs/policies.md). The agents' summaries are our deterministic stand-in under their \
-     headings. Cost: every call of the priced sessions at its log's model (`--prices`).";
-
-/// The report.md section: the table, and the charts by file name.
-pub fn markdown(policies: &[(String, PolicySummary)]) -> String {
-    let (header, rows) = table(policies);
-    let mut out = format!("\n## Policies\n\n{INTRO}\n\n| {} |\n|---|", header.join(" | "));
-    out.push_str(&"---:|".repeat(header.len() - 1));
-    out.push('\n');
-    for r in rows {
-        out.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    out.push_str(&format!("\n![billed input by policy]({BILLED_CHART})\n\n![anchor retention by policy]({RETENTION_CHART})\n"));
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_section_has_a_row_per_policy() {
-        let mut a = PolicySummary { calls: 3, billed: 1_000, ..Default::default() };
-        a.retention.insert("path".into(), (4, 2));
-        let b = PolicySummary { calls: 3, billed: 500, ..Default::default() };
-        let rows = vec![("lean".to_string(), a), ("codex".to_string(), b)];
-        let md = markdown(&rows);
-        assert!(md.contains("| lean | 3 | 0 | 0 | 1,000 | 0 | 0 | 0 | 50.0% | 50.0% |"), "{md}");
-        assert!(md.contains("| codex | 3 | 0 | 0 | 500 | 0 | 0 | 0 | n/a | n/a |"), "{md}");
+        pct(kept, found)
     }
 }

@@ -13,8 +13,10 @@ use crate::cli::args::ReportArgs;
 use crate::cmd::ExitStatus;
 use compactor::io::atomic::write_atomic;
 use compactor::report::aggregate::{CorpusSummary, ReportRow};
-use compactor::report::policies::{self, PolicySummary};
-use compactor::report::render::{Series, csv, html, markdown, policy_charts};
+use compactor::report::policies::PolicySummary;
+use compactor::report::render::{
+    BILLED_CHART, RETENTION_CHART, Series, csv, html, markdown, policies_markdown, policy_charts,
+};
 use compactor::report::table::write_rows;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,10 +80,10 @@ fn write_report(
     write_atomic(&dir.join("summary.json"), summary_json.as_bytes())?;
     let mut md = markdown(summary);
     if !by_policy.is_empty() {
-        md.push_str(&policies::markdown(by_policy));
+        md.push_str(&policies_markdown(by_policy));
         let (billed, kept) = policy_charts(by_policy);
-        write_atomic(&dir.join(policies::BILLED_CHART), billed.as_bytes())?;
-        write_atomic(&dir.join(policies::RETENTION_CHART), kept.as_bytes())?;
+        write_atomic(&dir.join(BILLED_CHART), billed.as_bytes())?;
+        write_atomic(&dir.join(RETENTION_CHART), kept.as_bytes())?;
     }
     write_atomic(&dir.join("report.md"), md.as_bytes())?;
     let savings: Vec<(String, Vec<f64>)> = ["legacy", "lean", "tiered"]

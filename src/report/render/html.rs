@@ -9,7 +9,7 @@
 
 use super::{Series, charts, esc, intro, n, recorded, tables};
 use crate::report::aggregate::CorpusSummary;
-use crate::report::policies::{self, PolicySummary};
+use crate::report::policies::PolicySummary;
 use std::fmt::Write;
 
 const STYLE: &str = "*{box-sizing:border-box}\
@@ -140,9 +140,9 @@ pub fn html(
         ),
     );
     if !by_policy.is_empty() {
-        let (header, rows) = policies::table(by_policy);
+        let (header, rows) = super::policy_table(by_policy);
         html_table(&mut out, "Policies", &header, &rows);
-        let _ = writeln!(out, "<p>{}</p>", esc(policies::INTRO));
+        let _ = writeln!(out, "<p>{}</p>", esc(super::POLICIES_INTRO));
         let (billed, kept) = super::policy_charts(by_policy);
         out.push_str("<div class=\"charts\">\n");
         figure(

@@ -4,11 +4,13 @@
 
 mod charts;
 mod html;
-mod policy_bars;
+mod policies;
 mod recorded;
 
 pub use html::html;
-pub use policy_bars::policy_charts;
+pub use policies::{
+    BILLED_CHART, POLICIES_INTRO, RETENTION_CHART, policies_markdown, policy_charts, policy_table,
+};
 
 use super::aggregate::{CorpusSummary, ModeSummary, REPORT_MODES, WindowSessions};
 use crate::replay::Replay;
