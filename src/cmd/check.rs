@@ -57,6 +57,10 @@ struct PolicyFigure {
     relative: bool,
 }
 
+/// The modes' table and the policies' table.
+const MODE_WIDTHS: Widths = Widths { label: 8, figure: 30, value: 12 };
+const POLICY_WIDTHS: Widths = Widths { label: 26, figure: 24, value: 14 };
+
 const POLICY_FIGURES: &[PolicyFigure] = &[
     PolicyFigure { name: "billed_input", get: |p| Some(p.billed as f64), relative: true },
     PolicyFigure { name: "cache_writes", get: |p| Some(p.cache_write as f64), relative: true },
@@ -252,6 +256,36 @@ fn update_baseline(args: &CheckArgs, current: &CorpusSummary) -> anyhow::Result<
     Ok(ExitStatus::Success)
 }
 
+/// A table's column widths: the label (mode or policy), the figure, each value.
+struct Widths {
+    label: usize,
+    figure: usize,
+    value: usize,
+}
+
+/// One line of a table: `label`'s `figure` in both reports and how it moved
+/// (`judge` gives the delta as shown and whether it regressed), or `n/a`
+/// when either report has no value; returns true if it regressed.
+fn figure_line(
+    out: &mut impl Write,
+    w: &Widths,
+    (label, figure): (&str, &str),
+    (base, cur): (Option<f64>, Option<f64>),
+    judge: impl Fn(f64, f64) -> (String, bool),
+) -> std::io::Result<bool> {
+    let Widths { label: lw, figure: fw, value: vw } = *w;
+    let (Some(b), Some(c)) = (base, cur) else {
+        let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.2}"));
+        let (b, c) = (show(base), show(cur));
+        writeln!(out, "{label:<lw$} {figure:<fw$} {b:>vw$} {c:>vw$} {:>9}  n/a", "")?;
+        return Ok(false);
+    };
+    let (delta, worse) = judge(b, c);
+    let status = if worse { "REGRESSED" } else { "ok" };
+    writeln!(out, "{label:<lw$} {figure:<fw$} {b:>vw$.2} {c:>vw$.2} {delta:>9}  {status}")?;
+    Ok(worse)
+}
+
 /// The `report --policies` figures of every policy in both reports: one
 /// line each, as the modes' table; returns how many regressed.
 fn check_policies(
@@ -275,34 +309,28 @@ fn check_policies(
             continue;
         };
         for f in POLICY_FIGURES {
-            let (Some(b), Some(c)) = ((f.get)(base), (f.get)(cur)) else {
-                let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.2}"));
-                let (b, c) = (show((f.get)(base)), show((f.get)(cur)));
-                writeln!(out, "{name:<26} {:<24} {b:>14} {c:>14} {:>9}  n/a", f.name, "")?;
-                continue;
-            };
-            let (delta, worse) = if f.relative {
-                // Percent of the baseline; from 0, any rise is a regression.
-                let pct = if b > 0.0 {
-                    (c - b) * 100.0 / b
-                } else if c > 0.0 {
-                    f64::INFINITY
-                } else {
-                    0.0
-                };
-                (pct, pct > args.policy_tolerance + 1e-9)
-            } else {
-                (c - b, b - c > args.retention_tolerance + 1e-9)
-            };
-            regressed += usize::from(worse);
-            let status = if worse { "REGRESSED" } else { "ok" };
-            let unit = if f.relative { "%" } else { "" };
-            writeln!(
+            let worse = figure_line(
                 out,
-                "{name:<26} {:<24} {b:>14.2} {c:>14.2} {:>9}  {status}",
-                f.name,
-                format!("{delta:+.2}{unit}")
+                &POLICY_WIDTHS,
+                (name, f.name),
+                ((f.get)(base), (f.get)(cur)),
+                |b, c| {
+                    if f.relative {
+                        // Percent of the baseline; from 0, any rise is a regression.
+                        let pct = if b > 0.0 {
+                            (c - b) * 100.0 / b
+                        } else if c > 0.0 {
+                            f64::INFINITY
+                        } else {
+                            0.0
+                        };
+                        (format!("{pct:+.2}%"), pct > args.policy_tolerance + 1e-9)
+                    } else {
+                        (format!("{:+.2}", c - b), b - c > args.retention_tolerance + 1e-9)
+                    }
+                },
             )?;
+            regressed += usize::from(worse);
         }
     }
     Ok(regressed)
@@ -340,23 +368,25 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
             continue;
         };
         for f in FIGURES {
-            let (Some(b), Some(c)) = ((f.get)(base), (f.get)(cur)) else {
-                let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.2}"));
-                let (b, c) = (show((f.get)(base)), show((f.get)(cur)));
-                writeln!(out, "{mode:<8} {:<30} {b:>12} {c:>12} {:>9}  n/a", f.name, "")?;
-                continue;
-            };
-            let delta = c - b;
-            let worse = if f.name == "api_validity_failures" {
-                c > tolerance(f.name)
-            } else if f.higher_is_better {
-                -delta > tolerance(f.name) + 1e-9
-            } else {
-                delta > tolerance(f.name) + 1e-9
-            };
+            let worse = figure_line(
+                &mut out,
+                &MODE_WIDTHS,
+                (mode, f.name),
+                ((f.get)(base), (f.get)(cur)),
+                |b, c| {
+                    let delta = c - b;
+                    let t = tolerance(f.name);
+                    let worse = if f.name == "api_validity_failures" {
+                        c > t
+                    } else if f.higher_is_better {
+                        -delta > t + 1e-9
+                    } else {
+                        delta > t + 1e-9
+                    };
+                    (format!("{delta:+.2}"), worse)
+                },
+            )?;
             regressed += usize::from(worse);
-            let status = if worse { "REGRESSED" } else { "ok" };
-            writeln!(out, "{mode:<8} {:<30} {b:>12.2} {c:>12.2} {delta:>+9.2}  {status}", f.name)?;
         }
     }
     regressed += check_policies(&mut out, args, &baseline, &current)?;
