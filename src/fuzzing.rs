@@ -370,7 +370,13 @@ pub fn parquet(data: &[u8]) {
     let (_dir, input) = temp_input(data, "fuzz.parquet");
     let Some(path) = input.path.as_deref() else { return };
     for column in [None, Some("messages")] {
-        let Ok(mut reader) = ParquetReader::open(path, &input.display, column, None) else {
+        let Ok(mut reader) = ParquetReader::open(
+            path,
+            &input.display,
+            column,
+            None,
+            crate::formats::parquet::RESTORE,
+        ) else {
             continue;
         };
         let mut rows = 0;

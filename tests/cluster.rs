@@ -82,7 +82,9 @@ fn parquet_file(dir: &TestDir, schema: &Arc<Schema>, batches: &[RecordBatch]) ->
 
 /// Session records and report lines of an output stream.
 fn rows_of(schema: &Arc<Schema>, batches: &[RecordBatch]) -> (Vec<Value>, Vec<String>) {
-    let decoder = BatchDecoder::new(schema, None, None, BatchDecoder::is_ours(schema)).unwrap();
+    let ours = BatchDecoder::is_ours(schema);
+    let decoder =
+        BatchDecoder::new(schema, None, None, ours, compactor::formats::parquet::RESTORE).unwrap();
     let report = schema.index_of("compactor_report").unwrap();
     let mut records = Vec::new();
     let mut lines = Vec::new();

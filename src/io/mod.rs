@@ -37,14 +37,30 @@ const COMPRESSED_SUFFIXES: &[&str] = &["gz", "zst"];
 const OTHER_EXTENSIONS: &[&str] = &["traj", "parquet"];
 
 /// Options that change how inputs are read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct ReadOptions {
+    /// How our own Parquet tables' messages are read back
+    /// (`formats::parquet::RESTORE`).
+    pub restore: parquet::Restore,
     /// A Parquet string column holding each row's messages as JSON.
     pub messages_column: Option<String>,
     /// A Parquet string column naming each row's source (`--source-column`).
     pub source_column: Option<String>,
     /// `--max-record-bytes`, and where records over it are kept.
     pub limit: RecordLimit,
+}
+
+impl ReadOptions {
+    /// Every input read as it is: no messages or source column, the
+    /// default record size limit; our tables' messages read back by `restore`.
+    pub fn new(restore: parquet::Restore) -> ReadOptions {
+        ReadOptions {
+            restore,
+            messages_column: None,
+            source_column: None,
+            limit: RecordLimit::default(),
+        }
+    }
 }
 
 /// One input to read.
@@ -340,6 +356,7 @@ impl RecordReader {
                 &display,
                 options.messages_column.as_deref(),
                 options.source_column.as_deref(),
+                options.restore,
             )?;
             return Ok(RecordReader {
                 display,
@@ -577,8 +594,13 @@ mod tests {
         }
     }
 
+    /// Containers only: no test here reads a table of ours.
+    fn no_restore() -> parquet::Restore {
+        parquet::Restore(|v, _| Ok(v))
+    }
+
     fn records(path: &Path) -> (Container, Vec<Source>) {
-        let mut r = RecordReader::open(&input(path), &ReadOptions::default()).unwrap();
+        let mut r = RecordReader::open(&input(path), &ReadOptions::new(no_restore())).unwrap();
         let mut out = Vec::new();
         while let Some(rec) = r.next_record() {
             out.push(rec.unwrap().source);

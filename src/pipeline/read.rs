@@ -41,7 +41,7 @@ impl<'a> JobReader<'a> {
         JobReader {
             inputs,
             from,
-            options: ReadOptions::default(),
+            options: ReadOptions::new(crate::formats::parquet::RESTORE),
             history: History::default(),
             next_input: 0,
             current: None,

@@ -100,6 +100,7 @@ pub fn inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
 /// limit (records over it are not kept: `compact --rejects` asks for that).
 pub fn read_options(args: &InputArgs) -> ReadOptions {
     ReadOptions {
+        restore: compactor::formats::parquet::RESTORE,
         messages_column: args.messages_column.clone(),
         source_column: args.source_column.clone(),
         limit: RecordLimit { max_bytes: args.max_record_bytes, keep_in: None },

@@ -61,8 +61,9 @@ pub fn run(cfg: &Compact, stream: &Arrow) -> anyhow::Result<ExitStatus> {
     let ours = BatchDecoder::is_ours(reader.schema());
     let messages = cfg.read.messages_column.as_deref();
     let source_column = cfg.read.source_column.as_deref();
-    let decoder = BatchDecoder::new(reader.schema(), messages, source_column, ours)
-        .map_err(|e| anyhow!("{}: {e}", input.display))?;
+    let decoder =
+        BatchDecoder::new(reader.schema(), messages, source_column, ours, cfg.read.restore)
+            .map_err(|e| anyhow!("{}: {e}", input.display))?;
     let encoder = BatchEncoder::new();
     let mut writer = IpcWriter::create(stream.output.as_deref(), encoder.schema())?;
     let mut ledger = Ledger::create(cfg)?;

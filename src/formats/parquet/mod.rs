@@ -8,13 +8,17 @@
 //! - `batch.rs`: rows as Arrow record batches: [`SessionRows`] (the
 //!   [`TableRows`](crate::io::parquet::TableRows) of a Parquet output) and
 //!   [`BatchEncoder`] (`compact --to arrow-ipc`, with the report column).
+//! - `restore.rs`: the way back, a row's messages as they were written
+//!   ([`RESTORE`], handed to the readers of `io` in their `ReadOptions`).
 
 mod batch;
+mod restore;
 mod rows;
 #[cfg(test)]
 mod tests;
 
 pub use batch::{BatchEncoder, SessionRows};
+pub use restore::RESTORE;
 
 use crate::io::parquet::ParquetWriter;
 use std::path::Path;

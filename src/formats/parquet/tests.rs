@@ -24,7 +24,7 @@ fn roundtrip(records: &[Value]) -> Vec<Value> {
 }
 
 fn read_all(p: &Path, column: Option<&str>) -> Vec<Value> {
-    let mut r = ParquetReader::open(p, "t.parquet", column, None).unwrap();
+    let mut r = ParquetReader::open(p, "t.parquet", column, None, super::RESTORE).unwrap();
     let mut out = Vec::new();
     while let Some(rec) = r.next_record() {
         match rec.unwrap().payload {

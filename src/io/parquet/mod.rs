@@ -70,7 +70,9 @@
 //! ## What a round trip keeps
 //! Reading our own files (`openai-sessions/2`, and `openai-sessions/1` files
 //! of earlier versions; a file of the fixed schema is known by its shape too,
-//! since Spark's and Ray's writers drop the metadata) undoes the encoding: each record read back equals the
+//! since Spark's and Ray's writers drop the metadata) undoes the encoding (the
+//! columns here, the messages by the [`Restore`] the reader is handed, the dialect
+//! side's `formats::parquet::RESTORE`): each record read back equals the
 //! one written as a JSON value, with two documented exceptions: a record that
 //! had no `id` key gains one (the `id` column), and the `source` column is not
 //! a key of the record (it names where the row came from; `--source-column
@@ -96,6 +98,21 @@ pub mod schema;
 mod write;
 
 pub use read::{BatchDecoder, ParquetReader, quiet_guarded_panics};
+
+/// How the messages of our own tables are read back: the dialect side's inverse
+/// of its row mapping (`formats::parquet::RESTORE`, the one there is), given one
+/// row's `messages` cell as Arrow's JSON and whether the file is of the one fixed
+/// schema. Readers here are handed it (in [`ReadOptions`](crate::io::ReadOptions))
+/// rather than importing it, so that `io` imports nothing from `formats`; a reader
+/// cannot be opened without one.
+#[derive(Clone, Copy)]
+pub struct Restore(pub fn(serde_json::Value, bool) -> Result<serde_json::Value, String>);
+
+impl std::fmt::Debug for Restore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Restore")
+    }
+}
 pub use schema::schema;
 pub use write::{ParquetWriter, TableRows};
 
@@ -182,7 +199,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.parquet");
         std::fs::write(&p, b"PAR1 this is not parquet at all PAR1").unwrap();
-        let err = ParquetReader::open(&p, "bad.parquet", None, None).err().unwrap();
+        let restore = Restore(|v, _| Ok(v));
+        let err = ParquetReader::open(&p, "bad.parquet", None, None, restore).err().unwrap();
         assert!(err.message.starts_with("not a readable Parquet file: "), "{}", err.message);
         assert_eq!(err.source.to_string(), "bad.parquet");
     }

@@ -2,7 +2,7 @@
 
 use super::arrow_json::{string_at, supported, to_json};
 use super::{
-    BARE_ARRAY, ENCODING_KEY, NO_CONTENT, READ_BATCH_ROWS, REPORT_COLUMN, SCHEMA_KEY, SCHEMA_VALUE,
+    BARE_ARRAY, ENCODING_KEY, READ_BATCH_ROWS, REPORT_COLUMN, Restore, SCHEMA_KEY, SCHEMA_VALUE,
     SCHEMA_VALUE_V1, SCHEMA_VALUE_V2, TOOLS_INFERRED_COLUMN, TRAIN_FIELD,
 };
 use crate::io::{Payload, RawRecord, ReadError};
@@ -57,6 +57,8 @@ pub struct BatchDecoder {
     columns: Vec<Column>,
     /// Our own schema: a null cell means an absent key.
     ours: bool,
+    /// How our tables' messages are read back (the dialect side's).
+    restore: Restore,
     /// `--source-column`: the column naming each row's source.
     source: Option<usize>,
 }
@@ -81,6 +83,7 @@ impl ParquetReader {
         display: &str,
         messages_column: Option<&str>,
         source_column: Option<&str>,
+        restore: Restore,
     ) -> Result<ParquetReader, ReadError> {
         let fail = |message: String| ReadError {
             source: Source { path: display.to_string(), line: None, index: None },
@@ -97,8 +100,8 @@ impl ParquetReader {
         let schema = Arc::clone(builder.schema());
         // A table rewritten by pyarrow (or Ray) keeps our field metadata only.
         let ours = ours || BatchDecoder::is_ours(&schema);
-        let decoder =
-            BatchDecoder::new(&schema, messages_column, source_column, ours).map_err(fail)?;
+        let decoder = BatchDecoder::new(&schema, messages_column, source_column, ours, restore)
+            .map_err(fail)?;
         let batches = guarded(|| builder.with_batch_size(READ_BATCH_ROWS).build())
             .and_then(|r| r.map_err(|e| e.to_string()))
             .map_err(|e| fail(format!("cannot read: {e}")))?;
@@ -160,12 +163,13 @@ impl ParquetReader {
 impl BatchDecoder {
     /// Plans how rows of `schema` are read. `ours` says the schema is the one
     /// our writers write (`--to parquet`, `--to arrow-ipc`: the rows of
-    /// `formats::parquet`), whose encodings are undone.
+    /// `formats::parquet`), whose encodings are undone (the messages' by `restore`).
     pub fn new(
         schema: &SchemaRef,
         messages_column: Option<&str>,
         source_column: Option<&str>,
         ours: bool,
+        restore: Restore,
     ) -> Result<BatchDecoder, String> {
         let (messages, mut columns) = plan(schema, messages_column, ours)?;
         // Our report column (`compact --to arrow-ipc`) is output, never input,
@@ -188,7 +192,7 @@ impl BatchDecoder {
                 Some(col)
             }
         };
-        Ok(BatchDecoder { messages, columns, ours, source })
+        Ok(BatchDecoder { messages, columns, ours, restore, source })
     }
 
     /// Returns true if and only if the schema is ours: marked by the schema's
@@ -223,7 +227,7 @@ impl BatchDecoder {
                 let array = batch.column(*col);
                 let v = to_json(array.as_ref(), i, true)
                     .map_err(|e| format!("column `messages`: {e}"))?;
-                if *ours { restore_messages(v, *fixed)? } else { v }
+                if *ours { (self.restore.0)(v, *fixed)? } else { v }
             }
             MessagesFrom::Json { col } => {
                 let array = batch.column(*col);
@@ -462,104 +466,6 @@ fn plan(
         columns.push(Column { index, name: field.name().clone(), decode });
     }
     Ok((messages, columns))
-}
-
-/// Undoes the writer's message encoding (see the module docs). `fixed`: the
-/// one schema, where a null `content` is `content: null` unless the message's
-/// `extra` says it had none.
-fn restore_messages(v: Value, fixed: bool) -> Result<Value, String> {
-    let Value::Array(items) = v else { return Ok(v) };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let m = restore_message(m).map_err(|e| format!("message {i}: {e}"))?;
-            Ok(if fixed { with_content(m) } else { m })
-        })
-        .collect::<Result<Vec<_>, String>>()
-        .map(Value::Array)
-}
-
-/// A message of the one schema with its `content` key: `null` when the
-/// typed field was null, unless it had no `content` at all ([`NO_CONTENT`]).
-fn with_content(m: Value) -> Value {
-    let Value::Object(mut map) = m else { return m };
-    if map.remove(NO_CONTENT).is_some() || map.contains_key("content") {
-        return Value::Object(map);
-    }
-    let mut out = Map::new();
-    let mut placed = false;
-    for (k, v) in map {
-        let after_role = k == "role";
-        out.insert(k, v);
-        if after_role {
-            out.insert("content".into(), Value::Null);
-            placed = true;
-        }
-    }
-    if !placed {
-        out.insert("content".into(), Value::Null);
-    }
-    Value::Object(out)
-}
-
-fn restore_message(m: Value) -> Result<Value, String> {
-    let Value::Object(fields) = m else { return Ok(m) };
-    let mut out = Map::new();
-    let mut extra = None;
-    for (k, v) in fields {
-        match k.as_str() {
-            // v1: the content array as JSON text.
-            "content_parts" => {
-                let text = v.as_str().ok_or("`content_parts` is not text")?;
-                let parts = serde_json::from_str(text)
-                    .map_err(|e| format!("`content_parts` is not JSON: {e}"))?;
-                out.insert("content".into(), parts);
-            }
-            // v2: a multimodal content array, typed; the joined text was only a copy.
-            "parts" => {
-                out.insert("content".into(), v);
-            }
-            "content" if out.contains_key("content") => {}
-            "tool_calls" => {
-                let Value::Array(calls) = v else {
-                    return Err("`tool_calls` is not a list".into());
-                };
-                let calls = calls
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, c)| with_extra(c).map_err(|e| format!("tool call {i}: {e}")))
-                    .collect::<Result<Vec<_>, _>>()?;
-                out.insert(k, Value::Array(calls));
-            }
-            "extra" => extra = Some(v),
-            _ => {
-                out.insert(k, v);
-            }
-        }
-    }
-    if let Some(extra) = extra {
-        out.insert("extra".into(), extra);
-    }
-    with_extra(Value::Object(out))
-}
-
-/// A struct read back as an object, with its `extra` JSON text (if any)
-/// merged over the typed fields; an `extra` that is not an object is the
-/// whole value (it was not an object).
-fn with_extra(v: Value) -> Result<Value, String> {
-    let Value::Object(mut out) = v else { return Ok(v) };
-    let Some(text) = out.remove("extra") else { return Ok(Value::Object(out)) };
-    let text = text.as_str().ok_or("`extra` is not text")?;
-    match serde_json::from_str::<Value>(text).map_err(|e| format!("`extra` is not JSON: {e}"))? {
-        Value::Object(more) => {
-            out.extend(more);
-            Ok(Value::Object(out))
-        }
-        // A value that was not an object at all.
-        other if out.is_empty() => Ok(other),
-        _ => Err("`extra` is not a JSON object".into()),
-    }
 }
 
 #[cfg(test)]
