@@ -30,7 +30,10 @@ pub struct PolicySummary {
     pub cache_read: u64,
     pub cache_write: u64,
     /// Requests whose size was still at or over the policy's token trigger
-    /// (policies without a token trigger: 0).
+    /// (policies without a token trigger: 0), by one yardstick for every
+    /// policy: our count of the request as sent (`Call::tokens_live`), not
+    /// the policy's own trigger measure (Codex's `last_total` decides when
+    /// codex compacts, not what this counts).
     pub over_trigger: u64,
     /// Per anchor category: (in the inputs, still verbatim in the outputs)
     /// of one compaction of each session (`compact` under the policy).
