@@ -8,11 +8,11 @@
 //! and string escaper as it goes.
 //!
 //! ## Why
-//! A document output (one session per pretty-printed file) was given its
+//! A document output (one session per pretty-printed file) is given its
 //! records as compact lines: the writer thread parsed each into a `Value`
-//! tree, kept a clone, printed it and dropped both, some 0.2 G instructions
-//! on one distinct copy of the bench corpus (`benches/RESULTS.md`, issue 38
-//! point 7), most of them allocations of the tree.
+//! tree, kept a clone, printed it and dropped both, most of it allocations of
+//! the tree; reading the text once and writing as it goes costs about half
+//! (`benches/RESULTS.md`, issue 38 point 7).
 //!
 //! ## Example
 //! `{"b":1,"a":[]}` becomes `{\n  "b": 1,\n  "a": []\n}`: the keys in the

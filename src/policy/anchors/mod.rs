@@ -146,8 +146,7 @@ struct Patterns {
 /// A pattern every match of which holds one byte (`/` in a URL or a
 /// branch, `@` in a handle): a text without that byte is not searched. Most
 /// texts scanned are short call arguments, where setting up a search costs
-/// more than reading the text (80-100 ns a pattern on the bench corpus's
-/// strings under 64 bytes, a quarter of their scan each). Every search goes
+/// more than reading the text (`benches/RESULTS.md`, issue 38 point 7). Every search goes
 /// through the guard; that every match holds its byte is pinned by the test
 /// `every_match_of_a_guarded_pattern_holds_its_byte`.
 struct Guarded {
