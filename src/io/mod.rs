@@ -8,7 +8,8 @@
 //!   its magic bytes, not its name.
 //!   A record longer than `--max-record-bytes` is streamed past, not held
 //!   ([`record_limit`]).
-//! - [`output`] writes results atomically (temp file, fsync, rename).
+//! - [`output`] writes results atomically (temp file, fsync, rename);
+//!   [`pretty`] lays out a JSON text pretty without building its tree.
 //! - [`manifest`] records which inputs of a directory output are finished (`--resume`).
 //! - [`lock`] keeps a second run from writing an output a run is writing.
 
@@ -19,6 +20,7 @@ pub mod lock;
 pub mod manifest;
 pub mod output;
 pub mod parquet;
+pub mod pretty;
 pub mod record_limit;
 pub mod sync_batch;
 

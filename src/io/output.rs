@@ -4,6 +4,7 @@
 
 use crate::io::atomic::AtomicFile;
 use crate::io::parquet::ParquetWriter;
+use crate::io::pretty::Pretty;
 use serde_json::Value;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -61,7 +62,9 @@ pub struct SessionWriter {
     sink: Sink,
     layout: Layout,
     written: usize,
-    pending_document: Option<Value>,
+    /// A document's one session, laid out, until a second one makes the
+    /// output an array or the output finishes.
+    pending_document: Option<Pretty>,
     void: io::Sink,
     /// The id and source of the session whose records come next (Parquet's
     /// `id` and `source` columns).
@@ -140,44 +143,59 @@ impl SessionWriter {
             return Ok(());
         }
         match self.layout {
-            Layout::Parquet => {}
+            // Only a Parquet sink takes this layout (above).
+            Layout::Parquet => {
+                self.written += 1;
+                Ok(())
+            }
             Layout::Jsonl => {
                 let w = self.out();
                 serde_json::to_writer(&mut *w, value)?;
                 w.write_all(b"\n")?;
+                self.written += 1;
+                Ok(())
             }
-            Layout::Document => {
-                // A document holds one session; a second one turns it into an array.
-                if let Some(first) = self.pending_document.take() {
-                    self.layout = Layout::Array;
-                    self.write(&first)?;
-                    return self.write(value);
-                }
-                self.pending_document = Some(value.clone());
-                return Ok(());
-            }
-            Layout::Array => {
-                let sep: &[u8] = if self.written == 0 { b"[\n" } else { b",\n" };
-                let w = self.out();
-                w.write_all(sep)?;
-                serde_json::to_writer_pretty(&mut *w, value)?;
-            }
+            Layout::Document | Layout::Array => self.write_pretty(Pretty::of_value(value)),
         }
-        self.written += 1;
-        Ok(())
     }
 
-    /// Writes a record given as its JSON bytes (an unchanged input line).
+    /// Writes a record given as its JSON bytes (an unchanged input line, or
+    /// one a worker serialized). A document or an array lays them out pretty
+    /// as they are read ([`Pretty`]), as the `Value` they hold would be.
     pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.layout == Layout::Jsonl {
-            let w = self.out();
-            w.write_all(bytes)?;
-            w.write_all(b"\n")?;
-            self.written += 1;
-            return Ok(());
+        match self.layout {
+            Layout::Jsonl => {
+                let w = self.out();
+                w.write_all(bytes)?;
+                w.write_all(b"\n")?;
+                self.written += 1;
+                Ok(())
+            }
+            Layout::Document | Layout::Array => self.write_pretty(Pretty::of(bytes)?),
+            Layout::Parquet => {
+                let value: Value = serde_json::from_slice(bytes)?;
+                self.write(&value)
+            }
         }
-        let value: Value = serde_json::from_slice(bytes)?;
-        self.write(&value)
+    }
+
+    /// Writes one pretty record of a document or an array.
+    fn write_pretty(&mut self, record: Pretty) -> io::Result<()> {
+        if self.layout == Layout::Document {
+            // A document holds one session; a second one turns it into an array.
+            let Some(first) = self.pending_document.take() else {
+                self.pending_document = Some(record);
+                return Ok(());
+            };
+            self.layout = Layout::Array;
+            self.write_pretty(first)?;
+        }
+        let sep: &[u8] = if self.written == 0 { b"[\n" } else { b",\n" };
+        let w = self.out();
+        w.write_all(sep)?;
+        w.write_all(record.as_bytes())?;
+        self.written += 1;
+        Ok(())
     }
 
     /// Finishes the layout, flushes, and (for files) renames into place.
@@ -194,7 +212,7 @@ impl SessionWriter {
     pub fn finish_unsynced(mut self) -> anyhow::Result<Option<AtomicFile>> {
         if let Some(doc) = self.pending_document.take() {
             let w = self.out();
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            w.write_all(doc.as_bytes())?;
             w.write_all(b"\n")?;
         }
         if self.layout == Layout::Array {

@@ -129,33 +129,68 @@ impl AnchorBudget {
 /// makes the regex engine leave its DFA for a much slower one on any text that
 /// is not pure ASCII, and every anchor these boundaries delimit is ASCII.
 struct Patterns {
-    url: Regex,
+    url: Guarded,
     /// PR references; a `#NNN` one counts only after the start of the text,
     /// white space or an opening punctuation mark ([`pr_refs`]). Only ever
     /// tried anchored at a candidate, hence the lower-level engine.
     pr: meta::Regex,
-    branch: Regex,
+    branch: Guarded,
     path: Regex,
     error: Regex,
     /// Necessary for an `error` match: a line without it is not an error
     /// line, so only the lines around its matches are tried (see [`error_lines`]).
     error_hint: Regex,
-    handle: Regex,
+    handle: Guarded,
+}
+
+/// A pattern every match of which holds one byte (`/` in a URL or a
+/// branch, `@` in a handle): a text without that byte is not searched. Most
+/// texts scanned are short call arguments, where setting up a search costs
+/// more than reading the text (`benches/RESULTS.md`, issue 38 point 7). Every search goes
+/// through the guard; that every match holds its byte is pinned by the test
+/// `every_match_of_a_guarded_pattern_holds_its_byte`.
+struct Guarded {
+    re: Regex,
+    needs: u8,
+}
+
+impl Guarded {
+    fn new(pattern: &str, needs: u8) -> Option<Guarded> {
+        Some(Guarded { re: Regex::new(pattern).ok()?, needs })
+    }
+
+    fn may_match(&self, text: &str) -> bool {
+        memchr::memchr(self.needs, text.as_bytes()).is_some()
+    }
+
+    fn find_iter<'r, 't>(
+        &'r self,
+        text: &'t str,
+    ) -> impl Iterator<Item = regex::Match<'t>> + use<'r, 't> {
+        self.may_match(text).then(|| self.re.find_iter(text)).into_iter().flatten()
+    }
+
+    fn captures_iter<'r, 't>(
+        &'r self,
+        text: &'t str,
+    ) -> impl Iterator<Item = regex::Captures<'t>> + use<'r, 't> {
+        self.may_match(text).then(|| self.re.captures_iter(text)).into_iter().flatten()
+    }
 }
 
 static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
     Some(Patterns {
-        url: Regex::new(r#"https?://[^\s<>"'`)\]}]+"#).ok()?,
+        url: Guarded::new(r#"https?://[^\s<>"'`)\]}]+"#, b'/')?,
         // Every alternative starts with a literal: [`pr_refs`] finds them and
         // tries the pattern there; what may precede a `#` is checked after.
         pr: meta::Regex::new(
             r"(?-u:\b)PR ?#?\d{1,6}(?-u:\b)|(?-u:\b)(?:pull|issues)/\d{1,6}(?-u:\b)|#\d{1,6}(?-u:\b)",
         )
         .ok()?,
-        branch: Regex::new(
+        branch: Guarded::new(
             r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|refactor|chore)/[A-Za-z0-9._/\-]{2,80}",
-        )
-        .ok()?,
+            b'/',
+        )?,
         path: Regex::new(
             r"(?:[A-Za-z]:[\\/](?:[\w@.+\-~]+[\\/])*[\w@.+\-~]+)|(?:[\w@.+\-~*]+(?:\\[\w@.+\-~*]+)+)|(?:(?:~|\.{1,2})?/?[\w@.+\-*]+(?:/[\w@.+\-*]+)+)",
         )
@@ -207,7 +242,7 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
             r"Error|Exception|error|Traceback|panic|fatal|FAIL|npm ERR!|Uncaught |ERROR|ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV|command not found|o such file or directory|denied|Segmentation fault|failed|failing:|is not a function|OOM|x  |✕|×|✗|✘",
         )
         .ok()?,
-        handle: Regex::new(r"(?:^|[^\w.@/\\\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})(?-u:\b)").ok()?,
+        handle: Guarded::new(r"(?:^|[^\w.@/\\\-`])@([A-Za-z][A-Za-z0-9\-]{1,38})(?-u:\b)", b'@')?,
     })
 });
 
@@ -650,6 +685,16 @@ impl<F: Fn(usize, usize) -> usize, const N: usize> Nearest<F, N> {
     }
 }
 
+/// The searchers of [`pr_refs`]' word prefixes, built once (building one
+/// cost about as much as searching a short text with it).
+static PR_PREFIXES: LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+    LazyLock::new(|| [b"PR".as_slice(), b"pull/", b"issues/"].map(memchr::memmem::Finder::new));
+
+/// The searcher of [`error_lines`]' second hint, `": "`, built once: it is
+/// asked again at every candidate the scan passes.
+static COLON_SPACE: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b": "));
+
 /// The spans of PR reference candidates in `text`: the `pr` pattern's
 /// matches, as its `find_iter` gives them (pinned by a proptest). Which are
 /// PRs is decided by the caller ([`scan`]): a `#NNN` only in a PR context.
@@ -671,9 +716,9 @@ fn pr_refs<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usize, u
             // A `#` needs a digit next: an ASCII one or a non-ASCII char (`\d` is Unicode).
             0 => memchr::memchr_iter(b'#', hay)
                 .find(|&i| hay.get(i + 1).is_some_and(|&c| c.is_ascii_digit() || c >= 0x80)),
-            1 => memchr::memmem::find(hay, b"PR"),
-            2 => memchr::memmem::find(hay, b"pull/"),
-            _ => memchr::memmem::find(hay, b"issues/"),
+            1 => PR_PREFIXES[0].find(hay),
+            2 => PR_PREFIXES[1].find(hay),
+            _ => PR_PREFIXES[2].find(hay),
         };
         at.map_or(usize::MAX, |i| from + i)
     };
@@ -815,7 +860,8 @@ fn error_lines<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = &'t s
     // The next candidate of each hint at or after `from`; `usize::MAX` when none is left.
     let hint = |from: usize| p.error_hint.find_at(text, from).map_or(usize::MAX, |m| m.start());
     let colon = |from: usize| {
-        memchr::memmem::find_iter(&text.as_bytes()[from..], b": ")
+        COLON_SPACE
+            .find_iter(&text.as_bytes()[from..])
             .map(|i| from + i)
             .find(|&i| i > from && text.as_bytes()[i - 1].is_ascii_uppercase())
             .map_or(usize::MAX, |i| i - 1)

@@ -249,6 +249,42 @@ proptest::proptest! {
 }
 
 proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// A `Guarded` pattern skips texts without its byte: every match of the
+    /// pattern, searched without the guard, holds that byte, and the guarded
+    /// search finds what the plain one finds.
+    #[test]
+    fn every_match_of_a_guarded_pattern_holds_its_byte(
+        picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len() + 12, 0..40),
+        drop_slash in proptest::bool::ANY,
+    ) {
+        const MORE: [&str; 12] = [
+            "https://x.io/a", "http://", "https:", "feat/x-y", "fix/ab", "release", " @alice ",
+            "@bob-2", "(@c1", "@", "/", "`",
+        ];
+        let text: String = picks
+            .iter()
+            .map(|&i| match i.checked_sub(PIECES.len()) {
+                None => PIECES[i],
+                Some(j) => SCAN_PIECES.get(j).copied().unwrap_or_else(|| MORE[j - SCAN_PIECES.len()]),
+            })
+            .collect();
+        // Half the texts lose their slashes: the guard then skips the search.
+        let text = if drop_slash { text.replace('/', "") } else { text };
+        let p = PATTERNS.as_ref().unwrap();
+        for g in [&p.url, &p.branch, &p.handle] {
+            let plain: Vec<_> = g.re.find_iter(&text).map(|m| m.range()).collect();
+            let needs = char::from(g.needs);
+            proptest::prop_assert!(plain.iter().all(|r| text[r.clone()].contains(needs)), "{:?}", plain);
+            let guarded: Vec<_> = g.find_iter(&text).map(|m| m.range()).collect();
+            proptest::prop_assert_eq!(&guarded, &plain);
+            let captured: Vec<_> = g.captures_iter(&text).filter_map(|c| c.get(0)).map(|m| m.range()).collect();
+            proptest::prop_assert_eq!(&captured, &plain);
+        }
+    }
+}
+
+proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
     /// No anchor holds a newline: retention searches an output text by
     /// text instead of joined (`Prepared::retention`).
