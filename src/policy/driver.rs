@@ -87,7 +87,7 @@ fn compact_named<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Ou
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
     let mut record = unchanged_record(session.messages.len(), policy.mode, before, Reason::NoGain);
-    if is_recorded_output(session, before, meter) {
+    if is_recorded_output(session, session.messages.len(), before, meter) {
         record.reason = Reason::NothingNew;
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
@@ -160,17 +160,23 @@ fn compact_spec<'a>(
     }
 }
 
-/// Returns true if and only if the session is exactly what an earlier run of
-/// ours wrote: its `compaction` record's message count and token total (under
-/// the same counter) still match, so nothing was appended since.
-fn is_recorded_output(session: &Session, tokens: u64, meter: &Meter) -> bool {
+/// Returns true if and only if the session, holding `messages` messages of
+/// `tokens` tokens, is exactly what an earlier run of ours wrote: its
+/// `compaction` record's message count and token total (under the same
+/// counter) still match, so nothing was appended since.
+pub(crate) fn is_recorded_output(
+    session: &Session,
+    messages: usize,
+    tokens: u64,
+    meter: &Meter,
+) -> bool {
     let Some(c) = session.read(SessionKey::Compaction).and_then(|v| v.as_object()) else {
         return false;
     };
     let get = |k: &str| c.get(k).and_then(serde_json::Value::as_u64);
     c.get("counter").and_then(serde_json::Value::as_str) == Some(meter.kind().name())
         && get("tokens_after") == Some(tokens)
-        && get("messages_after") == Some(session.messages.len() as u64)
+        && get("messages_after") == Some(messages as u64)
 }
 
 /// The record of a session of `messages` messages and `before` tokens that

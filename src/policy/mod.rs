@@ -46,8 +46,8 @@ pub mod truncate;
 pub mod verify;
 
 pub use caches::Caches;
-pub(crate) use driver::untriggered;
 pub use driver::{compact, compact_prepared};
+pub(crate) use driver::{is_recorded_output, untriggered};
 pub use prepared::{Prepared, session_anchors, session_anchors_line};
 pub use record::{AnchorFigures, Compaction, Effects, Reason, Sections};
 pub use stages::Slot;

@@ -62,6 +62,7 @@ use crate::catalog::prices::Prices;
 use crate::catalog::window;
 use crate::model::key::message_key;
 use crate::model::{Message, Session};
+use crate::policy::spec::masked::MaskedHistory;
 use crate::policy::spec::{CacheRule, Measure};
 use crate::policy::{self, Policy, Prepared};
 use crate::tokens::Meter;
@@ -288,6 +289,34 @@ impl Request {
         self.ends.push(total + tokens);
     }
 
+    /// Rewrites messages in place, `(index, key, tokens)` by ascending index,
+    /// the sizes after them moved by the difference; returns the first index
+    /// whose key changed (the length when none did).
+    fn replace(&mut self, edits: impl IntoIterator<Item = (usize, u128, u64)>) -> usize {
+        let mut edits = edits.into_iter().peekable();
+        let mut first = self.keys.len();
+        let Some(&(start, _, _)) = edits.peek() else { return first };
+        let mut before = if start == 0 { self.base } else { self.ends[start - 1] };
+        let (mut added, mut removed) = (0u64, 0u64);
+        for k in start..self.ends.len() {
+            let end = self.ends[k];
+            if let Some(&(j, key, tokens)) = edits.peek()
+                && j == k
+            {
+                edits.next();
+                added += tokens;
+                removed += end - before;
+                if key != self.keys[k] {
+                    first = first.min(k);
+                }
+                self.keys[k] = key;
+            }
+            before = end;
+            self.ends[k] = end - removed + added;
+        }
+        first
+    }
+
     /// What the next request's cache test needs of this one: O(1) to take,
     /// where a clone of the request would make replay quadratic.
     fn snapshot(&self) -> Snapshot {
@@ -358,6 +387,31 @@ fn shared_prefix(a: &[u128], b: &[u128]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
+/// Makes a masking spec's edits on its kept history `h` before a call (see
+/// [`MaskedHistory`]) and on the live request; returns how many leading
+/// messages the request now shares with the one sent at the previous call
+/// (`prev`), `None` when nothing changed. The same as compacting the whole
+/// live history with the spec (`compact_prepared`), at the cost of the edits.
+fn edit_kept(
+    h: &mut MaskedHistory,
+    live_req: &mut Request,
+    prev: &Snapshot,
+    session: &Session,
+    meter: &Meter,
+) -> Option<usize> {
+    let total = live_req.total();
+    if policy::is_recorded_output(session, h.messages().len(), total, meter) {
+        return None;
+    }
+    let changed = h.edit(meter, total);
+    if changed.is_empty() {
+        return None;
+    }
+    let msgs = h.messages();
+    let first = live_req.replace(changed.iter().map(|&j| (j, message_key(&msgs[j]), h.size(j))));
+    Some(first.min(prev.len))
+}
+
 /// Replays `session` under `policy`, with caches of its own (a run of many
 /// replays shares one through [`replay_prepared`]).
 pub fn replay(session: &Session, policy: &Policy, meter: &Meter, trigger: Trigger) -> Replay {
@@ -410,6 +464,10 @@ pub fn replay_prepared(
     let rule = policy.spec.cache;
     // Codex's measure, kept over the live history when the spec asks for it.
     let mut usage = (policy.spec.measure == Measure::LastTotal).then(usage::TotalUsage::default);
+    // A spec that only masks keeps its live history from call to call and
+    // edits what changed (`MaskedHistory`): the whole history is not
+    // handed to a compaction at every call.
+    let mut masked = MaskedHistory::for_spec(&policy.spec, meter);
 
     for (i, m) in msgs.iter().enumerate() {
         if let Some(restart) = agent.restart_at(i) {
@@ -437,60 +495,74 @@ pub fn replay_prepared(
             let size = measure.unwrap_or(prompt);
             if compacts && fires(size, live_len) {
                 let before = measure.unwrap_or_else(|| measured(live_req.total()));
-                let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
-                current.messages = std::mem::take(&mut compacted);
-                current.messages.extend(msgs[appended_from..i].iter().cloned());
-                appended_from = i;
-                // The live request holds the size of every message of `current`.
-                let sizes = live_req.message_tokens();
-                let prepared = Prepared::with_tokens(current, input.caches(), meter, sizes.clone());
-                let result = match policy.spec.reference_mode() {
-                    Some(_) => policy::compact_prepared(&prepared, &forced, meter),
-                    // A spec compares its own sizes with its trigger (a summary
-                    // after edits that run ahead of it): in our count, as the
-                    // provider's measure is to ours here.
-                    None => {
-                        let mut p = forced.clone();
-                        let ours = live_req.total();
-                        p.threshold = (p.threshold + ours).saturating_sub(before);
-                        policy::compact_prepared(&prepared, &p, meter)
+                let edited = if let Some(h) = &mut masked {
+                    edit_kept(h, &mut live_req, &prev_live, session, meter)
+                } else {
+                    let current = shell.get_or_insert_with(|| session.with_messages(Vec::new()));
+                    current.messages = std::mem::take(&mut compacted);
+                    current.messages.extend(msgs[appended_from..i].iter().cloned());
+                    appended_from = i;
+                    // The live request holds the size of every message of `current`.
+                    let sizes = live_req.message_tokens();
+                    let prepared =
+                        Prepared::with_tokens(current, input.caches(), meter, sizes.clone());
+                    let result = match policy.spec.reference_mode() {
+                        Some(_) => policy::compact_prepared(&prepared, &forced, meter),
+                        // A spec compares its own sizes with its trigger (a summary
+                        // after edits that run ahead of it): in our count, as the
+                        // provider's measure is to ours here.
+                        None => {
+                            let mut p = forced.clone();
+                            let ours = live_req.total();
+                            p.threshold = (p.threshold + ours).saturating_sub(before);
+                            policy::compact_prepared(&prepared, &p, meter)
+                        }
+                    };
+                    if let Some(u) = &result.compaction.summarizer {
+                        out.summarizer.get_or_insert_default().add(u);
+                    }
+                    let unchanged = matches!(result.session, Cow::Borrowed(_));
+                    if unchanged && policy.spec.reference_mode().is_none() {
+                        // A spec's edit that found nothing to do is no compaction:
+                        // the live history stays as it was (masking at every call).
+                        compacted = std::mem::take(&mut current.messages);
+                        None
+                    } else {
+                        let output = match result.session {
+                            Cow::Owned(s) => Some(s.messages),
+                            Cow::Borrowed(_) => None,
+                        };
+                        compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
+                        let old = std::mem::replace(
+                            &mut live_req,
+                            Request { base, ..Request::default() },
+                        );
+                        // Edits without a fold keep every message in place: one
+                        // the edit left alone keeps its key and size.
+                        let in_place = policy.spec.reference_mode().is_none()
+                            && compacted.len() == current.messages.len();
+                        for (j, lm) in compacted.iter().enumerate() {
+                            if in_place && same_message(lm, &current.messages[j]) {
+                                live_req.push(old.keys[j], sizes[j], lm.role.is_system());
+                            } else {
+                                live_req.push(
+                                    message_key(lm),
+                                    meter.message(lm),
+                                    lm.role.is_system(),
+                                );
+                            }
+                        }
+                        let sent = &old.keys[..prev_live.len.min(old.keys.len())];
+                        Some(shared_prefix(&live_req.keys, sent))
                     }
                 };
-                if let Some(u) = &result.compaction.summarizer {
-                    out.summarizer.get_or_insert_default().add(u);
-                }
-                let unchanged = matches!(result.session, Cow::Borrowed(_));
-                if unchanged && policy.spec.reference_mode().is_none() {
-                    // A spec's edit that found nothing to do is no compaction:
-                    // the live history stays as it was (masking at every call).
-                    compacted = std::mem::take(&mut current.messages);
-                    live_shared = None;
-                } else {
-                    let output = match result.session {
-                        Cow::Owned(s) => Some(s.messages),
-                        Cow::Borrowed(_) => None,
-                    };
-                    compacted = output.unwrap_or_else(|| std::mem::take(&mut current.messages));
-                    let old =
-                        std::mem::replace(&mut live_req, Request { base, ..Request::default() });
-                    // Edits without a fold keep every message in place: one
-                    // the edit left alone keeps its key and size.
-                    let in_place = policy.spec.reference_mode().is_none()
-                        && compacted.len() == current.messages.len();
-                    for (j, lm) in compacted.iter().enumerate() {
-                        if in_place && same_message(lm, &current.messages[j]) {
-                            live_req.push(old.keys[j], sizes[j], lm.role.is_system());
-                        } else {
-                            live_req.push(message_key(lm), meter.message(lm), lm.role.is_system());
-                        }
-                    }
+                live_shared = edited;
+                if edited.is_some() {
                     if let Some(u) = &mut usage {
-                        u.restart(&compacted);
+                        u.restart(masked.as_ref().map_or(&compacted[..], MaskedHistory::messages));
                     }
-                    let sent = &old.keys[..prev_live.len.min(old.keys.len())];
-                    live_shared = Some(shared_prefix(&live_req.keys, sent));
                     let after = measured(live_req.total());
-                    let ineffective = policy.still_over(after, compacted.len());
+                    let ineffective = policy.still_over(after, live_req.keys.len());
                     out.compactions.push(CompactionPoint {
                         before_call: out.calls.len(),
                         tokens_before: before,
@@ -534,6 +606,9 @@ pub fn replay_prepared(
         }
         original.push(keys[i], tokens[i], m.role.is_system());
         live_req.push(keys[i], tokens[i], m.role.is_system());
+        if let Some(h) = &mut masked {
+            h.push(m, tokens[i]);
+        }
         if let Some(u) = &mut usage {
             u.push(m);
         }
@@ -543,6 +618,9 @@ pub fn replay_prepared(
         recorded.add_side(u);
     }
     out.recorded = (recorded.calls > 0).then_some(recorded);
+    if let Some(h) = masked {
+        (compacted, appended_from) = (h.into_messages(), msgs.len());
+    }
     if server_side {
         (compacted, appended_from) = (Vec::new(), 0);
     }

@@ -425,6 +425,41 @@ mod spec_policies {
         assert_eq!(r.calls[2].cache_read_original, step(base + t[0] + t[1] + t[2] + t[3]));
     }
 
+    /// The kept history of a spec that only masks ([`MaskedHistory`]) against
+    /// the whole recomputation: the same spec with a tool list that excludes
+    /// nothing is not kept, so it compacts the whole live history at every
+    /// call; every call's figures, the compactions and the final history match.
+    #[test]
+    fn a_kept_masking_history_replays_as_the_whole_recomputation() {
+        let mut s = work_session(160);
+        for (k, msg) in s.messages.iter_mut().enumerate() {
+            if msg.role == Role::Assistant && k % 3 == 0 {
+                msg.reasoning = Some(crate::model::Reasoning {
+                    field: "reasoning".into(),
+                    text: "hmm ".repeat(50),
+                });
+            }
+        }
+        let m = hermes();
+        for name in ["openhands-masking", "anthropic-context-editing"] {
+            let spec = spec::builtin::find(name).unwrap().clone();
+            let mut whole = spec.clone();
+            let ToolResults::Masked(masking) = &mut whole.tool_results else { unreachable!() };
+            masking.exclude_tools = Cow::Owned(vec![Cow::Borrowed("no-such-tool")]);
+            assert!(MaskedHistory::for_spec(&spec, &m).is_some(), "{name}");
+            assert!(MaskedHistory::for_spec(&whole, &m).is_none(), "{name}");
+            let kept =
+                replay(&s, &Policy::from_spec(Arc::new(spec), 200_000), &m, Trigger::Threshold);
+            let all =
+                replay(&s, &Policy::from_spec(Arc::new(whole), 200_000), &m, Trigger::Threshold);
+            assert!(kept.compactions.len() > 10, "{name}: {:?}", kept.compactions.len());
+            assert_eq!(kept.calls, all.calls, "{name}");
+            assert_eq!(kept.compactions, all.compactions, "{name}");
+            assert_eq!(kept.totals, all.totals, "{name}");
+            assert_eq!(kept.final_session(&s), all.final_session(&s), "{name}");
+        }
+    }
+
     #[test]
     fn a_server_side_edit_leaves_the_clients_history_whole() {
         let s = session();

@@ -36,6 +36,7 @@ pub mod builtin;
 pub(crate) mod edits;
 pub mod file;
 pub mod headings;
+pub(crate) mod masked;
 pub(crate) mod run;
 
 use super::Mode;
