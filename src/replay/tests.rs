@@ -429,7 +429,7 @@ mod spec_policies {
 
     #[test]
     fn openai_prefix_caching_reads_the_shared_prefix_in_steps_of_128() {
-        let Masked { s, m, r, t, base } = masked(CacheRule::OpenaiPrefix);
+        let Masked { r, t, base, .. } = masked(CacheRule::OpenaiPrefix);
         let step = |v: u64| v / OPENAI_CACHE_STEP_TOKENS * OPENAI_CACHE_STEP_TOKENS;
         // Call 2 (S U A1 T1, over 1,024 tokens) after call 1 (S U, under): nothing.
         assert!(r.calls[0].tokens_live < OPENAI_MIN_CACHED_TOKENS);
