@@ -347,12 +347,12 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let tokens = m.messages(&s.messages);
     let fixed = m.tools(s.tools.as_ref()) + m.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
-    let sizes = driver::Sizes { tokens: &tokens, fixed, before };
+    let prepared = Prepared::new(&s, &caches);
+    let measured = driver::Measured { input: &prepared, tokens: &tokens, fixed, before };
     let fresh = driver::summarize(
-        &Prepared::new(&s, &caches),
+        &measured,
         &p,
         &m,
-        &sizes,
         Mode::Tiered,
         driver::Pruning::Run { truncate: true },
         None,
