@@ -23,6 +23,24 @@ pub enum ContentForm {
     Absent,
 }
 
+/// The text of a message's JSON `content` as Chat Completions writes it: the
+/// string, or its parts' texts joined by `separator`; empty when it is missing or null, and
+/// `None` when it is anything else (a number, an object).
+pub fn content_text(content: Option<&Value>, separator: &str) -> Option<String> {
+    match content {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(separator),
+        ),
+        Some(Value::Null) | None => Some(String::new()),
+        Some(_) => None,
+    }
+}
+
 /// What an image part is, measured without decoding it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImageInfo {

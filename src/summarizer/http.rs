@@ -17,7 +17,7 @@
 //!   `Debug` output holds it ([`Key`]).
 
 use super::{Answer, Slots};
-use crate::formats::openai::content_text;
+use crate::model::part::content_text;
 use crate::policy::summary_writer::Fallback;
 use serde_json::Value;
 use std::fmt;

@@ -39,7 +39,7 @@
 
 pub mod tools;
 
-use crate::formats::openai::content_text;
+use crate::model::part::content_text;
 use crate::model::{MessageMeta, Role, Session};
 use serde_json::{Map, Value};
 

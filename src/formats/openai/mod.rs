@@ -75,24 +75,6 @@ impl RecordDialect for OpenAi {
     }
 }
 
-/// The text of a Chat Completions message's `content`: the string, or its
-/// parts' texts joined by `separator`; empty when it is missing or null, and
-/// `None` when it is anything else (a number, an object).
-pub fn content_text(content: Option<&Value>, separator: &str) -> Option<String> {
-    match content {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Array(parts)) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(separator),
-        ),
-        Some(Value::Null) | None => Some(String::new()),
-        Some(_) => None,
-    }
-}
-
 /// Classifies one content part. Never fails: an unknown part is kept as `Other`.
 pub(crate) fn decode_part(value: Value) -> Part {
     let Value::Object(raw) = value else { return Part::Other(value) };
