@@ -246,6 +246,20 @@ impl ToolCall {
 mod tests {
     use super::*;
 
+    /// The training fold (joined by newlines) and the summarizer's answer
+    /// (joined by nothing) read content alike; what has no text is `None`.
+    #[test]
+    fn content_text_reads_a_string_or_the_parts_texts() {
+        let parts = serde_json::json!([{"type": "text", "text": "a"}, {"type": "image_url"}, {"text": "b"}]);
+        assert_eq!(content_text(Some(&parts), "\n").as_deref(), Some("a\nb"));
+        assert_eq!(content_text(Some(&parts), "").as_deref(), Some("ab"));
+        assert_eq!(content_text(Some(&Value::from("s")), "\n").as_deref(), Some("s"));
+        assert_eq!(content_text(Some(&Value::Null), "").as_deref(), Some(""));
+        assert_eq!(content_text(None, "").as_deref(), Some(""));
+        assert_eq!(content_text(Some(&Value::from(5)), ""), None);
+        assert_eq!(content_text(Some(&serde_json::json!({"text": "x"})), ""), None);
+    }
+
     #[test]
     fn joined_text_joins_text_parts_and_borrows_a_single_one() {
         let image = Part::Other(serde_json::json!({"type": "input_image"}));
