@@ -11,6 +11,30 @@ use compactor::policy::anchors::AnchorBudget;
 use std::fmt;
 use std::str::FromStr;
 
+/// [`Named`] and `Display` for a format option's enum `$ty`: its
+/// `Dialect(Format)` variant is spelled as the dialect's name, its other
+/// values as in `$names` (`(text, value)` pairs).
+macro_rules! named {
+    ($ty:ident, $names:expr) => {
+        impl Named for $ty {
+            const NAMES: &'static [(&'static str, Self)] = &$names;
+
+            fn as_dialect(self) -> Option<Format> {
+                match self {
+                    $ty::Dialect(d) => Some(d),
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(name(*self))
+            }
+        }
+    };
+}
+
 /// `--from`: detect each file's dialect, one dialect, or an Arrow IPC stream
 /// (`compact` only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,25 +44,14 @@ pub enum InputFormat {
     ArrowIpc,
 }
 
-/// `--from`'s values besides the dialects' names.
-const INPUT_NAMES: [(&str, InputFormat); 2] =
-    [("auto", InputFormat::Auto), ("arrow-ipc", InputFormat::ArrowIpc)];
+// `--from`'s values besides the dialects' names.
+named!(InputFormat, [("auto", InputFormat::Auto), ("arrow-ipc", InputFormat::ArrowIpc)]);
 
 impl FromStr for InputFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse(s, &INPUT_NAMES, |f| Ok(InputFormat::Dialect(f)))
-    }
-}
-
-impl fmt::Display for InputFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dialect = match self {
-            InputFormat::Dialect(d) => Some(*d),
-            _ => None,
-        };
-        f.write_str(name(*self, &INPUT_NAMES, dialect))
+        parse(s, |f| Ok(InputFormat::Dialect(f)))
     }
 }
 
@@ -69,33 +82,26 @@ pub enum OutputFormat {
     ArrowIpc,
 }
 
-/// `--to`'s values besides the dialects' names.
-const OUTPUT_NAMES: [(&str, OutputFormat); 3] = [
-    ("same", OutputFormat::Same),
-    ("parquet", OutputFormat::Parquet),
-    ("arrow-ipc", OutputFormat::ArrowIpc),
-];
+// `--to`'s values besides the dialects' names.
+named!(
+    OutputFormat,
+    [
+        ("same", OutputFormat::Same),
+        ("parquet", OutputFormat::Parquet),
+        ("arrow-ipc", OutputFormat::ArrowIpc)
+    ]
+);
 
 impl FromStr for OutputFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse(s, &OUTPUT_NAMES, |f| match f.unit() {
+        parse(s, |f| match f.unit() {
             Unit::Record => Ok(OutputFormat::Dialect(f)),
             Unit::File => Err(format!(
                 "{s} holds one session per file; convert to openai, anthropic, sharegpt or parquet"
             )),
         })
-    }
-}
-
-impl fmt::Display for OutputFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dialect = match self {
-            OutputFormat::Dialect(d) => Some(*d),
-            _ => None,
-        };
-        f.write_str(name(*self, &OUTPUT_NAMES, dialect))
     }
 }
 
@@ -117,27 +123,33 @@ impl OutputFormat {
     }
 }
 
-/// `s` as one of `names`, else as a dialect's name made a value by `dialect`.
-fn parse<T: Copy>(
+/// A format option's value: a dialect, spelled as the dialect's name, or one
+/// of the option's own values, spelled as its entry in `NAMES`. `parse` and
+/// `name` read both spellings from here, so they cannot disagree.
+trait Named: Copy + PartialEq + 'static {
+    /// The option's values besides the dialects' names.
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// The dialect this value is, if it is one.
+    fn as_dialect(self) -> Option<Format>;
+}
+
+/// `s` as one of `T::NAMES`, else as a dialect's name made a value by `dialect`.
+fn parse<T: Named>(
     s: &str,
-    names: &[(&str, T)],
     dialect: impl FnOnce(Format) -> Result<T, String>,
 ) -> Result<T, String> {
-    match names.iter().find(|(n, _)| *n == s) {
+    match T::NAMES.iter().find(|(n, _)| *n == s) {
         Some((_, v)) => Ok(*v),
         None => dialect(s.parse()?),
     }
 }
 
-/// The name `value` is parsed from: its dialect's, or its entry's in `names`.
-fn name<T: PartialEq>(
-    value: T,
-    names: &[(&'static str, T)],
-    dialect: Option<Format>,
-) -> &'static str {
-    match dialect {
+/// The name `value` is parsed from: its dialect's, or its entry's in `T::NAMES`.
+fn name<T: Named>(value: T) -> &'static str {
+    match value.as_dialect() {
         Some(d) => d.name(),
-        None => names.iter().find(|(_, v)| *v == value).map_or("", |(n, _)| n),
+        None => T::NAMES.iter().find(|(_, v)| *v == value).map_or("", |(n, _)| n),
     }
 }
 

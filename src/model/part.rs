@@ -23,6 +23,24 @@ pub enum ContentForm {
     Absent,
 }
 
+/// The text of a message's JSON `content` as Chat Completions writes it: the
+/// string, or its parts' texts joined by `separator`; empty when it is missing or null, and
+/// `None` when it is anything else (a number, an object).
+pub fn content_text(content: Option<&Value>, separator: &str) -> Option<String> {
+    match content {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(separator),
+        ),
+        Some(Value::Null) | None => Some(String::new()),
+        Some(_) => None,
+    }
+}
+
 /// What an image part is, measured without decoding it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImageInfo {
@@ -227,6 +245,20 @@ impl ToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The training fold (joined by newlines) and the summarizer's answer
+    /// (joined by nothing) read content alike; what has no text is `None`.
+    #[test]
+    fn content_text_reads_a_string_or_the_parts_texts() {
+        let parts = serde_json::json!([{"type": "text", "text": "a"}, {"type": "image_url"}, {"text": "b"}]);
+        assert_eq!(content_text(Some(&parts), "\n").as_deref(), Some("a\nb"));
+        assert_eq!(content_text(Some(&parts), "").as_deref(), Some("ab"));
+        assert_eq!(content_text(Some(&Value::from("s")), "\n").as_deref(), Some("s"));
+        assert_eq!(content_text(Some(&Value::Null), "").as_deref(), Some(""));
+        assert_eq!(content_text(None, "").as_deref(), Some(""));
+        assert_eq!(content_text(Some(&Value::from(5)), ""), None);
+        assert_eq!(content_text(Some(&serde_json::json!({"text": "x"})), ""), None);
+    }
 
     #[test]
     fn joined_text_joins_text_parts_and_borrows_a_single_one() {

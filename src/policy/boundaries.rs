@@ -297,18 +297,30 @@ mod tests {
     use super::*;
     use crate::policy::test_msgs::{asst, calls, result, user};
 
+    /// The system prompt `s`, then `rest`.
+    fn with_system(rest: impl IntoIterator<Item = Message>) -> Vec<Message> {
+        let mut msgs = vec![Message::text(Role::System, "s")];
+        msgs.extend(rest);
+        msgs
+    }
+
+    /// `group` at 10, between a head (0-3), six fillers (4-9) and a user
+    /// message with five replies after it.
+    fn around(group: impl IntoIterator<Item = Message>) -> Vec<Message> {
+        let mut msgs = with_system([user("u"), asst("a"), user("u")]);
+        msgs.extend(std::iter::repeat_with(|| asst("filler")).take(6));
+        msgs.extend(group);
+        msgs.push(user("now"));
+        msgs.extend(std::iter::repeat_with(|| asst("done")).take(5));
+        msgs
+    }
+
     /// Found by the property test: a session whose only message after the
     /// head was the newest user message (an image, over the tail budget) had
     /// that message summarized. One message after the head is all tail.
     #[test]
     fn a_single_message_after_the_head_is_never_summarized() {
-        let msgs = vec![
-            Message::text(Role::System, "s"),
-            user("a"),
-            user("b"),
-            user("c"),
-            user("look at this"),
-        ];
+        let msgs = with_system([user("a"), user("b"), user("c"), user("look at this")]);
         let tokens = [5, 5, 5, 5, 1_500];
         assert_eq!(tail_start(&msgs, &tokens, 4, reference(100)), 4);
         assert_eq!(tail_start(&msgs[..4], &tokens[..4], 4, reference(100)), 4);
@@ -316,52 +328,39 @@ mod tests {
 
     #[test]
     fn head_is_system_plus_three() {
-        let msgs =
-            vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u2"), asst("a2")];
+        let msgs = with_system([user("u"), asst("a"), user("u2"), asst("a2")]);
         assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 4);
     }
 
     #[test]
     fn straddling_head_group_is_absorbed() {
-        let msgs = vec![
-            Message::text(Role::System, "s"),
+        let msgs = with_system([
             user("u"),
             asst("a"),
             calls(&["x", "y"]),
             result("x", "out"),
             result("y", "out"),
             user("u2"),
-        ];
+        ]);
         assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 6);
     }
 
     #[test]
     fn head_is_empty_after_a_summary() {
         let summary = user(&format!("{} body", super::super::summary::SUMMARY_PREFIX));
-        let msgs = vec![
-            Message::text(Role::System, "s"),
-            user("u"),
-            asst("a"),
-            user("u2"),
-            summary,
-            asst("x"),
-        ];
+        let msgs = with_system([user("u"), asst("a"), user("u2"), summary, asst("x")]);
         assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 1);
     }
 
     #[test]
     fn tail_cut_inside_a_group_moves_to_its_parent() {
         // 0 sys, 1-3 head, 4-9 filler, 10 call with results 11-13, then 14 user, 15-19 replies.
-        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
-        for _ in 0..6 {
-            msgs.push(asst("filler"));
-        }
-        msgs.push(calls(&["a", "b", "c"]));
-        msgs.extend([result("a", "out"), result("b", "out"), result("c", "out")]);
-        msgs.push(user("now"));
-        for _ in 0..5 {
-            msgs.push(asst("done"));
-        }
+        let msgs = around([
+            calls(&["a", "b", "c"]),
+            result("a", "out"),
+            result("b", "out"),
+            result("c", "out"),
+        ]);
         let tokens = vec![10u64; msgs.len()];
         // Soft ceiling 81: the walk takes 19..=12 (80 tokens) and stops at result 12.
         assert_eq!(tail_start(&msgs, &tokens, 4, reference(54)), 10);
@@ -370,16 +369,14 @@ mod tests {
     #[test]
     fn split_parallel_calls_stay_whole() {
         // Codex shape: each parallel call in its own assistant message, then all results.
-        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
-        for _ in 0..6 {
-            msgs.push(asst("filler"));
-        }
-        msgs.extend([calls(&["p"]), calls(&["q"]), calls(&["r"])]); // 10, 11, 12
-        msgs.extend([result("p", "out"), result("q", "out"), result("r", "out")]); // 13, 14, 15
-        msgs.push(user("now"));
-        for _ in 0..5 {
-            msgs.push(asst("done"));
-        }
+        let msgs = around([
+            calls(&["p"]), // 10
+            calls(&["q"]),
+            calls(&["r"]),
+            result("p", "out"), // 13
+            result("q", "out"),
+            result("r", "out"),
+        ]);
         let tokens = vec![10u64; msgs.len()];
         for budget in 1..200 {
             let cut = tail_start(&msgs, &tokens, 4, reference(budget));
@@ -389,21 +386,20 @@ mod tests {
 
     #[test]
     fn head_extends_over_split_parallel_calls() {
-        let msgs = vec![
-            Message::text(Role::System, "s"),
+        let msgs = with_system([
             user("u"),
             calls(&["p"]),
             calls(&["q"]),
             result("p", "out"),
             result("q", "out"),
             user("v"),
-        ];
+        ]);
         assert_eq!(head_end(&msgs, PROTECT_FIRST_N), 6);
     }
 
     #[test]
     fn minimum_tail_when_everything_fits() {
-        let mut msgs = vec![Message::text(Role::System, "s")];
+        let mut msgs = with_system([]);
         for i in 0..20 {
             msgs.push(if i % 2 == 0 { user("u") } else { asst("a") });
         }
@@ -430,7 +426,7 @@ mod tests {
     /// `sys u a u | ask reply (call result) x 12`, 5 tokens a message, budget
     /// 20 (soft ceiling 30): the turn opened by `ask` is 130 tokens.
     fn one_long_turn(ask: &str) -> (Vec<Message>, Vec<u64>) {
-        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
+        let mut msgs = with_system([user("u"), asst("a"), user("u")]);
         msgs.push(user(ask)); // 4
         msgs.push(asst("visible reply")); // 5
         for k in 0..12 {
@@ -504,7 +500,7 @@ mod tests {
     /// head and forward past that message's tool group.
     #[test]
     fn the_first_group_after_the_head_is_folded() {
-        let mut msgs = vec![Message::text(Role::System, "s"), user("u"), asst("a"), user("u")];
+        let mut msgs = with_system([user("u"), asst("a"), user("u")]);
         msgs.extend([
             calls(&["p", "q"]),
             result("p", "out"),
@@ -523,7 +519,7 @@ mod tests {
 
     #[test]
     fn the_tail_only_grows_under_alignment() {
-        let mut msgs = vec![Message::text(Role::System, "s")];
+        let mut msgs = with_system([]);
         for k in 0..30 {
             msgs.push(user(&format!("u{k}")));
             msgs.push(calls(&[&format!("c{k}")]));

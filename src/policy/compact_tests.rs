@@ -21,6 +21,11 @@ fn synth_session(seed: u64, tokens: u64) -> Session {
     decode_session(v, Source::default()).expect("synthetic sessions decode")
 }
 
+/// [`synth_session`], with the caches to prepare it with and the meter to count it.
+fn synth_to_prepare(seed: u64, tokens: u64) -> (Session, Caches, Meter) {
+    (synth_session(seed, tokens), Caches::default(), meter())
+}
+
 fn forced(mode: Mode, window: u64) -> Policy {
     let mut p = Policy::new(mode, window);
     p.force = true;
@@ -292,9 +297,7 @@ fn kept_messages_share_their_keys_parts_and_calls_with_the_input() {
 
 #[test]
 fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
-    let caches = Caches::default();
-    let m = meter();
-    let s = synth_session(14, 150_000);
+    let (s, caches, m) = synth_to_prepare(14, 150_000);
     let prepared = Prepared::new(&s, &caches);
     let mut custom = forced(Mode::Lean, 64_000);
     // `Bash` read as a file read: its error lines are no longer anchors.
@@ -318,8 +321,7 @@ fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
         assert_eq!(shared.session, alone.session, "{}", p.mode);
     }
     // Nor counts made by another counter or image cost.
-    let images = synth(SynthConfig { seed: 15, target_tokens: 150_000, ..SynthConfig::default() });
-    let s = decode_session(images, Source::default()).unwrap();
+    let s = synth_session(15, 150_000);
     let prepared = Prepared::new(&s, &caches);
     let p = forced(Mode::Lean, 64_000);
     let mut seen = Vec::new();
@@ -337,9 +339,7 @@ fn compactions_of_one_prepared_input_equal_compactions_of_the_session() {
 
 #[test]
 fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
-    let caches = Caches::default();
-    let m = meter();
-    let s = synth_session(12, 150_000);
+    let (s, caches, m) = synth_to_prepare(12, 150_000);
     let p = forced(Mode::Tiered, 64_000);
     let tiered = compact(&s, &p, &m);
     assert_eq!(tiered.compaction.tier, Tier::Summary, "the tiers alone must not suffice here");
@@ -347,12 +347,12 @@ fn the_summary_tier_takes_the_tiers_pruning_as_if_it_had_pruned_again() {
     let tokens = m.messages(&s.messages);
     let fixed = m.tools(s.tools.as_ref()) + m.request_overhead();
     let before = fixed + tokens.iter().sum::<u64>();
-    let sizes = driver::Sizes { tokens: &tokens, fixed, before };
+    let prepared = Prepared::new(&s, &caches);
+    let measured = driver::Measured { input: &prepared, tokens: &tokens, fixed, before };
     let fresh = driver::summarize(
-        &Prepared::new(&s, &caches),
+        &measured,
         &p,
         &m,
-        &sizes,
         Mode::Tiered,
         driver::Pruning::Run { truncate: true },
         None,
@@ -374,12 +374,9 @@ fn more_chars_than_counts_chars_not_bytes() {
     assert!(!more_chars_than(&"日".repeat(200), 200));
 }
 
-/// A message of `role` with one call whose arguments are `args`.
 #[test]
 fn retention_text_by_text_is_a_search_of_the_joined_output() {
-    let caches = Caches::default();
-    let meter = meter();
-    let s = synth_session(21, 40_000);
+    let (s, caches, meter) = synth_to_prepare(21, 40_000);
     let input = Prepared::new(&s, &caches);
     let families = ToolFamilies::default();
     let set = input.anchors(&families).into_owned();
@@ -509,15 +506,21 @@ fn an_autonomous_turn_is_cut_inside_and_its_ask_rides_in_the_summary() {
     msgs.insert(4, msg(Role::Assistant, "Read it."));
     let s = with_msgs(msgs);
     let out = compact(&s, &p, &m);
+    let text = summary_folding_the_ask_at_5(&out, &p);
+    assert!(text.contains(&format!("{}\n{}", summary::heading::ACTIVE_TASK, ask.trim())));
+    assert_verified(&s, &out, &m, Mode::Lean);
+}
+
+/// The summary text of `out`, checking first that it compacted to under
+/// `p`'s threshold and folded the ask at message 5.
+fn summary_folding_the_ask_at_5(out: &Outcome, p: &Policy) -> String {
     let c = &out.compaction;
     assert_eq!(c.reason, Reason::Compacted);
     assert!(c.tokens_after <= p.threshold, "{} > {}", c.tokens_after, p.threshold);
     let (from, to) = c.summarized_range.expect("a summary");
     assert!(from <= 5 && to > 5, "the ask at 5 is folded: {from}..{to}");
     let summary = out.session.messages.iter().find(|m| summary::is_summary(m)).unwrap();
-    let text = summary.text_content();
-    assert!(text.contains(&format!("{}\n{}", summary::heading::ACTIVE_TASK, ask.trim())));
-    assert_verified(&s, &out, &m, Mode::Lean);
+    summary.text_content().into_owned()
 }
 
 /// An ask of exactly `tokens` tokens as a user message under `m` (sentences
@@ -575,12 +578,7 @@ fn a_long_opening_ask_within_half_the_summary_cap_is_folded_whole() {
     let out = compact(&s, &p, &m);
     let c = &out.compaction;
     assert!(c.tokens_before > p.threshold, "{}", c.tokens_before);
-    assert_eq!(c.reason, Reason::Compacted);
-    assert!(c.tokens_after <= p.threshold, "{} > {}", c.tokens_after, p.threshold);
-    let (from, to) = c.summarized_range.expect("a summary");
-    assert!(from <= 5 && to > 5, "the ask at 5 is folded: {from}..{to}");
-    let summary = out.session.messages.iter().find(|m| summary::is_summary(m)).unwrap();
-    let text = summary.text_content();
+    let text = summary_folding_the_ask_at_5(&out, &p);
     assert!(text.contains(&format!("{}\n{}", summary::heading::ACTIVE_TASK, ask)), "whole");
     assert!(c.sections.summary_tokens <= summary::summary_max_tokens(window));
     assert_verified(&s, &out, &m, Mode::Lean);

@@ -91,20 +91,14 @@ fn compact_named<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Ou
         record.reason = Reason::NothingNew;
         return Outcome { session: Cow::Borrowed(session), compaction: record };
     }
-    let sizes = Sizes { tokens: &tokens, fixed, before };
+    let measured = Measured { input, tokens: &tokens, fixed, before };
     let outcome = match policy.mode {
         // A spec that is not one of today's modes (issue 39).
-        _ if policy.spec.reference_mode().is_none() => compact_spec(input, policy, meter, &sizes),
-        Mode::Tiered => compact_tiered(input, policy, meter, &sizes),
-        Mode::Lean | Mode::Legacy => summarize(
-            input,
-            policy,
-            meter,
-            &sizes,
-            policy.mode,
-            Pruning::Run { truncate: false },
-            None,
-        ),
+        _ if policy.spec.reference_mode().is_none() => compact_spec(&measured, policy, meter),
+        Mode::Tiered => compact_tiered(&measured, policy, meter),
+        Mode::Lean | Mode::Legacy => {
+            summarize(&measured, policy, meter, policy.mode, Pruning::Run { truncate: false }, None)
+        }
         // Returned by `untriggered` above.
         Mode::None => Outcome { session: Cow::Borrowed(session), compaction: record.clone() },
     };
@@ -123,16 +117,11 @@ fn compact_named<'a>(input: &Prepared<'a>, policy: &Policy, meter: &Meter) -> Ou
 
 /// A spec that is none of today's modes: its edits and decision
 /// ([`super::spec::run::plan`]), then the summarizing pass when it folds.
-fn compact_spec<'a>(
-    input: &Prepared<'a>,
-    policy: &Policy,
-    meter: &Meter,
-    sizes: &Sizes<'_>,
-) -> Outcome<'a> {
+fn compact_spec<'a>(measured: &Measured<'a, '_>, policy: &Policy, meter: &Meter) -> Outcome<'a> {
     use super::spec::run::{Plan, keep_user_messages, plan};
+    let Measured { input, tokens, fixed, before } = *measured;
     let session = input.session();
     let msgs = &session.messages;
-    let Sizes { tokens, fixed, before } = *sizes;
     match plan(msgs, policy, meter, tokens, fixed, before) {
         Plan::Leave(reason) => Outcome {
             session: Cow::Borrowed(session),
@@ -140,7 +129,7 @@ fn compact_spec<'a>(
         },
         Plan::Fold { slots, effects, tokens: counts, cut } => {
             let done = Pruning::Done { slots, effects, tokens: counts };
-            let mut outcome = summarize(input, policy, meter, sizes, Mode::Lean, done, Some(cut));
+            let mut outcome = summarize(measured, policy, meter, Mode::Lean, done, Some(cut));
             if let Some(budget) = policy.spec.protect.user_messages_tokens {
                 keep_user_messages(&mut outcome, msgs, budget, fixed, meter);
             }
@@ -206,22 +195,19 @@ fn summary_in(msgs: &[Message], range: std::ops::Range<usize>) -> Option<usize> 
     range.rev().find(|&i| summary::is_summary(&msgs[i]))
 }
 
-/// The input's sizes under the meter: each message's tokens, the part of the
-/// request that is not messages (tool schemas, overhead), and the total.
-pub(super) struct Sizes<'t> {
+/// The input and its sizes under the meter: each message's tokens, the part
+/// of the request that is not messages (tool schemas, overhead), and the total.
+#[derive(Clone, Copy)]
+pub(super) struct Measured<'a, 't> {
+    pub input: &'t Prepared<'a>,
     pub tokens: &'t [u64],
     pub fixed: u64,
     pub before: u64,
 }
 
 /// Tiered mode: one stage at a time until the request is at or under the target.
-fn compact_tiered<'a>(
-    input: &Prepared<'a>,
-    policy: &Policy,
-    meter: &Meter,
-    sizes: &Sizes<'_>,
-) -> Outcome<'a> {
-    let Sizes { tokens, fixed, before } = *sizes;
+fn compact_tiered<'a>(measured: &Measured<'a, '_>, policy: &Policy, meter: &Meter) -> Outcome<'a> {
+    let Measured { input, tokens, fixed, before } = *measured;
     let session = input.session();
     let target = policy.tiered_target();
     let msgs = &session.messages;
@@ -265,7 +251,7 @@ fn compact_tiered<'a>(
     // The summary tier prunes exactly as the tiers above did (same stages, same
     // order, same range): it takes their result instead of pruning again.
     let done = Pruning::Done { slots: pruned, effects, tokens: counts };
-    summarize(input, policy, meter, sizes, Mode::Tiered, done, None)
+    summarize(measured, policy, meter, Mode::Tiered, done, None)
 }
 
 /// Stages 1-4 before a summary: run them, or take what a caller already ran.
@@ -281,15 +267,14 @@ pub(super) enum Pruning<'a> {
 /// record's tier is [`Tier::Summary`]). `cut_at`: where the protected tail
 /// starts when a spec decides it (issue 39), instead of `mode`'s tail walk.
 pub(super) fn summarize<'a>(
-    input: &Prepared<'a>,
+    measured: &Measured<'a, '_>,
     policy: &Policy,
     meter: &Meter,
-    sizes: &Sizes<'_>,
     mode: Mode,
     pruning: Pruning<'a>,
     cut_at: Option<usize>,
 ) -> Outcome<'a> {
-    let Sizes { tokens, fixed, before } = *sizes;
+    let Measured { input, tokens, fixed, before } = *measured;
     let session = input.session();
     let msgs = &session.messages;
     let tail = policy.tail(mode);

@@ -70,63 +70,43 @@ pub struct Scope {
     pub body: Range<usize>,
 }
 
+/// What a stage does: rewrite the slots inside its scope under the policy,
+/// adding its figures to the effects.
+pub type Run = fn(&mut [Cow<'_, Message>], &Scope, &Policy, &Caches, &mut Effects);
+
 /// One pruning stage: the tier it is, and what it does.
 pub struct Stage {
     pub tier: Tier,
-    pub run: fn(&mut [Cow<'_, Message>], &Scope, &Policy, &Caches, &mut Effects),
+    pub run: Run,
 }
 
-/// The stages, cheapest first (SPEC 6).
+impl Stage {
+    /// The stage of `tier` that does `run` (a row of [`STAGES`]).
+    const fn new(tier: Tier, run: Run) -> Stage {
+        Stage { tier, run }
+    }
+}
+
+/// The stages, cheapest first (SPEC 6): each runs its pass over the range its
+/// scope gives it and records the pass's figures in the effects.
 pub const STAGES: [Stage; 4] = [
-    Stage { tier: Tier::Dedup, run: run_dedup },
-    Stage { tier: Tier::MicroCompact, run: run_micro_compact },
-    Stage { tier: Tier::Truncate, run: run_truncate },
-    Stage { tier: Tier::StripMedia, run: run_strip_media },
+    Stage::new(Tier::Dedup, |msgs, scope, _, _, e| {
+        e.duplicates_marked = dedup::dedup_tool_results(msgs, scope.reach.clone());
+    }),
+    Stage::new(Tier::MicroCompact, |msgs, scope, p, caches, e| {
+        let mc = micro_compact::micro_compact(msgs, scope.reach.clone(), &p.families, caches);
+        e.tool_results_cleared = mc.results_cleared;
+        e.args_shrunk = mc.args_shrunk;
+    }),
+    Stage::new(Tier::Truncate, |msgs, scope, _, _, e| {
+        e.chars_truncated = truncate::truncate_messages(msgs, scope.body.clone());
+    }),
+    Stage::new(Tier::StripMedia, |msgs, scope, _, _, e| {
+        let s = strip_media::strip_media(msgs, scope.reach.clone());
+        e.images_stripped = s.images;
+        e.reasoning_dropped = s.reasoning;
+    }),
 ];
-
-fn run_dedup(
-    msgs: &mut [Cow<'_, Message>],
-    scope: &Scope,
-    _: &Policy,
-    _: &Caches,
-    e: &mut Effects,
-) {
-    e.duplicates_marked = dedup::dedup_tool_results(msgs, scope.reach.clone());
-}
-
-fn run_micro_compact(
-    msgs: &mut [Cow<'_, Message>],
-    scope: &Scope,
-    p: &Policy,
-    caches: &Caches,
-    e: &mut Effects,
-) {
-    let mc = micro_compact::micro_compact(msgs, scope.reach.clone(), &p.families, caches);
-    e.tool_results_cleared = mc.results_cleared;
-    e.args_shrunk = mc.args_shrunk;
-}
-
-fn run_truncate(
-    msgs: &mut [Cow<'_, Message>],
-    scope: &Scope,
-    _: &Policy,
-    _: &Caches,
-    e: &mut Effects,
-) {
-    e.chars_truncated = truncate::truncate_messages(msgs, scope.body.clone());
-}
-
-fn run_strip_media(
-    msgs: &mut [Cow<'_, Message>],
-    scope: &Scope,
-    _: &Policy,
-    _: &Caches,
-    e: &mut Effects,
-) {
-    let s = strip_media::strip_media(msgs, scope.reach.clone());
-    e.images_stripped = s.images;
-    e.reasoning_dropped = s.reasoning;
-}
 
 /// Runs every stage of [`STAGES`] in order, truncation only when `truncate`.
 pub(crate) fn prune(

@@ -14,6 +14,18 @@ fn text(role: Role, chars: usize, fill: char) -> Message {
     Message::text(role, fill.to_string().repeat(chars))
 }
 
+/// An assistant message calling `tool` (no arguments) under the call id `id`.
+fn calling(id: &str, tool: &str) -> Message {
+    let mut m = Message::text(Role::Assistant, format!("calling {id}"));
+    m.tool_calls_mut().push(ToolCall {
+        id: id.into(),
+        name: tool.into(),
+        arguments: "{}".into(),
+        ..Default::default()
+    });
+    m
+}
+
 /// A coding session: system, a first ask, then `rounds` of (call, result),
 /// with a user message every 10 rounds. Results are ~1,000 tokens each.
 fn work_session(rounds: usize) -> Session {
@@ -331,17 +343,6 @@ mod spec_policies {
     use std::borrow::Cow;
     use std::sync::Arc;
 
-    fn calling(id: &str) -> Message {
-        let mut m = Message::text(Role::Assistant, format!("calling {id}"));
-        m.tool_calls_mut().push(ToolCall {
-            id: id.into(),
-            name: "Bash".into(),
-            arguments: "{}".into(),
-            ..Default::default()
-        });
-        m
-    }
-
     fn session() -> Session {
         let mut t1 = text(Role::Tool, 8_000, 'a');
         t1.tool_call_id = Some("c1".into());
@@ -350,9 +351,9 @@ mod spec_policies {
         let msgs = vec![
             Message::text(Role::System, "You are an agent."),
             Message::text(Role::User, "Fix it."),
-            calling("c1"),
+            calling("c1", "Bash"),
             t1,
-            calling("c2"),
+            calling("c2", "Bash"),
             t2,
             Message::text(Role::Assistant, "Done."),
         ];
@@ -379,13 +380,30 @@ mod spec_policies {
         Policy::from_spec(Arc::new(spec), 1_000_000)
     }
 
-    #[test]
-    fn a_masked_result_breaks_the_cache_from_itself_on_and_the_call_writes_from_there() {
+    /// [`session`] replayed under [`masking`] with `cache`, and what its
+    /// tests count with.
+    struct Masked {
+        s: Session,
+        m: Meter,
+        r: Replay,
+        /// Each message's tokens.
+        t: Vec<u64>,
+        /// What every request carries besides the messages.
+        base: u64,
+    }
+
+    fn masked(cache: CacheRule) -> Masked {
         let s = session();
         let m = hermes();
-        let r = replay(&s, &masking(CacheRule::Anthropic), &m, Trigger::Threshold);
-        let t: Vec<u64> = s.messages.iter().map(|x| m.message(x)).collect();
+        let r = replay(&s, &masking(cache), &m, Trigger::Threshold);
+        let t = s.messages.iter().map(|x| m.message(x)).collect();
         let base = m.tools(None) + m.request_overhead();
+        Masked { s, m, r, t, base }
+    }
+
+    #[test]
+    fn a_masked_result_breaks_the_cache_from_itself_on_and_the_call_writes_from_there() {
+        let Masked { s, m, r, t, base } = masked(CacheRule::Anthropic);
         let mut masked = s.messages[3].clone();
         masked.content.replace_with_text("[masked]");
         let t1_masked = m.message(&masked);
@@ -411,11 +429,7 @@ mod spec_policies {
 
     #[test]
     fn openai_prefix_caching_reads_the_shared_prefix_in_steps_of_128() {
-        let s = session();
-        let m = hermes();
-        let r = replay(&s, &masking(CacheRule::OpenaiPrefix), &m, Trigger::Threshold);
-        let t: Vec<u64> = s.messages.iter().map(|x| m.message(x)).collect();
-        let base = m.tools(None) + m.request_overhead();
+        let Masked { r, t, base, .. } = masked(CacheRule::OpenaiPrefix);
         let step = |v: u64| v / OPENAI_CACHE_STEP_TOKENS * OPENAI_CACHE_STEP_TOKENS;
         // Call 2 (S U A1 T1, over 1,024 tokens) after call 1 (S U, under): nothing.
         assert!(r.calls[0].tokens_live < OPENAI_MIN_CACHED_TOKENS);
@@ -484,14 +498,9 @@ mod codex_measure {
     use serde_json::{Map, Value};
     use std::sync::Arc;
 
+    /// A `shell` call with the usage the provider recorded for it.
     fn calling(id: &str, usage: Option<(u64, u64)>) -> Message {
-        let mut m = Message::text(Role::Assistant, format!("calling {id}"));
-        m.tool_calls_mut().push(ToolCall {
-            id: id.into(),
-            name: "shell".into(),
-            arguments: "{}".into(),
-            ..Default::default()
-        });
+        let mut m = super::calling(id, "shell");
         m.meta.usage = usage.map(|(input, output)| Usage {
             input_tokens: Some(input),
             output_tokens: Some(output),

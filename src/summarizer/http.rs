@@ -17,6 +17,7 @@
 //!   `Debug` output holds it ([`Key`]).
 
 use super::{Answer, Slots};
+use crate::model::part::content_text;
 use crate::policy::summary_writer::Fallback;
 use serde_json::Value;
 use std::fmt;
@@ -131,17 +132,8 @@ fn reason(e: ureq::Error) -> Fallback {
 pub fn parse_answer(text: &str) -> Result<Answer, Fallback> {
     let v: Value = serde_json::from_str(text).map_err(|_| Fallback::BadJson)?;
     let message = v.pointer("/choices/0/message").ok_or(Fallback::BadJson)?;
-    let content = match message.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        // Content as parts: their texts, joined.
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""),
-        Some(Value::Null) | None => String::new(),
-        Some(_) => return Err(Fallback::BadJson),
-    };
+    // Content as parts: their texts, joined.
+    let content = content_text(message.get("content"), "").ok_or(Fallback::BadJson)?;
     let usage = v.get("usage");
     let count = |k: &str| usage.and_then(|u| u.get(k)).and_then(Value::as_u64);
     Ok(Answer {

@@ -14,6 +14,8 @@
 
 mod cache;
 mod hermes;
+#[cfg(test)]
+mod joined;
 mod lines;
 mod piece;
 mod ranks;

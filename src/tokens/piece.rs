@@ -107,6 +107,7 @@ fn merged(ranks: &Ranks, piece: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::joined::joined;
     use proptest::prelude::*;
     use std::sync::LazyLock;
 
@@ -152,10 +153,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(3000))]
         /// The merge counts what `bpe`'s encoder counts, in both vocabularies.
         #[test]
-        fn merged_counts_equal_bpes(
-            parts in proptest::collection::vec(proptest::sample::select(ALPHABET), 1..24)
-        ) {
-            let text = parts.concat();
+        fn merged_counts_equal_bpes(text in joined(ALPHABET, 1..24)) {
             let bytes = &text.as_bytes()[..text.len().min(MERGED_MAX_BYTES)];
             for (ranks, bpe) in
                 [(&*O200K, &bpe_openai::o200k_base().bpe), (&*CL100K, &bpe_openai::cl100k_base().bpe)]

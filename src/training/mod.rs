@@ -39,6 +39,7 @@
 
 pub mod tools;
 
+use crate::model::part::content_text;
 use crate::model::{MessageMeta, Role, Session};
 use serde_json::{Map, Value};
 
@@ -137,15 +138,7 @@ fn fold_system(messages: &mut Vec<Value>) -> usize {
 
 /// A message's text: its string content, or its parts' texts joined by newlines.
 fn text_of(m: &Value) -> String {
-    match m.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+    content_text(m.get("content"), "\n").unwrap_or_default()
 }
 
 #[cfg(test)]

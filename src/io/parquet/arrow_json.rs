@@ -20,10 +20,11 @@ use arrow_array::types::{
     Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, ArrowPrimitiveType, OffsetSizeTrait};
+use arrow_array::{Array, ArrowPrimitiveType, DictionaryArray, GenericListArray, OffsetSizeTrait};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::{DataType, TimeUnit};
 use serde_json::{Map, Number, Value};
+use std::ops::Range;
 
 /// Checks that every value of type `dt` has a JSON form.
 pub(super) fn supported(dt: &DataType) -> Result<(), String> {
@@ -107,7 +108,7 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
         }};
     }
     macro_rules! dict {
-        ($t:ty) => {{ dictionary_value::<$t>(a, i, omit_nulls) }};
+        ($t:ty) => {{ dictionary_value(a.as_dictionary_opt::<$t>().ok_or_else(unsupported)?, i, omit_nulls) }};
     }
     match a.data_type() {
         DataType::Null => Ok(Value::Null),
@@ -194,15 +195,15 @@ pub(super) fn to_json(a: &dyn Array, i: usize, omit_nulls: bool) -> Result<Value
         DataType::FixedSizeBinary(_) => Ok(Value::String(base64(
             a.as_fixed_size_binary_opt().ok_or_else(unsupported)?.value(i),
         ))),
-        DataType::List(_) => list_value::<i32>(a, i, omit_nulls),
-        DataType::LargeList(_) => list_value::<i64>(a, i, omit_nulls),
+        DataType::List(_) => {
+            list_value(a.as_list_opt::<i32>().ok_or_else(unsupported)?, i, omit_nulls)
+        }
+        DataType::LargeList(_) => {
+            list_value(a.as_list_opt::<i64>().ok_or_else(unsupported)?, i, omit_nulls)
+        }
         DataType::FixedSizeList(_, _) => {
-            let list = a.as_fixed_size_list_opt().ok_or_else(unsupported)?;
-            let values = list.value(i);
-            (0..values.len())
-                .map(|j| to_json(values.as_ref(), j, omit_nulls))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::Array)
+            let values = a.as_fixed_size_list_opt().ok_or_else(unsupported)?.value(i);
+            elements(values.as_ref(), 0..values.len(), omit_nulls)
         }
         DataType::Struct(_) => {
             let s = a.as_struct_opt().ok_or_else(unsupported)?;
@@ -267,26 +268,27 @@ fn span<O: OffsetSizeTrait>(offsets: &[O], i: usize) -> Result<(usize, usize), S
     }
 }
 
-fn list_value<O: OffsetSizeTrait>(
-    a: &dyn Array,
-    i: usize,
-    omit_nulls: bool,
-) -> Result<Value, String> {
-    let list = a.as_list_opt::<O>().ok_or_else(|| no_json_form(a.data_type()))?;
-    let (start, end) = span(list.value_offsets(), i)?;
-    let values = list.values();
-    (start..end)
-        .map(|j| to_json(values.as_ref(), j, omit_nulls))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Value::Array)
+/// Rows `range` of `values` as a JSON array.
+fn elements(values: &dyn Array, range: Range<usize>, omit_nulls: bool) -> Result<Value, String> {
+    range.map(|j| to_json(values, j, omit_nulls)).collect::<Result<Vec<_>, _>>().map(Value::Array)
 }
 
-fn dictionary_value<K: ArrowDictionaryKeyType>(
-    a: &dyn Array,
+/// List element `i` as a JSON array.
+fn list_value<O: OffsetSizeTrait>(
+    list: &GenericListArray<O>,
     i: usize,
     omit_nulls: bool,
 ) -> Result<Value, String> {
-    let d = a.as_dictionary_opt::<K>().ok_or_else(|| no_json_form(a.data_type()))?;
+    let (start, end) = span(list.value_offsets(), i)?;
+    elements(list.values().as_ref(), start..end, omit_nulls)
+}
+
+/// Dictionary entry `i` as the JSON of the value its key points at.
+fn dictionary_value<K: ArrowDictionaryKeyType>(
+    d: &DictionaryArray<K>,
+    i: usize,
+    omit_nulls: bool,
+) -> Result<Value, String> {
     let values = d.values();
     let key = d.keys().value(i).to_usize().filter(|k| *k < values.len());
     let Some(key) = key else { return Err(format!("dictionary key at {i} out of range")) };

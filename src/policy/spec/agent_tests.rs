@@ -5,7 +5,9 @@
 
 use super::builtin::{self, find};
 use super::headings::Headings;
-use super::{Applies, CacheRule, Count, Last, SummarySpec, Thinking, ToolResults, Trigger};
+use super::{
+    Applies, CacheRule, Count, Last, PolicySpec, SummarySpec, Thinking, ToolResults, Trigger,
+};
 use crate::model::{Message, Reasoning, Role, Session, ToolCall};
 use crate::policy::{Mode, Outcome, Policy, compact, summary};
 use crate::tokens::{CounterKind, Meter};
@@ -24,6 +26,17 @@ fn text(tag: &str, tokens: usize) -> String {
         i += 1;
     }
     s
+}
+
+/// The built-in spec `name`, its trigger pinned to `trigger` and its
+/// threshold to each `(window, threshold)` of `thresholds`.
+fn built_in(name: &str, trigger: Trigger, thresholds: &[(u64, u64)]) -> &'static PolicySpec {
+    let spec = find(name).unwrap();
+    assert_eq!(spec.trigger, trigger, "{name}");
+    for &(window, threshold) in thresholds {
+        assert_eq!(spec.threshold(window, None), threshold, "{name} at {window}");
+    }
+    spec
 }
 
 fn call(id: &str, name: &str) -> Message {
@@ -81,9 +94,7 @@ fn summary_text(o: &Outcome) -> String {
 /// `prompt.ts`' nine sections, `COMPACT_MAX_OUTPUT_TOKENS` = 20,000.
 #[test]
 fn claude_code_clears_old_reads_below_its_trigger_and_summarizes_in_nine_sections_at_it() {
-    let spec = find("claude-code").unwrap();
-    assert_eq!(spec.trigger, Trigger::Reserve(33_000));
-    assert_eq!(spec.threshold(200_000, None), 167_000);
+    let spec = built_in("claude-code", Trigger::Reserve(33_000), &[(200_000, 167_000)]);
     let ToolResults::Masked(m) = &spec.tool_results else { panic!("masking") };
     assert_eq!((m.keep_newest, m.count), (3, Count::Results));
     assert_eq!(m.placeholder, builtin::CLAUDE_CODE_CLEARED);
@@ -132,13 +143,11 @@ fn claude_code_clears_old_reads_below_its_trigger_and_summarizes_in_nine_section
 /// one summary.
 #[test]
 fn codex_compacts_at_ninety_percent_to_user_messages_and_one_summary() {
-    let spec = find("codex").unwrap();
-    assert_eq!(spec.trigger, Trigger::Fraction(0.9));
+    let spec = built_in("codex", Trigger::Fraction(0.9), &[(272_000, 244_800)]);
     assert_eq!(spec.measure, super::Measure::LastTotal);
     for other in crate::policy::spec::builtin::BUILT_IN.iter().filter(|s| s.name != "codex") {
         assert_eq!(other.measure, super::Measure::Prompt, "{}", other.name);
     }
-    assert_eq!(spec.threshold(272_000, None), 244_800);
     assert_eq!(spec.protect.user_messages_tokens, Some(20_000));
     assert_eq!(spec.cache, CacheRule::OpenaiPrefix);
     assert_eq!(spec.summary, SummarySpec::Ours { headings: Headings::Codex, max_tokens: None });
@@ -175,8 +184,7 @@ fn codex_compacts_at_ninety_percent_to_user_messages_and_one_summary() {
 /// with max_size 120 and keep_first 4; the view is cut to 120 // 2 events.
 #[test]
 fn openhands_condenses_past_120_events_to_4_a_summary_and_55() {
-    let spec = find("openhands").unwrap();
-    assert_eq!(spec.trigger, Trigger::Events(120));
+    let spec = built_in("openhands", Trigger::Events(120), &[]);
     assert_eq!(spec.protect.first, 4);
     assert_eq!(spec.protect.last, Last::Messages(55));
     let meter = meter();
@@ -201,8 +209,7 @@ fn openhands_condenses_past_120_events_to_4_a_summary_and_55() {
 /// observations outside the newest 5 events become `<MASKED>`, at every step.
 #[test]
 fn openhands_masking_masks_observations_outside_the_newest_five_events() {
-    let spec = find("openhands-masking").unwrap();
-    assert_eq!(spec.trigger, Trigger::EveryRequest);
+    let spec = built_in("openhands-masking", Trigger::EveryRequest, &[]);
     let ToolResults::Masked(m) = &spec.tool_results else { panic!("masking") };
     assert_eq!((m.keep_newest, m.count), (5, Count::Messages));
     assert_eq!(m.placeholder, builtin::OPENHANDS_MASK);
@@ -221,10 +228,8 @@ fn openhands_masking_masks_observations_outside_the_newest_five_events() {
 /// tool uses; `clear_thinking_20251015` keeping 1 turn; applied by the server.
 #[test]
 fn context_editing_clears_all_but_three_tool_uses_over_100k_and_old_thinking() {
-    let spec = find("anthropic-context-editing").unwrap();
-    assert_eq!(spec.trigger, Trigger::Tokens(100_000));
-    assert_eq!(spec.threshold(200_000, None), 100_000);
-    assert_eq!(spec.threshold(1_000_000, None), 100_000);
+    let thresholds = [(200_000, 100_000), (1_000_000, 100_000)];
+    let spec = built_in("anthropic-context-editing", Trigger::Tokens(100_000), &thresholds);
     let ToolResults::Masked(m) = &spec.tool_results else { panic!("masking") };
     assert_eq!((m.keep_newest, m.clear_at_least, m.exclude_tools.len()), (3, 0, 0));
     assert_eq!(spec.thinking, Thinking::Cleared(1));
@@ -246,9 +251,7 @@ fn context_editing_clears_all_but_three_tool_uses_over_100k_and_old_thinking() {
 /// cut (to its last 30 lines until 2026-02-06).
 #[test]
 fn gemini_cli_compresses_at_half_the_window_keeping_the_newest_thirty_percent() {
-    let spec = find("gemini-cli").unwrap();
-    assert_eq!(spec.trigger, Trigger::Fraction(0.5));
-    assert_eq!(spec.threshold(1_048_576, None), 524_288);
+    let spec = built_in("gemini-cli", Trigger::Fraction(0.5), &[(1_048_576, 524_288)]);
     assert_eq!(spec.protect.last, Last::Share(0.3));
     let ToolResults::Truncated(t) = &spec.tool_results else { panic!("truncation") };
     assert_eq!((t.budget_tokens, t.last_lines), (50_000, 30));

@@ -33,6 +33,24 @@ const fn ours(last: Last) -> Protect {
     Protect { first: PROTECT_FIRST_N, last, user_messages_tokens: None }
 }
 
+/// A summarizing mode (legacy, lean, tiered): the reference trigger, our
+/// summary, the history edited; the modes differ only in the tail they keep
+/// and how they shrink tool results.
+const fn mode(name: &'static str, last: Last, tool_results: ToolResults) -> PolicySpec {
+    PolicySpec {
+        name: Cow::Borrowed(name),
+        trigger: Trigger::Reference,
+        measure: Measure::Prompt,
+        protect: ours(last),
+        tool_results,
+        thinking: Thinking::Kept,
+        summary: OURS,
+        window: None,
+        applies: Applies::History,
+        cache: CacheRule::Anthropic,
+    }
+}
+
 /// Claude Code's compactable tools (`COMPACTABLE_TOOLS`, microCompact.ts 2.1.88;
 /// `eligible_tools` of the 2.1.63 preset).
 const CLAUDE_CODE_TOOLS: &[Text] = &[
@@ -65,46 +83,13 @@ pub const NONE: PolicySpec = PolicySpec {
 };
 
 /// `legacy` (today's mode `legacy`).
-pub const LEGACY: PolicySpec = PolicySpec {
-    name: Cow::Borrowed("legacy"),
-    trigger: Trigger::Reference,
-    measure: Measure::Prompt,
-    protect: ours(Last::Legacy),
-    tool_results: ToolResults::Stages,
-    thinking: Thinking::Kept,
-    summary: OURS,
-    window: None,
-    applies: Applies::History,
-    cache: CacheRule::Anthropic,
-};
+pub const LEGACY: PolicySpec = mode("legacy", Last::Legacy, ToolResults::Stages);
 
 /// `lean` (today's mode `lean`).
-pub const LEAN: PolicySpec = PolicySpec {
-    name: Cow::Borrowed("lean"),
-    trigger: Trigger::Reference,
-    measure: Measure::Prompt,
-    protect: ours(Last::Lean),
-    tool_results: ToolResults::Stages,
-    thinking: Thinking::Kept,
-    summary: OURS,
-    window: None,
-    applies: Applies::History,
-    cache: CacheRule::Anthropic,
-};
+pub const LEAN: PolicySpec = mode("lean", Last::Lean, ToolResults::Stages);
 
 /// `tiered` (today's mode `tiered`).
-pub const TIERED: PolicySpec = PolicySpec {
-    name: Cow::Borrowed("tiered"),
-    trigger: Trigger::Reference,
-    measure: Measure::Prompt,
-    protect: ours(Last::Lean),
-    tool_results: ToolResults::Tiers,
-    thinking: Thinking::Kept,
-    summary: OURS,
-    window: None,
-    applies: Applies::History,
-    cache: CacheRule::Anthropic,
-};
+pub const TIERED: PolicySpec = mode("tiered", Last::Lean, ToolResults::Tiers);
 
 /// Every built-in policy, in the order `--policies all` reports them.
 pub const BUILT_IN: &[PolicySpec] = &[
@@ -232,9 +217,10 @@ pub const MODES: [&str; 4] = ["none", "legacy", "lean", "tiered"];
 pub fn of_mode(mode: Mode) -> &'static PolicySpec {
     match mode {
         Mode::None => &NONE,
-        Mode::Legacy => &LEGACY,
-        Mode::Lean => &LEAN,
-        Mode::Tiered => &TIERED,
+        // A `const` block: the value built by `mode()` is promoted to 'static.
+        Mode::Legacy => const { &LEGACY },
+        Mode::Lean => const { &LEAN },
+        Mode::Tiered => const { &TIERED },
     }
 }
 
