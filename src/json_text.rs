@@ -3,7 +3,8 @@
 //!
 //! ## What it does
 //! [`line()`] and [`text()`] write a value as compact JSON, the bytes
-//! `serde_json::to_vec` writes.
+//! `serde_json::to_vec` writes. [`AnyValue`] is the other way without a tree:
+//! a visitor that walks a JSON text as it is read.
 //!
 //! ## Why
 //! `serde_json::to_vec` returns a `Result`, and an `unwrap_or_default()` on it
@@ -21,6 +22,7 @@
 //! ## Invariants
 //! - The output is byte for byte `serde_json::to_vec(value)` (key order kept).
 
+use serde::de::DeserializeSeed;
 use serde_json::Value;
 
 /// `value` as one line of compact JSON (no newline).
@@ -31,6 +33,21 @@ pub fn line(value: &Value) -> Vec<u8> {
 /// `value` as compact JSON text.
 pub fn text(value: &Value) -> String {
     value.to_string()
+}
+
+/// A [`Visitor`](serde::de::Visitor) as a [`DeserializeSeed`]: reads whichever
+/// JSON value comes next and visits it (`deserialize_any`). For the visitors
+/// that walk a JSON text without building a [`Value`] tree (`io::pretty`'s
+/// relay, the summary's walk of a call's argument strings), so each is one
+/// visitor, not a visitor and a seed spelled alike.
+pub struct AnyValue<V>(pub V);
+
+impl<'de, V: serde::de::Visitor<'de>> DeserializeSeed<'de> for AnyValue<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_any(self.0)
+    }
 }
 
 #[cfg(test)]

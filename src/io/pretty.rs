@@ -28,6 +28,7 @@
 //!   text is not JSON, it takes the tree's way. Pinned against the round
 //!   trip by a proptest and by the duplicate-key and error tests below.
 
+use crate::json_text::AnyValue;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::ser::{Formatter, PrettyFormatter};
@@ -51,8 +52,9 @@ impl Pretty {
         let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 4);
         let mut fmt = PrettyFormatter::new();
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        let streamed =
-            Relay { out: &mut out, fmt: &mut fmt }.deserialize(&mut de).and_then(|()| de.end());
+        let streamed = AnyValue(Relay { out: &mut out, fmt: &mut fmt })
+            .deserialize(&mut de)
+            .and_then(|()| de.end());
         if streamed.is_ok() {
             return Ok(Pretty(out));
         }
@@ -94,14 +96,6 @@ fn string<E: serde::de::Error>(out: &mut Vec<u8>, v: &str) -> Result<(), E> {
 /// An I/O error of a `Vec` (none happens) as a parse error.
 fn io<E: serde::de::Error>(e: std::io::Error) -> E {
     E::custom(e)
-}
-
-impl<'de> DeserializeSeed<'de> for Relay<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
 }
 
 impl<'de> Visitor<'de> for Relay<'_> {
@@ -179,7 +173,7 @@ impl<'de> Visitor<'de> for Relay<'_> {
             string(self.out, &key)?;
             self.fmt.end_object_key(self.out).map_err(io)?;
             self.fmt.begin_object_value(self.out).map_err(io)?;
-            map.next_value_seed(self.again())?;
+            map.next_value_seed(AnyValue(self.again()))?;
             self.fmt.end_object_value(self.out).map_err(io)?;
             first = false;
         }
@@ -199,7 +193,7 @@ impl<'de> DeserializeSeed<'de> for Element<'_> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         let Element { relay: Relay { out, fmt }, first } = self;
         fmt.begin_array_value(out, first).map_err(io)?;
-        Relay { out: &mut *out, fmt: &mut *fmt }.deserialize(d)?;
+        AnyValue(Relay { out: &mut *out, fmt: &mut *fmt }).deserialize(d)?;
         fmt.end_array_value(out).map_err(io)
     }
 }

@@ -36,11 +36,12 @@ use super::tool_families::{
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::figures::thousands;
 use crate::hash::{text_key, texts_hash};
+use crate::json_text::AnyValue;
 use crate::memo::{Memo, budgets};
 use crate::model::{Message, MessageKey, Role, ToolCall};
 use crate::tokens::Meter;
 use regex::Regex;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -1193,21 +1194,13 @@ pub(crate) fn add_message_anchors(
 fn json_strings(json: &str) -> Option<Vec<Cow<'_, str>>> {
     let mut out = Vec::new();
     let mut de = serde_json::Deserializer::from_str(json);
-    Strings(&mut out).deserialize(&mut de).ok()?;
+    AnyValue(Strings(&mut out)).deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(out)
 }
 
 /// The visitor of [`json_strings`]: pushes every string, ignores the rest.
 struct Strings<'a, 'de>(&'a mut Vec<Cow<'de, str>>);
-
-impl<'de> DeserializeSeed<'de> for Strings<'_, 'de> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
 
 impl<'de> Visitor<'de> for Strings<'_, 'de> {
     type Value = ();
@@ -1252,13 +1245,13 @@ impl<'de> Visitor<'de> for Strings<'_, 'de> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Strings(&mut *self.0))?.is_some() {}
+        while seq.next_element_seed(AnyValue(Strings(&mut *self.0)))?.is_some() {}
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value_seed(Strings(&mut *self.0))?;
+            map.next_value_seed(AnyValue(Strings(&mut *self.0)))?;
         }
         Ok(())
     }

@@ -227,10 +227,7 @@ proptest::proptest! {
     fn the_fast_scans_find_what_the_patterns_find(
         picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len(), 0..40),
     ) {
-        let text: String = picks
-            .iter()
-            .map(|&i| PIECES.get(i).copied().unwrap_or_else(|| SCAN_PIECES[i - PIECES.len()]))
-            .collect();
+        let text = picked(&picks, &[]);
         let p = PATTERNS.as_ref().unwrap();
         let spans = |r: &Regex| r.find_iter(&text).map(|m| (m.start(), m.end())).collect::<Vec<_>>();
         proptest::prop_assert_eq!(commit_runs(&text).collect::<Vec<_>>(), spans(&COMMIT));
@@ -262,13 +259,7 @@ proptest::proptest! {
             "https://x.io/a", "http://", "https:", "feat/x-y", "fix/ab", "release", " @alice ",
             "@bob-2", "(@c1", "@", "/", "`",
         ];
-        let text: String = picks
-            .iter()
-            .map(|&i| match i.checked_sub(PIECES.len()) {
-                None => PIECES[i],
-                Some(j) => SCAN_PIECES.get(j).copied().unwrap_or_else(|| MORE[j - SCAN_PIECES.len()]),
-            })
-            .collect();
+        let text = picked(&picks, &MORE);
         // Half the texts lose their slashes: the guard then skips the search.
         let text = if drop_slash { text.replace('/', "") } else { text };
         let p = PATTERNS.as_ref().unwrap();
@@ -294,13 +285,7 @@ proptest::proptest! {
     ) {
         const MORE: [&str; 8] =
             ["https://x.io/a", "feat/x-y", " @alice ", "src/a.rs", r"C:\a\b.rs", "Error: x", "/", "."];
-        let text: String = picks
-            .iter()
-            .map(|&i| match i.checked_sub(PIECES.len()) {
-                None => PIECES[i],
-                Some(j) => SCAN_PIECES.get(j).copied().unwrap_or_else(|| MORE[j - SCAN_PIECES.len()]),
-            })
-            .collect();
+        let text = picked(&picks, &MORE);
         let hits = scan(&text, true).hits;
         proptest::prop_assert!(hits.iter().all(|(_, v)| !v.contains('\n')), "{:?}", hits);
     }
@@ -319,6 +304,16 @@ static PR: LazyLock<Regex> = LazyLock::new(|| {
 /// Pieces around which the commit, path and PR scans decide: hex runs of
 /// every length near the bounds, word and separator bytes, Unicode
 /// letters and spaces, Windows paths.
+/// The text of generated `picks`: indices into [`PIECES`], then
+/// [`SCAN_PIECES`], then a test's own `more` pieces.
+fn picked(picks: &[usize], more: &[&str]) -> String {
+    let piece = |i: usize| match i.checked_sub(PIECES.len()) {
+        None => PIECES[i],
+        Some(j) => SCAN_PIECES.get(j).copied().unwrap_or_else(|| more[j - SCAN_PIECES.len()]),
+    };
+    picks.iter().map(|&i| piece(i)).collect()
+}
+
 const SCAN_PIECES: &[&str] = &[
     "abc1234",
     "deadbeef0",
