@@ -266,7 +266,7 @@ fn undetected(head: &VecDeque<RawRecord>) -> Option<(Source, String, Vec<u8>)> {
             }
         },
         Payload::Parsed { line, .. } => (serde_json::from_slice(line).ok()?, line.clone()),
-        Payload::Value(v) => (v.clone(), Vec::new()),
+        Payload::Value(v) | Payload::Document { value: v, .. } => (v.clone(), Vec::new()),
         Payload::Oversized(_) => return None,
     };
     let record = Record { source: first.source.clone(), value };
@@ -290,7 +290,9 @@ fn is_oversized(r: &RawRecord) -> bool {
 /// value back in after detection (no second parse, no copy).
 fn peek_value(p: &mut Payload) -> Option<Value> {
     match p {
-        Payload::Value(v) | Payload::Parsed { value: v, .. } => Some(std::mem::take(v)),
+        Payload::Value(v)
+        | Payload::Document { value: v, .. }
+        | Payload::Parsed { value: v, .. } => Some(std::mem::take(v)),
         Payload::Oversized(_) => None,
         Payload::Line(bytes) => {
             let v = serde_json::from_slice(bytes).ok()?;
@@ -306,7 +308,9 @@ fn put_back(head: &mut VecDeque<RawRecord>, values: Vec<Value>) {
     let mut values = values.into_iter();
     for r in head.iter_mut() {
         match &mut r.payload {
-            Payload::Parsed { value, .. } | Payload::Value(value) => {
+            Payload::Parsed { value, .. }
+            | Payload::Value(value)
+            | Payload::Document { value, .. } => {
                 *value = values.next().unwrap_or_default();
             }
             Payload::Line(_) | Payload::Oversized(_) => {}
