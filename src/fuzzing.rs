@@ -68,6 +68,9 @@ fn copy_record(r: &RawRecord) -> RawRecord {
     let payload = match &r.payload {
         Payload::Line(b) => Payload::Line(b.clone()),
         Payload::Value(v) => Payload::Value(v.clone()),
+        Payload::Document { value, text } => {
+            Payload::Document { value: value.clone(), text: text.clone() }
+        }
         Payload::Parsed { line, value } => {
             Payload::Parsed { line: line.clone(), value: value.clone() }
         }
@@ -225,7 +228,9 @@ fn check_job(engine: &Engine<'_>, job: Job) {
     let mut unparsable = Vec::new();
     for r in copies {
         match r.payload {
-            Payload::Value(v) => parsed.push((r.source, v, None)),
+            Payload::Value(v) | Payload::Document { value: v, .. } => {
+                parsed.push((r.source, v, None));
+            }
             Payload::Parsed { line, value } => parsed.push((r.source, value, Some(line))),
             Payload::Line(bytes) => match serde_json::from_slice::<Value>(&bytes) {
                 Ok(v) => parsed.push((r.source, v, Some(bytes))),

@@ -93,7 +93,10 @@ fn rows_of(schema: &Arc<Schema>, batches: &[RecordBatch]) -> (Vec<Value>, Vec<St
         for i in 0..b.num_rows() {
             match decoder.record(b, i).unwrap() {
                 Payload::Value(v) => records.push(v),
-                Payload::Line(_) | Payload::Parsed { .. } | Payload::Oversized(_) => {
+                Payload::Line(_)
+                | Payload::Parsed { .. }
+                | Payload::Document { .. }
+                | Payload::Oversized(_) => {
                     panic!("row {i} is not a record")
                 }
             }

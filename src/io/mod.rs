@@ -245,11 +245,33 @@ pub enum Payload {
     Line(Vec<u8>),
     /// An element of a JSON document, already parsed.
     Value(Value),
+    /// A whole JSON document that is one record, already parsed, with the
+    /// text it was parsed from (for its rejection, see [`DocumentText`]).
+    Document { value: Value, text: DocumentText },
     /// A JSONL line parsed on the reader thread for dialect detection: kept with
     /// its value so that the worker does not parse it again.
     Parsed { line: Vec<u8>, value: Value },
     /// A record longer than `--max-record-bytes`, not held (see [`record_limit`]).
     Oversized(Oversized),
+}
+
+/// The text a whole JSON document was parsed from, kept with its value so that
+/// a rejection can write the value's compact text without every document that
+/// is not rejected paying for it. Only [`RecordReader`] makes one, from the
+/// very bytes it parsed the record's value from; with serde_json's
+/// `float_roundtrip` a parse of the same bytes gives the same value, so
+/// [`DocumentText::line`] is that value's compact text (pinned by the test
+/// `a_document_text_line_is_its_value_line`).
+#[derive(Clone, Debug)]
+pub struct DocumentText(std::sync::Arc<Vec<u8>>);
+
+impl DocumentText {
+    /// The compact JSON text of the value parsed from this text.
+    pub fn line(&self) -> Vec<u8> {
+        // The bytes parsed once already; a failure cannot happen.
+        serde_json::from_slice::<Value>(&self.0)
+            .map_or_else(|_| Vec::new(), |v| crate::json_text::line(&v))
+    }
 }
 
 /// One record and where it came from.
@@ -440,18 +462,30 @@ impl RecordReader {
             reader.pending = vec![whole].into_iter();
             return Ok(reader);
         }
-        let value: Value = serde_json::from_slice(&all).map_err(|e| ReadError {
-            source: Source {
-                path: reader.display.clone(),
-                line: Some(e.line() as u64),
-                index: None,
-            },
-            message: format!("invalid JSON: {e}"),
-            raw: all.clone(),
-        })?;
-        reader.container =
-            if is_session_array(&value) { Container::DocumentArray } else { Container::Document };
-        reader.pending = reader.expand(value, None).into_iter();
+        let value: Value = match serde_json::from_slice(&all) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(ReadError {
+                    source: Source {
+                        path: reader.display.clone(),
+                        line: Some(e.line() as u64),
+                        index: None,
+                    },
+                    message: format!("invalid JSON: {e}"),
+                    raw: all,
+                });
+            }
+        };
+        if is_session_array(&value) {
+            reader.container = Container::DocumentArray;
+            reader.pending = reader.expand(value, None).into_iter();
+        } else {
+            reader.container = Container::Document;
+            let text = DocumentText(std::sync::Arc::new(all));
+            let source = Source { path: reader.display.clone(), line: None, index: None };
+            let whole = RawRecord { source, payload: Payload::Document { value, text } };
+            reader.pending = vec![whole].into_iter();
+        }
         Ok(reader)
     }
 

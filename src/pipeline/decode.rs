@@ -49,7 +49,9 @@ pub(super) struct Unparsed {
 pub(super) fn parse(r: RawRecord) -> Result<(Record, Option<Vec<u8>>), Unparsed> {
     let RawRecord { source, payload } = r;
     match payload {
-        Payload::Value(value) => Ok((Record { source, value }, None)),
+        Payload::Value(value) | Payload::Document { value, .. } => {
+            Ok((Record { source, value }, None))
+        }
         Payload::Parsed { line, value } => Ok((Record { source, value }, Some(line))),
         Payload::Line(bytes) => match serde_json::from_slice(&bytes) {
             Ok(value) => Ok((Record { source, value }, Some(bytes))),

@@ -6,7 +6,7 @@ use super::{Item, Job};
 use crate::formats::openai::{FastPath, KeptRecord, Reads};
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
-use crate::io::{Payload, RawRecord, ReadError};
+use crate::io::{DocumentText, Payload, RawRecord, ReadError};
 use crate::model::{Continuation, History, Session, Source, Trigger, continuation_id};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
@@ -97,6 +97,23 @@ fn raw_of(record: &Record, raw: Option<Vec<u8>>) -> Vec<u8> {
     raw.unwrap_or_else(|| crate::json_text::line(&record.value))
 }
 
+/// What a session's rejection writes as its record: bytes at hand, or a whole
+/// document's compact text, made only if the session is rejected (most are
+/// not, and a document can be megabytes).
+enum RejectText {
+    Bytes(Vec<u8>),
+    Document(DocumentText),
+}
+
+impl RejectText {
+    fn bytes(self) -> Vec<u8> {
+        match self {
+            RejectText::Bytes(b) => b,
+            RejectText::Document(text) => text.line(),
+        }
+    }
+}
+
 impl Engine<'_> {
     /// Processes one job: its sessions and rejected records of this shard.
     pub fn process(&self, job: Job) -> Vec<Processed> {
@@ -129,9 +146,9 @@ impl Engine<'_> {
         // One session's outcome: what it wrote, or its rejection with `raw`.
         let settle = |out: &mut Vec<Processed>,
                       done: Result<Option<Processed>, (Source, String)>,
-                      raw: Vec<u8>| match done {
+                      raw: RejectText| match done {
             Ok(done) => out.extend(done),
-            Err((source, why)) => out.push(reject(source, why, raw)),
+            Err((source, why)) => out.push(reject(source, why, raw.bytes())),
         };
         // Kept text is written back only by a kept session's own writer,
         // which gives the lines JSON Lines output and redaction use.
@@ -168,6 +185,11 @@ impl Engine<'_> {
                         }
                         KeptOr::Whole(r) => r,
                     };
+                    // A whole document's text, for its rejection only.
+                    let text = match &r.payload {
+                        Payload::Document { text, .. } => Some(text.clone()),
+                        _ => None,
+                    };
                     let (record, raw) = match parse(r) {
                         Ok(x) => x,
                         Err(unparsed) => {
@@ -179,7 +201,10 @@ impl Engine<'_> {
                     match split_sessions(format.adapter(), record) {
                         RecordSessions::One(record) => {
                             let raws = raw.clone().map(|r| vec![r]);
-                            let bytes = raw_of(&record, raw);
+                            let bytes = match (raw, text) {
+                                (None, Some(text)) => RejectText::Document(text),
+                                (raw, _) => RejectText::Bytes(raw_of(&record, raw)),
+                            };
                             settle(
                                 &mut out,
                                 self.session(input, format, history, vec![record], raws),
@@ -188,7 +213,7 @@ impl Engine<'_> {
                         }
                         RecordSessions::Items(items) => {
                             for rec in items {
-                                let bytes = raw_of(&rec, None);
+                                let bytes = RejectText::Bytes(raw_of(&rec, None));
                                 settle(
                                     &mut out,
                                     self.session(input, format, history, vec![rec], None),
@@ -220,6 +245,7 @@ impl Engine<'_> {
                 }
                 let bytes: Vec<u8> = raws.join(&b'\n');
                 let raws = all_lines.then_some(raws);
+                let bytes = RejectText::Bytes(bytes);
                 settle(&mut out, self.session(input, format, history, good, raws), bytes);
                 out
             }

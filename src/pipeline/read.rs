@@ -109,7 +109,17 @@ impl<'a> JobReader<'a> {
             }
         }
         let container = reader.container();
-        let format = match self.from.or_else(|| Format::detect(&values)) {
+        let detected = match self.from {
+            Some(from) => Some(from),
+            None => {
+                let detected = Format::detect(&values);
+                // The values looked at go back into their records, parsed once
+                // and never copied.
+                put_back(&mut head, values);
+                detected
+            }
+        };
+        let format = match detected {
             Some(f) => f,
             // Nothing to look at (an empty input, or records too long to read):
             // the default dialect, so that those records are rejected one by one.
@@ -149,15 +159,6 @@ impl<'a> JobReader<'a> {
                 return true;
             }
         };
-        // The values looked at go back into their records, parsed once.
-        let mut values = values.into_iter();
-        for r in head.iter_mut() {
-            match &mut r.payload {
-                Payload::Parsed { value, .. } => *value = values.next().unwrap_or_default(),
-                Payload::Value(_) => drop(values.next()),
-                Payload::Line(_) | Payload::Oversized(_) => {}
-            }
-        }
         self.queue.push_back(Item::Start { input: idx, container, format });
         if let Some(error) = failure {
             // Whatever was read before the failure still counts.
@@ -265,7 +266,7 @@ fn undetected(head: &VecDeque<RawRecord>) -> Option<(Source, String, Vec<u8>)> {
             }
         },
         Payload::Parsed { line, .. } => (serde_json::from_slice(line).ok()?, line.clone()),
-        Payload::Value(v) => (v.clone(), Vec::new()),
+        Payload::Value(v) | Payload::Document { value: v, .. } => (v.clone(), Vec::new()),
         Payload::Oversized(_) => return None,
     };
     let record = Record { source: first.source.clone(), value };
@@ -284,16 +285,35 @@ fn is_oversized(r: &RawRecord) -> bool {
 }
 
 /// The value of a payload, for detection (a line that is not JSON gives `None`).
-/// A line that parses becomes [`Payload::Parsed`] with a placeholder value; the
-/// value is moved back in after detection (no second parse, no copy).
+/// A line that parses becomes [`Payload::Parsed`] and a document element stays
+/// [`Payload::Value`], each with a placeholder value; [`put_back`] moves the
+/// value back in after detection (no second parse, no copy).
 fn peek_value(p: &mut Payload) -> Option<Value> {
     match p {
-        Payload::Value(v) | Payload::Parsed { value: v, .. } => Some(v.clone()),
+        Payload::Value(v)
+        | Payload::Document { value: v, .. }
+        | Payload::Parsed { value: v, .. } => Some(std::mem::take(v)),
         Payload::Oversized(_) => None,
         Payload::Line(bytes) => {
             let v = serde_json::from_slice(bytes).ok()?;
             *p = Payload::Parsed { line: std::mem::take(bytes), value: Value::Null };
             Some(v)
+        }
+    }
+}
+
+/// Moves the values [`peek_value`] took, in order, back into the records of
+/// `head` they came from (the records that held none are skipped, as there).
+fn put_back(head: &mut VecDeque<RawRecord>, values: Vec<Value>) {
+    let mut values = values.into_iter();
+    for r in head.iter_mut() {
+        match &mut r.payload {
+            Payload::Parsed { value, .. }
+            | Payload::Value(value)
+            | Payload::Document { value, .. } => {
+                *value = values.next().unwrap_or_default();
+            }
+            Payload::Line(_) | Payload::Oversized(_) => {}
         }
     }
 }

@@ -73,7 +73,7 @@ pub fn sniff(
     let first_bytes = match head.front().map(|r| &r.payload) {
         Some(Payload::Line(bytes) | Payload::Parsed { line: bytes, .. }) => Some(bytes.clone()),
         // A record too long to hold: the file's first bytes are read instead.
-        Some(Payload::Value(_) | Payload::Oversized(_)) => None,
+        Some(Payload::Value(_) | Payload::Document { .. } | Payload::Oversized(_)) => None,
         None => failure.map(|e| e.raw.clone()).filter(|raw| !raw.is_empty()),
     };
     let bytes = match first_bytes {
@@ -97,7 +97,11 @@ pub fn sniff(
         };
     }
     let value = match head.front().map(|r| &r.payload) {
-        Some(Payload::Value(v) | Payload::Parsed { value: v, .. }) if !v.is_null() => v.clone(),
+        Some(
+            Payload::Value(v)
+            | Payload::Document { value: v, .. }
+            | Payload::Parsed { value: v, .. },
+        ) if !v.is_null() => v.clone(),
         Some(Payload::Line(bytes) | Payload::Parsed { line: bytes, .. }) => {
             match serde_json::from_slice::<Value>(bytes) {
                 Ok(v) => v,

@@ -9,15 +9,16 @@ use crate::policy::{self, Policy};
 use crate::tokens::Meter;
 
 fn payloads(text: &str, from: Option<Format>) -> Vec<Payload> {
+    payloads_of("a.jsonl", text, from)
+}
+
+/// The payloads the reader hands the workers for a file `name` holding `text`.
+fn payloads_of(name: &str, text: &str, from: Option<Format>) -> Vec<Payload> {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.jsonl");
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    let inputs = [Input {
-        path: Some(path),
-        display: "a.jsonl".into(),
-        relative: "a.jsonl".into(),
-        walked: false,
-    }];
+    let inputs =
+        [Input { path: Some(path), display: name.into(), relative: name.into(), walked: false }];
     let mut reader = JobReader::new(&inputs, from);
     let mut out = Vec::new();
     while let Some(item) = reader.next_item() {
@@ -50,12 +51,54 @@ fn lines_parsed_for_detection_are_not_parsed_again() {
                 assert!(i >= DETECT_RECORDS || i == 2, "record {i} not parsed");
                 assert_eq!(l, lines[i].as_bytes());
             }
-            Payload::Value(_) => panic!("record {i}: a line read as a document element"),
+            Payload::Value(_) | Payload::Document { .. } => {
+                panic!("record {i}: a line read as a document")
+            }
             Payload::Oversized(o) => panic!("record {i}: {}", o.reason()),
         }
     }
     let forced = payloads(&text, Some(Format::OpenAi));
     assert!(forced.iter().all(|p| matches!(p, Payload::Line(_))));
+}
+
+/// The elements of a document that detection looked at are moved out and
+/// back, not copied: each reaches the workers with its own value, in order,
+/// detected or under `--from`.
+#[test]
+fn document_elements_looked_at_keep_their_values() {
+    let session = |i: usize| format!(r#"{{"messages":[{{"role":"user","content":"m{i}"}}]}}"#);
+    let n = DETECT_RECORDS + 3;
+    let text = format!("[\n{}\n]\n", (0..n).map(session).collect::<Vec<_>>().join(",\n"));
+    for from in [None, Some(Format::OpenAi)] {
+        let got = payloads_of("a.json", &text, from);
+        assert_eq!(got.len(), n, "{from:?}");
+        for (i, p) in got.iter().enumerate() {
+            let Payload::Value(v) = p else {
+                panic!("{from:?}: record {i} is no document element")
+            };
+            assert_eq!(v["messages"][0]["content"], format!("m{i}"), "{from:?}: record {i}");
+        }
+    }
+}
+
+/// A whole document reaches the workers with the text it was parsed from,
+/// and that text's line (what its rejection writes) is its value's compact
+/// text, byte for byte: floats at the edge of a round trip, escapes, a key
+/// given twice.
+#[test]
+fn a_document_text_line_is_its_value_line() {
+    let text = concat!(
+        "{\n  \"messages\": [ {\"role\": \"user\", \"content\": 5} ],\n",
+        "  \"x\": 1.0000000000000002, \"y\": 1e300, \"z\": -0.0, \"w\": 0.1,\n",
+        "  \"s\": \"\\u00e9\\u0001 \\ud83d\\ude00 \\/\", \"k\": 1, \"k\": 2\n}\n"
+    );
+    let got = payloads_of("a.json", text, None);
+    let [Payload::Document { value, text }] = got.as_slice() else {
+        panic!("not one document: {got:?}")
+    };
+    assert_eq!(text.line(), crate::json_text::line(value));
+    let want = r#"{"messages":[{"role":"user","content":5}],"x":1.0000000000000002,"y":1e+300,"z":-0.0,"w":0.1,"s":"é\u0001 😀 /","k":2}"#;
+    assert_eq!(String::from_utf8(text.line()).unwrap(), want);
 }
 
 /// OpenAI lines as a conversion writes them: every fixture session, Claude

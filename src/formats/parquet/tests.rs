@@ -28,7 +28,7 @@ fn read_all(p: &Path, column: Option<&str>) -> Vec<Value> {
     let mut out = Vec::new();
     while let Some(rec) = r.next_record() {
         match rec.unwrap().payload {
-            Payload::Value(v) => out.push(v),
+            Payload::Value(v) | Payload::Document { value: v, .. } => out.push(v),
             Payload::Line(l) | Payload::Parsed { line: l, .. } => {
                 panic!("line {}", String::from_utf8_lossy(&l))
             }
