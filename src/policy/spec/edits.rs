@@ -134,15 +134,19 @@ pub(crate) fn truncate<S: Slot>(slots: &mut [S], tokens: &[u64], t: &Truncation)
     cut
 }
 
+/// Returns true if and only if `m` is an assistant message that holds
+/// reasoning: what [`clear_thinking`] clears.
+pub(crate) fn holds_reasoning(m: &Message) -> bool {
+    m.role == Role::Assistant
+        && (m.reasoning.is_some()
+            || m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_))))
+}
+
 /// Removes reasoning from all assistant messages but the newest `keep` that
 /// hold any; returns how many blocks went.
 pub(crate) fn clear_thinking<S: Slot>(slots: &mut [S], keep: usize) -> usize {
-    let holds = |m: &Message| {
-        m.role == Role::Assistant
-            && (m.reasoning.is_some()
-                || m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_))))
-    };
-    let with: Vec<usize> = (0..slots.len()).filter(|&i| holds(slots[i].borrow())).collect();
+    let with: Vec<usize> =
+        (0..slots.len()).filter(|&i| holds_reasoning(slots[i].borrow())).collect();
     let mut dropped = 0;
     for &i in &with[..with.len().saturating_sub(keep)] {
         let m = slots[i].write();

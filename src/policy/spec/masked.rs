@@ -47,7 +47,7 @@
 
 use super::edits;
 use super::{Masking, PolicySpec, Thinking, ToolResults, Trigger};
-use crate::model::{Message, Part, Role};
+use crate::model::Message;
 use crate::policy::Slot;
 use crate::tokens::Meter;
 use std::collections::VecDeque;
@@ -127,7 +127,7 @@ impl MaskedHistory {
             }
             self.results += 1;
         }
-        if holds_reasoning(m) {
+        if edits::holds_reasoning(m) {
             self.holders.push_back(i);
         }
         self.messages.push(m.clone());
@@ -203,18 +203,10 @@ impl MaskedHistory {
     }
 }
 
-/// Returns true if and only if `m` is an assistant message that holds
-/// reasoning ([`edits::clear_thinking`]'s test).
-fn holds_reasoning(m: &Message) -> bool {
-    m.role == Role::Assistant
-        && (m.reasoning.is_some()
-            || m.content.parts.iter().any(|p| matches!(p, Part::Reasoning(_))))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Reasoning;
+    use crate::model::{Reasoning, Role};
     use crate::policy::spec::{Count, builtin};
     use crate::policy::test_msgs::{call, result};
     use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
