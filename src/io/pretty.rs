@@ -21,7 +21,8 @@
 //!
 //! ## Invariants
 //! - A [`Pretty`] holds exactly the bytes of the tree round trip: it is made
-//!   only by [`Pretty::of`], which reads through the same parser (numbers,
+//!   only by [`Pretty::of_value`] (the tree's own layout) and [`Pretty::of`],
+//!   which reads through the same parser (numbers,
 //!   escapes, depth limit, trailing bytes) and writes through the same
 //!   formatter. Where the two would differ, an object holding a key twice
 //!   (a tree keeps the last value at the first key's place), or where the
