@@ -20,6 +20,7 @@
 //! Not an API: hidden from the docs, and free to change.
 
 use crate::formats::{Format, Record, Unit};
+use crate::io::is_session_array;
 use crate::io::parquet::ParquetReader;
 use crate::io::{Input, Payload, RawRecord};
 use crate::model::{History, Session, Source};
@@ -80,15 +81,6 @@ fn copy_record(r: &RawRecord) -> RawRecord {
         }
     };
     RawRecord { source: r.source.clone(), payload }
-}
-
-/// Returns true if and only if `value` is an array of session objects (the
-/// pipeline splits such a line into one session per element).
-fn is_session_array(value: &Value) -> bool {
-    value.as_array().is_some_and(|items| {
-        !items.is_empty()
-            && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
-    })
 }
 
 /// The source a processed item names (`None` for a passed-through item).
@@ -264,7 +256,9 @@ fn check_job(engine: &Engine<'_>, job: Job) {
     match format.unit() {
         Unit::Record => {
             for (source, value, raw) in parsed {
-                if !adapter.detect(std::slice::from_ref(&value)) && is_session_array(&value) {
+                if !adapter.detect(std::slice::from_ref(&value))
+                    && value.as_array().is_some_and(|items| is_session_array(items))
+                {
                     let Value::Array(items) = value else { continue };
                     for (i, v) in items.into_iter().enumerate() {
                         let src = Source { index: Some(i as u64), ..source.clone() };

@@ -361,12 +361,12 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// Returns true if and only if `value` is an array of session objects (not of messages).
-fn is_session_array(value: &Value) -> bool {
-    value.as_array().is_some_and(|items| {
-        !items.is_empty()
-            && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
-    })
+/// Returns true if and only if `items` are session objects (not messages):
+/// a document of them is read, and a line of them decoded, as one session
+/// per element.
+pub fn is_session_array(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
 }
 
 impl RecordReader {
@@ -476,15 +476,18 @@ impl RecordReader {
                 });
             }
         };
-        if is_session_array(&value) {
-            reader.container = Container::DocumentArray;
-            reader.pending = reader.expand(value, None).into_iter();
-        } else {
-            reader.container = Container::Document;
-            let text = DocumentText(std::sync::Arc::new(all));
-            let source = Source { path: reader.display.clone(), line: None, index: None };
-            let whole = RawRecord { source, payload: Payload::Document { value, text } };
-            reader.pending = vec![whole].into_iter();
+        match value {
+            Value::Array(items) if is_session_array(&items) => {
+                reader.container = Container::DocumentArray;
+                reader.pending = reader.elements(items).into_iter();
+            }
+            value => {
+                reader.container = Container::Document;
+                let text = DocumentText(std::sync::Arc::new(all));
+                let source = Source { path: reader.display.clone(), line: None, index: None };
+                let whole = RawRecord { source, payload: Payload::Document { value, text } };
+                reader.pending = vec![whole].into_iter();
+            }
         }
         Ok(reader)
     }
@@ -493,23 +496,15 @@ impl RecordReader {
         self.container
     }
 
-    /// An array of sessions becomes one record per element; anything else is one record.
-    fn expand(&self, value: Value, line: Option<u64>) -> Vec<RawRecord> {
-        if is_session_array(&value) {
-            let Value::Array(items) = value else { return Vec::new() };
-            return items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| RawRecord {
-                    source: Source { path: self.display.clone(), line, index: Some(i as u64) },
-                    payload: Payload::Value(v),
-                })
-                .collect();
-        }
-        vec![RawRecord {
-            source: Source { path: self.display.clone(), line, index: None },
-            payload: Payload::Value(value),
-        }]
+    /// The elements of a document that is an array of sessions, one record each.
+    fn elements(&self, items: Vec<Value>) -> Vec<RawRecord> {
+        let source =
+            |i: usize| Source { path: self.display.clone(), line: None, index: Some(i as u64) };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| RawRecord { source: source(i), payload: Payload::Value(v) })
+            .collect()
     }
 
     /// The next record, `None` at the end. A read failure ends the input.

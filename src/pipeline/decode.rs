@@ -1,13 +1,13 @@
 //! Decoding: a job's records → sessions, each record on its own (a bad one
 //! becomes a [`Rejection`] beside the good ones). [`decode_job`] is what
-//! commands that only read sessions call; `parse` and `is_session_array`
-//! are shared with the engine.
+//! commands that only read sessions call; `parse` is shared
+//! with the engine.
 
 use super::Job;
 use crate::formats::openai::{KeptRecord, KeptSession};
 use crate::formats::{DecodeError, Format, Record, Unit};
 use crate::io::record_limit::Raw;
-use crate::io::{Payload, RawRecord, ReadError};
+use crate::io::{Payload, RawRecord, ReadError, is_session_array};
 use crate::model::{Session, Source};
 use crate::report::RejectKind;
 use serde_json::Value;
@@ -217,7 +217,9 @@ pub(super) enum RecordSessions {
 /// Splits a line holding an array of sessions into its items; any other
 /// record (one the dialect itself detects, even if it is an array) is one.
 pub(super) fn split_sessions(adapter: &dyn crate::formats::Adapter, r: Record) -> RecordSessions {
-    if adapter.detect(std::slice::from_ref(&r.value)) || !is_session_array(&r.value) {
+    if adapter.detect(std::slice::from_ref(&r.value))
+        || !r.value.as_array().is_some_and(|items| is_session_array(items))
+    {
         return RecordSessions::One(r);
     }
     let Record { source, value: Value::Array(items) } = r else {
@@ -235,12 +237,4 @@ fn sessions_of(adapter: &dyn crate::formats::Adapter, r: Record) -> Vec<Vec<Reco
         RecordSessions::One(r) => vec![vec![r]],
         RecordSessions::Items(items) => items.into_iter().map(|r| vec![r]).collect(),
     }
-}
-
-/// Returns true if and only if `value` is an array of session objects.
-fn is_session_array(value: &Value) -> bool {
-    value.as_array().is_some_and(|items| {
-        !items.is_empty()
-            && items.iter().all(|v| v.as_object().is_some_and(|o| o.contains_key("messages")))
-    })
 }
