@@ -6,15 +6,11 @@ use crate::formats::openai::{decode_session, encode_session};
 use crate::model::{Message, Role, Source};
 use crate::report::wire::CompactionObject;
 use crate::synth::{SynthConfig, session as synth};
-use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
+use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter, o200k_meter as meter};
 use anchors::Category;
 use std::sync::Arc;
 use summary_writer::{BodyRequest, SummaryWriter};
 use test_msgs::{call, calls, result};
-
-fn meter() -> Meter {
-    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
-}
 
 fn synth_session(seed: u64, tokens: u64) -> Session {
     let v = synth(SynthConfig { seed, target_tokens: tokens, ..SynthConfig::default() });

@@ -3,11 +3,7 @@
 
 use super::*;
 use crate::policy::test_msgs::{asst, call, result, user};
-use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
-
-fn meter() -> Meter {
-    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
-}
+use crate::tokens::o200k_meter as meter;
 
 fn build(middle: &[Message], lean: bool, budget: u64) -> Summary {
     let families = ToolFamilies::default();

@@ -236,11 +236,7 @@ fn top(mut items: Vec<Largest>) -> Vec<Largest> {
 mod tests {
     use super::*;
     use crate::model::{Message, Role, ToolCall, Usage};
-    use crate::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS};
-
-    fn meter() -> Meter {
-        Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
-    }
+    use crate::tokens::o200k_meter as meter;
 
     fn session() -> Session {
         let mut call = Message::text(Role::Assistant, "checking");

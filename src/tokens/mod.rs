@@ -139,6 +139,12 @@ impl std::fmt::Debug for Meter {
     }
 }
 
+/// The meter most tests count with: o200k, images at the default size.
+#[cfg(test)]
+pub(crate) fn o200k_meter() -> Meter {
+    Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS)
+}
+
 impl Meter {
     /// Builds a meter on the fast tokenizer. The BPE vocabularies are embedded
     /// in the binary, so this never touches the network; building a vocabulary
