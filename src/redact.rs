@@ -92,6 +92,99 @@ pub fn redact<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// [`redact`] of a JSON text, which stays valid JSON: a mask lands only inside
+/// a string. `redact` masks text as text, so an assignment whose value is not
+/// a string (`"api_key":null`, `"password":1234`) would lose its literal to a
+/// bare `[REDACTED:password]`, and a match begun in one string and ended in
+/// another would eat the quotes between them. Here a match inside one string
+/// is masked as `redact` masks it; a value outside every string is a JSON
+/// literal: a number becomes the mask as a string, `null`, `true` and `false`
+/// hold no secret and stay; a match that runs past its string's end is masked
+/// up to that end. Counted in `masked` only where something was masked.
+pub fn redact_json<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
+    let Some(c) = COMPILED.as_ref() else { return Cow::Borrowed(text) };
+    let hits = c.set.matches(text);
+    if !hits.matched_any() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.to_string();
+    for i in hits.iter() {
+        let (kind, re, group) = &c.each[i];
+        let mask = format!("[REDACTED:{kind}]");
+        let strings = JsonStrings::of(&out);
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for caps in re.captures_iter(&out) {
+            let Some(m) = caps.get(*group) else { continue };
+            match strings.containing(m.start()) {
+                Some(inside) => edits.push((m.start()..m.end().min(inside.end), mask.clone())),
+                None => {
+                    let rest = &out[m.start()..];
+                    let len = rest
+                        .find(|c: char| {
+                            !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+                        })
+                        .unwrap_or(rest.len());
+                    if serde_json::from_str::<serde_json::Number>(&rest[..len]).is_ok() {
+                        edits.push((m.start()..m.start() + len, format!("\"{mask}\"")));
+                    }
+                }
+            }
+        }
+        if edits.is_empty() {
+            continue;
+        }
+        *masked.entry(kind).or_insert(0) += edits.len() as u64;
+        let mut next = String::with_capacity(out.len());
+        let mut from = 0;
+        for (span, with) in edits {
+            next.push_str(&out[from..span.start]);
+            next.push_str(&with);
+            from = span.end;
+        }
+        next.push_str(&out[from..]);
+        out = next;
+    }
+    Cow::Owned(out)
+}
+
+/// The contents of the strings of a JSON text (between their quotes, escapes
+/// included), in order. Outside a valid JSON text it still splits at every
+/// quote no backslash escapes.
+struct JsonStrings(Vec<std::ops::Range<usize>>);
+
+impl JsonStrings {
+    fn of(text: &str) -> JsonStrings {
+        let b = text.as_bytes();
+        let mut spans = Vec::new();
+        let mut i = 0;
+        while let Some(k) = memchr::memchr(b'"', &b[i..]) {
+            let start = i + k + 1;
+            let mut j = start;
+            loop {
+                match memchr::memchr2(b'"', b'\\', &b[j..]) {
+                    Some(k) if b[j + k] == b'\\' => j = (j + k + 2).min(b.len()),
+                    Some(k) => {
+                        spans.push(start..j + k);
+                        i = j + k + 1;
+                        break;
+                    }
+                    None => {
+                        spans.push(start..b.len());
+                        return JsonStrings(spans);
+                    }
+                }
+            }
+        }
+        JsonStrings(spans)
+    }
+
+    /// The string whose content holds byte `at`, if any.
+    fn containing(&self, at: usize) -> Option<std::ops::Range<usize>> {
+        let k = self.0.partition_point(|r| r.end <= at);
+        self.0.get(k).filter(|r| r.start <= at).cloned()
+    }
+}
+
 /// Bytes of a stream read and masked at a time by [`redact_stream`].
 const STREAM_WINDOW_BYTES: usize = 4 << 20;
 
@@ -266,6 +359,70 @@ mod tests {
         assert!(matches!(redact(t, &mut m), Cow::Borrowed(_)));
         assert!(m.is_empty());
         assert!(!contains_secret(t));
+    }
+
+    fn red_json(t: &str) -> (String, Masked) {
+        let mut m = Masked::new();
+        let out = redact_json(t, &mut m).into_owned();
+        (out, m)
+    }
+
+    /// Found on SWE-agent's `"api_key": null`: `redact` made it a bare
+    /// `[REDACTED:password]`, and the document writer failed on the line.
+    #[test]
+    fn a_value_that_is_not_a_string_stays_a_json_literal() {
+        let (out, m) = red_json(r#"{"api_key":null,"api_version":null}"#);
+        assert_eq!(out, r#"{"api_key":null,"api_version":null}"#);
+        assert!(m.is_empty());
+        let (out, m) = red_json(r#"{"password":123456,"secret":true}"#);
+        assert_eq!(out, r#"{"password":"[REDACTED:password]","secret":true}"#);
+        assert_eq!(m["password"], 1);
+        // As text, the same line is masked out of JSON (why the outputs use redact_json).
+        let (out, _) = red(r#"{"api_key":null}"#);
+        assert!(serde_json::from_str::<serde_json::Value>(&out).is_err());
+    }
+
+    #[test]
+    fn a_match_past_its_string_is_masked_to_the_string_end() {
+        let text =
+            r#"["-----BEGIN RSA PRIVATE KEY-----\nMIIEow","x -----END RSA PRIVATE KEY-----"]"#;
+        let (out, m) = red_json(text);
+        assert_eq!(out, r#"["[REDACTED:private_key]","x -----END RSA PRIVATE KEY-----"]"#);
+        assert_eq!(m["private_key"], 1);
+    }
+
+    #[test]
+    fn inside_strings_json_masking_is_text_masking() {
+        let v = serde_json::json!({"cmd": "export TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB",
+            "password": "hunter2x", "note": "db password=hunter2x; Bearer abcdefghijklmnop1234567890"});
+        let text = v.to_string();
+        assert_eq!(red_json(&text), red(&text));
+    }
+
+    proptest::proptest! {
+        /// Whatever secrets a JSON text holds, and wherever: masked, it is JSON.
+        #[test]
+        fn masked_json_is_json(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "password", "api_key", "secret", ": ", "=", "\"", "'", "null", "1234", "true",
+                "hunter2x", "sk-proj-abcdefghijklmnopqrstuvwxyz01", "Bearer abcdefghijklmnop1234",
+                "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "\n", " ", ",",
+            ]), 0..12),
+            shape in 0..3usize,
+        ) {
+            let s: String = pieces.concat();
+            let v = match shape {
+                0 => serde_json::json!({"password": s, "api_key": null, "secret": 1234}),
+                1 => serde_json::json!([s, {"k": &s}, s.len()]),
+                _ => serde_json::json!({ s.clone(): s }),
+            };
+            for text in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
+                let (out, _) = red_json(&text);
+                proptest::prop_assert!(
+                    serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{} -> {}", text, out
+                );
+            }
+        }
     }
 
     #[test]

@@ -570,6 +570,26 @@ fn redact_masks_secrets_in_everything_written() {
     assert!(std::fs::read_to_string(&plain).unwrap().contains(key));
 }
 
+/// `--redact` keeps every output JSON: SWE-agent's trajectory holds
+/// `"api_key": null`, which masking as text turned into a bare
+/// `[REDACTED:password]`; the document writer then failed with an error that
+/// named no file. Fails on the binary before `redact::redact_json`.
+#[test]
+fn redacted_documents_stay_json() {
+    let dir = TestDir::new();
+    let out = dir.join("out");
+    run_ok(
+        compactor()
+            .args(["compact", "--redact", "-q", "--mode", "lean", "--force", "-o"])
+            .arg(format!("{}/", out.display()))
+            .arg(fixture("swe_agent/marshmallow_function_calling.traj")),
+    );
+    let text = std::fs::read_to_string(out.join("marshmallow_function_calling.traj")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(text.contains("\"api_key\": null"), "the literal stays");
+    assert!(doc.get("trajectory").is_some_and(|t| t.is_array()), "a trajectory document");
+}
+
 /// Ctrl-C in the middle of a run: exit 130, say so, and leave only complete
 /// files under final names (no temporary file, no truncated output).
 #[cfg(unix)]

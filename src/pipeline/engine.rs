@@ -603,7 +603,7 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
     let out = lines
         .into_iter()
         .map(|l| match String::from_utf8(l) {
-            Ok(s) => crate::redact::redact(&s, &mut masked).into_owned().into_bytes(),
+            Ok(s) => crate::redact::redact_json(&s, &mut masked).into_owned().into_bytes(),
             Err(e) => e.into_bytes(),
         })
         .collect();
