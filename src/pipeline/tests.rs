@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::formats::{DETECT_RECORDS, Record};
+use crate::io::Container;
 use crate::io::{Input, Payload};
 use crate::model::{History, Session, Source};
 use crate::policy::{self, Policy};
@@ -130,8 +131,13 @@ fn openai_lines() -> Vec<Vec<u8>> {
 
 fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
     let record = RawRecord { source: Source::default(), payload: Payload::Line(line.to_vec()) };
-    let job =
-        Job { input: 0, format: Format::OpenAi, history: History::Full, records: vec![record] };
+    let job = Job {
+        input: 0,
+        container: Container::Jsonl,
+        format: Format::OpenAi,
+        history: History::Full,
+        records: vec![record],
+    };
     let mut out = Vec::new();
     for p in engine.process(job) {
         match p {
@@ -140,6 +146,7 @@ fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
                 Output::Values(values) => {
                     out.extend(values.iter().map(|v| serde_json::to_vec(v).unwrap()));
                 }
+                Output::Pretty(_) => panic!("a line laid out as a document"),
             },
             other => panic!("{other:?}"),
         }
@@ -155,6 +162,7 @@ fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
     for line in openai_lines() {
         let job = || Job {
             input: 0,
+            container: Container::Jsonl,
             format: Format::OpenAi,
             history: History::Full,
             records: vec![RawRecord {
@@ -202,7 +210,7 @@ fn kept_fields_write_what_a_whole_parse_writes() {
             caches: crate::policy::Caches::default(),
             to: None,
             redact: false,
-            lines,
+            handover: if lines { Handover::Lines } else { Handover::Values },
             shard: None,
             keep_source_fields: false,
             training: false,
@@ -228,6 +236,7 @@ fn outcome(p: Processed) -> (String, Vec<Vec<u8>>) {
     let lines = match done.output {
         Output::Raw(lines) => lines,
         Output::Values(values) => values.iter().map(|v| serde_json::to_vec(v).unwrap()).collect(),
+        Output::Pretty(_) => panic!("a line laid out as a document"),
     };
     assert_eq!(done.row.id, done.id);
     (serde_json::to_string(&done.row).unwrap(), lines)
@@ -260,7 +269,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 caches: crate::policy::Caches::default(),
                 to: None,
                 redact,
-                lines: true,
+                handover: Handover::Lines,
                 shard,
                 keep_source_fields: false,
                 training: false,
@@ -269,6 +278,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 let source = Source { path: "s.jsonl".into(), line: Some(i as u64), index: None };
                 let job = Job {
                     input: 0,
+                    container: Container::Jsonl,
                     format: Format::OpenAi,
                     history: History::Full,
                     records: vec![RawRecord {
@@ -282,6 +292,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                     .session(
                         0,
                         Format::OpenAi,
+                        super::engine::Form::Lines,
                         History::Full,
                         vec![record],
                         Some(vec![line.clone()]),
