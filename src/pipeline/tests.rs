@@ -312,3 +312,62 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
     }
     assert!(passed > 50 && compacted > 10 && dropped > 10, "{passed} {compacted} {dropped}");
 }
+
+/// Under `-o DIR/` a document's records are laid out pretty on the worker
+/// ([`Output::Pretty`]): the bytes the writer laid out from the lines it was
+/// handed before, for every fixture document (OpenAI, SWE-agent, ToolBench)
+/// and its compaction; every other job is handed over as lines, as before.
+#[test]
+fn a_document_laid_out_by_the_worker_is_its_lines_laid_out() {
+    use crate::io::pretty::Pretty;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let inputs = crate::io::expand_inputs(&[root.to_string_lossy().into_owned()]).unwrap();
+    let jobs = || {
+        let mut reader = JobReader::new(&inputs, None);
+        let mut jobs = Vec::new();
+        while let Some(item) = reader.next_item() {
+            if let Item::Job(job) = item {
+                jobs.push(job);
+            }
+        }
+        jobs
+    };
+    let meter = Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+    let mut policy = Policy::new(policy::Mode::Lean, 16_000);
+    policy.force = true;
+    let engine = |handover| Engine {
+        policy: &policy,
+        auto: None,
+        meter: &meter,
+        caches: crate::policy::Caches::default(),
+        to: None,
+        redact: false,
+        handover,
+        shard: None,
+        keep_source_fields: false,
+        training: false,
+    };
+    let (per_input, lines) = (engine(Handover::PerInput), engine(Handover::Lines));
+    let (mut documents, mut others) = (0, 0);
+    for (a, b) in jobs().into_iter().zip(jobs()) {
+        let (got, want) = (per_input.process(a), lines.process(b));
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.into_iter().zip(want) {
+            let (Processed::Session(g), Processed::Session(w)) = (g, w) else { continue };
+            match (g.output, w.output) {
+                (Output::Pretty(records), Output::Raw(lines)) => {
+                    let laid_out: Vec<Pretty> =
+                        lines.iter().map(|l| Pretty::of(l).unwrap()).collect();
+                    assert!(records == laid_out, "{}", g.source);
+                    documents += 1;
+                }
+                (Output::Raw(got), Output::Raw(want)) => {
+                    assert_eq!(got, want, "{}", g.source);
+                    others += 1;
+                }
+                (got, want) => panic!("{}: {got:?} for {want:?}", g.source),
+            }
+        }
+    }
+    assert!(documents >= 5 && others >= 20, "{documents} documents, {others} others");
+}
