@@ -190,6 +190,23 @@ fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
     assert!(kept_fields > 100, "{kept_fields} fields kept");
 }
 
+/// The engine `compact` runs on its inputs in their own dialect, with
+/// `policy` and `meter`, handing records over as `handover`.
+fn engine_of<'a>(policy: &'a Policy, meter: &'a Meter, handover: Handover) -> Engine<'a> {
+    Engine {
+        policy,
+        auto: None,
+        meter,
+        caches: crate::policy::Caches::default(),
+        to: None,
+        redact: false,
+        handover,
+        shard: None,
+        keep_source_fields: false,
+        training: false,
+    }
+}
+
 /// JSON Lines output keeps unread fields as text; any other output parses
 /// the line whole. Both write the same bytes, for every mode.
 #[test]
@@ -203,17 +220,8 @@ fn kept_fields_write_what_a_whole_parse_writes() {
     for mode in [policy::Mode::Lean, policy::Mode::Tiered, policy::Mode::Legacy] {
         let mut policy = Policy::new(mode, 16_000);
         policy.force = true;
-        let engine = |lines: bool| Engine {
-            policy: &policy,
-            auto: None,
-            meter: &meter,
-            caches: crate::policy::Caches::default(),
-            to: None,
-            redact: false,
-            handover: if lines { Handover::Lines } else { Handover::Values },
-            shard: None,
-            keep_source_fields: false,
-            training: false,
+        let engine = |lines: bool| {
+            engine_of(&policy, &meter, if lines { Handover::Lines } else { Handover::Values })
         };
         let mut compacted = 0;
         for line in &lines {
@@ -335,19 +343,8 @@ fn a_document_laid_out_by_the_worker_is_its_lines_laid_out() {
     let meter = Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
     let mut policy = Policy::new(policy::Mode::Lean, 16_000);
     policy.force = true;
-    let engine = |handover| Engine {
-        policy: &policy,
-        auto: None,
-        meter: &meter,
-        caches: crate::policy::Caches::default(),
-        to: None,
-        redact: false,
-        handover,
-        shard: None,
-        keep_source_fields: false,
-        training: false,
-    };
-    let (per_input, lines) = (engine(Handover::PerInput), engine(Handover::Lines));
+    let per_input = engine_of(&policy, &meter, Handover::PerInput);
+    let lines = engine_of(&policy, &meter, Handover::Lines);
     let (mut documents, mut others) = (0, 0);
     for (a, b) in jobs().into_iter().zip(jobs()) {
         let (got, want) = (per_input.process(a), lines.process(b));
