@@ -24,7 +24,7 @@ use crate::io::is_session_array;
 use crate::io::parquet::ParquetReader;
 use crate::io::{Input, Payload, RawRecord};
 use crate::model::{History, Session, Source};
-use crate::pipeline::{Engine, Item, Job, JobReader, Output, Processed};
+use crate::pipeline::{Engine, Handover, Item, Job, JobReader, Output, Processed};
 use crate::policy::verify::verify;
 use crate::policy::{Mode, Policy, compact, summary};
 use crate::report::wire::CompactionObject;
@@ -142,7 +142,7 @@ fn engine(policy: &Policy) -> Engine<'_> {
         caches: crate::policy::Caches::default(),
         to: None,
         redact: false,
-        lines: true,
+        handover: Handover::Lines,
         shard: None,
         keep_source_fields: false,
         training: false,
@@ -210,6 +210,7 @@ fn check_job(engine: &Engine<'_>, job: Job) {
     let copies: Vec<RawRecord> = job.records.iter().map(copy_record).collect();
     let out = engine.process(Job {
         input: job.input,
+        container: job.container,
         format,
         history: History::default(),
         records: job.records,
@@ -311,8 +312,8 @@ fn check_job(engine: &Engine<'_>, job: Job) {
                             "{format}: an uncompacted session was not written back as its lines"
                         );
                     }
-                    (Output::Values(_), None) | (Output::Raw(_), None) => {}
-                    (Output::Values(_), Some(_)) => {
+                    (Output::Values(_) | Output::Raw(_) | Output::Pretty(_), None) => {}
+                    (Output::Values(_) | Output::Pretty(_), Some(_)) => {
                         panic!("{format}: an uncompacted session of lines was re-encoded")
                     }
                 }
@@ -589,6 +590,7 @@ pub fn pipeline(data: &[u8]) {
         let engine = engine(&policy);
         let job = || Job {
             input: 0,
+            container: crate::io::Container::Jsonl,
             format: Format::OpenAi,
             history: History::default(),
             records: body
@@ -607,6 +609,7 @@ pub fn pipeline(data: &[u8]) {
                     Processed::Session(d) => match d.output {
                         Output::Raw(lines) => lines,
                         Output::Values(v) => v.iter().map(|x| x.to_string().into_bytes()).collect(),
+                        Output::Pretty(p) => p.into_iter().map(|r| r.into_bytes()).collect(),
                     },
                     Processed::Rejected { reason, raw, .. } => {
                         vec![reason.into_bytes(), raw.held().to_vec()]

@@ -4,9 +4,9 @@
 
 use compactor::formats::Format;
 use compactor::formats::openai::decode_session;
-use compactor::io::{Payload, RawRecord};
+use compactor::io::{Container, Payload, RawRecord};
 use compactor::model::{Session, Source};
-use compactor::pipeline::{Engine, Item, Job, Output, Processed};
+use compactor::pipeline::{Engine, Handover, Item, Job, Output, Processed};
 use compactor::policy::summary::is_summary;
 use compactor::policy::{Mode, Policy, compact, verify::verify};
 use compactor::tokens::{CounterKind, DEFAULT_IMAGE_TOKENS, Meter};
@@ -157,7 +157,7 @@ proptest! {
             caches: compactor::policy::Caches::default(),
             to: None,
             redact: false,
-            lines: false,
+            handover: Handover::Values,
             shard: None,
             keep_source_fields: false,
             training: false,
@@ -165,6 +165,7 @@ proptest! {
         let records = || -> Vec<Item> {
             batch.iter().enumerate().map(|(i, ops)| Item::Job(Job {
                 input: 0,
+                container: Container::Jsonl,
                 format: Format::OpenAi,
                 history: compactor::model::History::Full,
                 records: vec![RawRecord {
@@ -178,6 +179,7 @@ proptest! {
                 Processed::Session(d) => match d.output {
                     Output::Raw(b) => b.into_iter().map(|l| String::from_utf8(l).unwrap()).collect(),
                     Output::Values(v) => v.iter().map(Value::to_string).collect(),
+                    Output::Pretty(p) => p.into_iter().map(|r| String::from_utf8(r.into_bytes()).unwrap()).collect(),
                 },
                 Processed::Rejected { reason, .. } => reason,
                 Processed::Item(_) | Processed::Unreadable { .. } => String::new(),

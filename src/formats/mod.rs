@@ -36,6 +36,7 @@ pub mod swe_agent;
 mod testing;
 pub mod toolbench;
 
+use crate::io::pretty::Pretty;
 use crate::model::{Content, Continuation, History, Message, MessageMeta, Role, Session, Source};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -107,6 +108,13 @@ pub trait Adapter: Sync + Send {
         let values = self.encode(session, compaction);
         values.iter().map(crate::json_text::line).collect()
     }
+    /// [`Adapter::encode`]'s records laid out pretty, each as [`Pretty::of`]
+    /// lays out its line: what a document output writes. A dialect may write
+    /// them without building the `Value`s ([`crate::io::pretty::Tree`]).
+    fn encode_pretty(&self, session: &Session, compaction: Option<&Value>) -> Vec<Pretty> {
+        let values = self.encode(session, compaction);
+        values.iter().map(Pretty::of_value).collect()
+    }
     /// What a clean request of this dialect needs beyond
     /// `request::normalize` (the engine applies it to a converted session
     /// before compaction); most need nothing.
@@ -153,6 +161,10 @@ pub trait RecordDialect: Sync + Send {
     fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
         crate::json_text::line(&Self::encode_record(session, compaction))
     }
+    /// [`RecordDialect::encode_record`]'s record laid out pretty.
+    fn encode_pretty(session: &Session, compaction: Option<&Value>) -> Pretty {
+        Pretty::of_value(&Self::encode_record(session, compaction))
+    }
     /// [`Adapter::clean_request`].
     fn clean_request(session: Session) -> Session {
         session
@@ -183,6 +195,10 @@ impl<D: RecordDialect> Adapter for D {
 
     fn encode_lines(&self, session: &Session, compaction: Option<&Value>) -> Vec<Vec<u8>> {
         vec![D::encode_line(session, compaction)]
+    }
+
+    fn encode_pretty(&self, session: &Session, compaction: Option<&Value>) -> Vec<Pretty> {
+        vec![D::encode_pretty(session, compaction)]
     }
 
     fn clean_request(&self, session: Session) -> Session {

@@ -179,6 +179,19 @@ impl SessionWriter {
         }
     }
 
+    /// Writes a record laid out pretty by a worker (for a document output,
+    /// where it is only copied). In another layout it is read again as the
+    /// `Value` it holds.
+    pub fn write_laid_out(&mut self, record: Pretty) -> io::Result<()> {
+        match self.layout {
+            Layout::Document | Layout::Array => self.write_pretty(record),
+            Layout::Jsonl | Layout::Parquet => {
+                let value: Value = serde_json::from_slice(record.as_bytes())?;
+                self.write(&value)
+            }
+        }
+    }
+
     /// Writes one pretty record of a document or an array.
     fn write_pretty(&mut self, record: Pretty) -> io::Result<()> {
         if self.layout == Layout::Document {

@@ -19,15 +19,23 @@
 //! order read (serde_json's `preserve_order`), numbers and strings as a
 //! `Value` would print them (`1.0e2` as `100.0`, `"\u00e9"` as `"é"`).
 //!
+//! A document's records can also be laid out where they are encoded, with
+//! no compact text in between: [`Pretty::of_tree`] serializes a [`Tree`]
+//! (a `Value`, or a writer that writes some `Value`'s bytes) through the
+//! same formatter.
+//!
 //! ## Invariants
 //! - A [`Pretty`] holds exactly the bytes of the tree round trip: it is made
-//!   only by [`Pretty::of_value`] (the tree's own layout) and [`Pretty::of`],
+//!   only by [`Pretty::of_value`] (the tree's own layout), [`Pretty::of`],
 //!   which reads through the same parser (numbers,
 //!   escapes, depth limit, trailing bytes) and writes through the same
-//!   formatter. Where the two would differ, an object holding a key twice
+//!   formatter, and [`Pretty::of_tree`], which takes only a [`Tree`]. Where
+//!   the text would differ, an object holding a key twice
 //!   (a tree keeps the last value at the first key's place), or where the
-//!   text is not JSON, it takes the tree's way. Pinned against the round
-//!   trip by a proptest and by the duplicate-key and error tests below.
+//!   text is not JSON, [`Pretty::of`] takes the tree's way. Pinned against the
+//!   round trip by a proptest and by the duplicate-key and error tests below;
+//!   each [`Tree`] by a test of its own against [`Pretty::of`] of its
+//!   compact text.
 
 use crate::json_text::AnyValue;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
@@ -44,6 +52,17 @@ const LINEAR_KEY_CHECK: usize = 16;
 /// The pretty layout of one JSON text, identical to the `Value` round trip's.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Pretty(Vec<u8>);
+
+/// A `Serialize` whose compact JSON text is a `Value`'s: parsed into a tree
+/// and written again, it gives the same bytes (no object holds a key twice,
+/// nothing is written as raw text). The pretty formatter then sees the same
+/// events from it as from that tree, so [`Pretty::of_tree`] writes the round
+/// trip's layout with no text parsed. An implementation promises this, and a
+/// test of it compares [`Pretty::of_tree`] with [`Pretty::of`] of its compact
+/// text.
+pub trait Tree: serde::Serialize {}
+
+impl Tree for Value {}
 
 impl Pretty {
     /// The pretty layout of `bytes`: streamed when it can be, else through a
@@ -67,11 +86,24 @@ impl Pretty {
     /// The pretty layout of a tree.
     pub fn of_value(value: &Value) -> Pretty {
         // Writing to a `Vec` cannot fail, nor can serializing a `Value`.
-        Pretty(serde_json::to_vec_pretty(value).unwrap_or_default())
+        Pretty::of_tree(value).unwrap_or_else(|_| Pretty(Vec::new()))
+    }
+
+    /// The pretty layout of what `tree` serializes, written as it goes.
+    /// An error only where serializing it fails (a `Serialize` impl's own
+    /// error; writing to a `Vec` does not fail).
+    pub fn of_tree<T: Tree + ?Sized>(tree: &T) -> serde_json::Result<Pretty> {
+        let mut out = Vec::with_capacity(4096);
+        tree.serialize(&mut serde_json::Serializer::pretty(&mut out))?;
+        Ok(Pretty(out))
     }
 
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
     }
 }
 
@@ -335,6 +367,15 @@ mod tests {
             let text = text_of(&v);
             let got = Pretty::of(text.as_bytes()).unwrap();
             prop_assert_eq!(got.as_bytes(), &tree(text.as_bytes())[..]);
+        }
+
+        /// A tree laid out as serialized is its compact text laid out as read.
+        #[test]
+        fn a_tree_is_laid_out_as_its_compact_text(v in json()) {
+            let value: Value = serde_json::from_str(&text_of(&v)).unwrap();
+            let got = Pretty::of_tree(&value).unwrap();
+            let read = Pretty::of(&crate::json_text::line(&value)).unwrap();
+            prop_assert_eq!(got.as_bytes(), read.as_bytes());
         }
     }
 }

@@ -5,8 +5,10 @@ use super::decode::{KeptOr, RecordSessions, Unparsed, parse, parse_kept, split_s
 use super::{Item, Job};
 use crate::formats::openai::{FastPath, KeptRecord, Reads};
 use crate::formats::{DecodeError, Format, Record, Unit};
+use crate::io::output::Layout;
+use crate::io::pretty::Pretty;
 use crate::io::record_limit::Raw;
-use crate::io::{DocumentText, Payload, RawRecord, ReadError};
+use crate::io::{Container, DocumentText, Payload, RawRecord, ReadError};
 use crate::model::{Continuation, History, Session, Source, Trigger, continuation_id};
 use crate::policy::{self, Compaction, Policy};
 use crate::report::RejectKind;
@@ -30,9 +32,8 @@ pub struct Engine<'a> {
     pub to: Option<Format>,
     /// Mask secrets in everything written (`--redact`).
     pub redact: bool,
-    /// Serialize encoded records to JSON lines on the worker (set when the
-    /// output is JSON Lines), so that the single writer thread only copies bytes.
-    pub lines: bool,
+    /// In what form the workers hand encoded records to the writer.
+    pub handover: Handover,
     /// `--shard K/N`: sessions of other shards are decoded (to learn their id)
     /// and dropped before any compaction work.
     pub shard: Option<crate::pipeline::shard::Shard>,
@@ -43,6 +44,23 @@ pub struct Engine<'a> {
     /// each clean OpenAI record is made a training row ([`crate::training::shape`]:
     /// loss flags, one leading system message, declared tools).
     pub training: bool,
+}
+
+/// In what form a worker hands a session's encoded records to the writer
+/// thread, which is one for the whole run: the more a worker writes, the less
+/// the writer has to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handover {
+    /// As `Value`s, which the writer lays out (a Parquet output, or one
+    /// pretty output file).
+    Values,
+    /// As JSON lines (JSON Lines out: standard output, a `.jsonl` file), so
+    /// that the writer only copies bytes.
+    Lines,
+    /// Each input's in its own output's layout (`-o DIR/`, [`super::layout_for`]):
+    /// JSON lines, or laid out pretty for a document ([`Output::Pretty`]), so
+    /// that the writer only copies bytes.
+    PerInput,
 }
 
 /// A processed item, in input order.
@@ -85,8 +103,20 @@ pub struct Done {
 /// What to write for a session: its input lines unchanged, or encoded records.
 #[derive(Debug)]
 pub enum Output {
+    /// JSON lines: unchanged input lines, or encoded records serialized.
     Raw(Vec<Vec<u8>>),
     Values(Vec<Value>),
+    /// Encoded records laid out pretty, for a document output.
+    Pretty(Vec<Pretty>),
+}
+
+/// What a job's encoded records become on the worker: [`Handover`] applied
+/// to its file's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Form {
+    Values,
+    Lines,
+    Pretty,
 }
 
 /// Lines longer than this many bytes per token of the trigger are decoded
@@ -128,7 +158,8 @@ impl Engine<'_> {
 
     /// [`Engine::process`] before the rejected records are sharded.
     fn process_all(&self, job: Job) -> Vec<Processed> {
-        let Job { input, format, history, records } = job;
+        let Job { input, container, format, history, records } = job;
+        let form = self.form(container, format);
         let invalid = |Unparsed { source, kind, reason, raw }: Unparsed| Processed::Rejected {
             input,
             source,
@@ -154,7 +185,7 @@ impl Engine<'_> {
         // which gives the lines JSON Lines output and redaction use.
         let keep = format == Format::OpenAi
             && self.same(format)
-            && (self.lines || self.redact)
+            && (form != Form::Values || self.redact)
             && FastPath::Kept.may_run(self.reads());
         match format.unit() {
             Unit::Record => {
@@ -207,7 +238,7 @@ impl Engine<'_> {
                             };
                             settle(
                                 &mut out,
-                                self.session(input, format, history, vec![record], raws),
+                                self.session(input, format, form, history, vec![record], raws),
                                 bytes,
                             );
                         }
@@ -216,7 +247,7 @@ impl Engine<'_> {
                                 let bytes = RejectText::Bytes(raw_of(&rec, None));
                                 settle(
                                     &mut out,
-                                    self.session(input, format, history, vec![rec], None),
+                                    self.session(input, format, form, history, vec![rec], None),
                                     bytes,
                                 );
                             }
@@ -246,7 +277,8 @@ impl Engine<'_> {
                 let bytes: Vec<u8> = raws.join(&b'\n');
                 let raws = all_lines.then_some(raws);
                 let bytes = RejectText::Bytes(bytes);
-                settle(&mut out, self.session(input, format, history, good, raws), bytes);
+                let session = self.session(input, format, form, history, good, raws);
+                settle(&mut out, session, bytes);
                 out
             }
         }
@@ -257,6 +289,7 @@ impl Engine<'_> {
         &self,
         input: usize,
         format: Format,
+        form: Form,
         history: History,
         records: Vec<Record>,
         raw_lines: Option<Vec<Vec<u8>>>,
@@ -349,7 +382,7 @@ impl Engine<'_> {
                     let (value, more) =
                         crate::request::messages::encode(&outcome.session, object.as_ref());
                     repairs.merge(&more);
-                    if self.lines || self.redact {
+                    if form != Form::Values || self.redact {
                         Output::Raw(vec![crate::json_text::line(&value)])
                     } else {
                         Output::Values(vec![value])
@@ -359,13 +392,15 @@ impl Engine<'_> {
                     for v in &mut values {
                         crate::training::shape(v, &outcome.session);
                     }
-                    if self.lines || self.redact {
+                    if form != Form::Values || self.redact {
                         let line = |v: &Value| serde_json::to_vec(v).unwrap_or_default();
                         Output::Raw(values.iter().map(line).collect())
                     } else {
                         Output::Values(values)
                     }
-                } else if self.lines || self.redact {
+                } else if form == Form::Pretty && !self.redact {
+                    Output::Pretty(to.adapter().encode_pretty(&outcome.session, object.as_ref()))
+                } else if form != Form::Values || self.redact {
                     Output::Raw(to.adapter().encode_lines(&outcome.session, object.as_ref()))
                 } else {
                     Output::Values(to.adapter().encode(&outcome.session, object.as_ref()))
@@ -425,6 +460,18 @@ impl Engine<'_> {
             chosen.map(|c| (chosen_policy.window, c)),
             Repairs::default(),
         )))
+    }
+
+    /// The form a job's sessions are handed over in, from its file's layout.
+    fn form(&self, container: Container, format: Format) -> Form {
+        match self.handover {
+            Handover::Values => Form::Values,
+            Handover::Lines => Form::Lines,
+            Handover::PerInput => match super::layout_for(container, format, self.to, false) {
+                Layout::Document | Layout::Array => Form::Pretty,
+                Layout::Jsonl | Layout::Parquet => Form::Lines,
+            },
+        }
     }
 
     /// The policy of a session: under `--model auto` its log's model's.
@@ -599,6 +646,8 @@ fn redact_output(output: Output) -> (Output, crate::redact::Masked) {
     let lines: Vec<Vec<u8>> = match output {
         Output::Raw(lines) => lines,
         Output::Values(values) => values.iter().map(crate::json_text::line).collect(),
+        // Not made under `--redact`; its text is JSON as well.
+        Output::Pretty(records) => records.into_iter().map(Pretty::into_bytes).collect(),
     };
     let out = lines
         .into_iter()

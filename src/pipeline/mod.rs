@@ -28,11 +28,12 @@ mod subagent;
 mod tests;
 
 pub use decode::{ReadSession, Rejection, decode_job, decode_job_with};
-pub use engine::{Done, Engine, Output, Processed};
+pub use engine::{Done, Engine, Handover, Output, Processed};
 pub use policies::Policies;
 pub use read::JobReader;
 
-use crate::formats::Format;
+use crate::formats::{Format, Unit};
+use crate::io::output::Layout;
 use crate::io::{Container, RawRecord, ReadError};
 use crate::model::History;
 
@@ -40,6 +41,9 @@ use crate::model::History;
 #[derive(Debug)]
 pub struct Job {
     pub input: usize,
+    /// How its file is laid out (which decides its output's layout under
+    /// `-o DIR/`: [`layout_for`]).
+    pub container: Container,
     pub format: Format,
     /// Which part of an agent log becomes messages ([`History`]).
     pub history: History,
@@ -65,4 +69,22 @@ pub enum Item {
     End {
         input: usize,
     },
+}
+
+/// The layout of an input's own output (`-o DIR/`): the input's, unless a
+/// conversion turns one session per file into one session per line, or asks
+/// for Parquet.
+pub fn layout_for(container: Container, from: Format, to: Option<Format>, parquet: bool) -> Layout {
+    if parquet || (container == Container::Parquet && to.is_none()) {
+        return Layout::Parquet;
+    }
+    let to = to.unwrap_or(from);
+    if from.unit() == Unit::File && to.unit() == Unit::Record {
+        return Layout::Jsonl;
+    }
+    match container {
+        Container::Jsonl | Container::Parquet => Layout::Jsonl,
+        Container::Document => Layout::Document,
+        Container::DocumentArray => Layout::Array,
+    }
 }

@@ -164,6 +164,7 @@ impl<'a> JobReader<'a> {
             // Whatever was read before the failure still counts.
             self.queue.push_back(Item::Job(Job {
                 input: idx,
+                container,
                 format,
                 history: self.history,
                 records: head.into_iter().collect(),
@@ -203,6 +204,7 @@ impl<'a> JobReader<'a> {
                 continue;
             };
             let (input, format, history) = (cur.input, cur.format, self.history);
+            let container = cur.reader.container();
             match format.unit() {
                 Unit::Record => {
                     let next = cur.head.pop_front().map(Ok).or_else(|| cur.reader.next_record());
@@ -210,6 +212,7 @@ impl<'a> JobReader<'a> {
                         Some(Ok(r)) => {
                             return Some(Item::Job(Job {
                                 input,
+                                container,
                                 format,
                                 history,
                                 records: vec![r],
@@ -240,7 +243,13 @@ impl<'a> JobReader<'a> {
                     }
                     self.current = None;
                     if !records.is_empty() {
-                        self.queue.push_back(Item::Job(Job { input, format, history, records }));
+                        self.queue.push_back(Item::Job(Job {
+                            input,
+                            container,
+                            format,
+                            history,
+                            records,
+                        }));
                     }
                     if let Some(error) = failure {
                         self.queue.push_back(Item::Failed { input, error });

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::formats::{DETECT_RECORDS, Record};
+use crate::io::Container;
 use crate::io::{Input, Payload};
 use crate::model::{History, Session, Source};
 use crate::policy::{self, Policy};
@@ -130,8 +131,13 @@ fn openai_lines() -> Vec<Vec<u8>> {
 
 fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
     let record = RawRecord { source: Source::default(), payload: Payload::Line(line.to_vec()) };
-    let job =
-        Job { input: 0, format: Format::OpenAi, history: History::Full, records: vec![record] };
+    let job = Job {
+        input: 0,
+        container: Container::Jsonl,
+        format: Format::OpenAi,
+        history: History::Full,
+        records: vec![record],
+    };
     let mut out = Vec::new();
     for p in engine.process(job) {
         match p {
@@ -140,6 +146,7 @@ fn run(engine: &Engine<'_>, line: &[u8]) -> Vec<Vec<u8>> {
                 Output::Values(values) => {
                     out.extend(values.iter().map(|v| serde_json::to_vec(v).unwrap()));
                 }
+                Output::Pretty(_) => panic!("a line laid out as a document"),
             },
             other => panic!("{other:?}"),
         }
@@ -155,6 +162,7 @@ fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
     for line in openai_lines() {
         let job = || Job {
             input: 0,
+            container: Container::Jsonl,
             format: Format::OpenAi,
             history: History::Full,
             records: vec![RawRecord {
@@ -182,6 +190,23 @@ fn sessions_decoded_keeping_unread_fields_are_the_whole_parse_sessions() {
     assert!(kept_fields > 100, "{kept_fields} fields kept");
 }
 
+/// The engine `compact` runs on its inputs in their own dialect, with
+/// `policy` and `meter`, handing records over as `handover`.
+fn engine_of<'a>(policy: &'a Policy, meter: &'a Meter, handover: Handover) -> Engine<'a> {
+    Engine {
+        policy,
+        auto: None,
+        meter,
+        caches: crate::policy::Caches::default(),
+        to: None,
+        redact: false,
+        handover,
+        shard: None,
+        keep_source_fields: false,
+        training: false,
+    }
+}
+
 /// JSON Lines output keeps unread fields as text; any other output parses
 /// the line whole. Both write the same bytes, for every mode.
 #[test]
@@ -195,17 +220,8 @@ fn kept_fields_write_what_a_whole_parse_writes() {
     for mode in [policy::Mode::Lean, policy::Mode::Tiered, policy::Mode::Legacy] {
         let mut policy = Policy::new(mode, 16_000);
         policy.force = true;
-        let engine = |lines: bool| Engine {
-            policy: &policy,
-            auto: None,
-            meter: &meter,
-            caches: crate::policy::Caches::default(),
-            to: None,
-            redact: false,
-            lines,
-            shard: None,
-            keep_source_fields: false,
-            training: false,
+        let engine = |lines: bool| {
+            engine_of(&policy, &meter, if lines { Handover::Lines } else { Handover::Values })
         };
         let mut compacted = 0;
         for line in &lines {
@@ -228,6 +244,7 @@ fn outcome(p: Processed) -> (String, Vec<Vec<u8>>) {
     let lines = match done.output {
         Output::Raw(lines) => lines,
         Output::Values(values) => values.iter().map(|v| serde_json::to_vec(v).unwrap()).collect(),
+        Output::Pretty(_) => panic!("a line laid out as a document"),
     };
     assert_eq!(done.row.id, done.id);
     (serde_json::to_string(&done.row).unwrap(), lines)
@@ -260,7 +277,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 caches: crate::policy::Caches::default(),
                 to: None,
                 redact,
-                lines: true,
+                handover: Handover::Lines,
                 shard,
                 keep_source_fields: false,
                 training: false,
@@ -269,6 +286,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                 let source = Source { path: "s.jsonl".into(), line: Some(i as u64), index: None };
                 let job = Job {
                     input: 0,
+                    container: Container::Jsonl,
                     format: Format::OpenAi,
                     history: History::Full,
                     records: vec![RawRecord {
@@ -282,6 +300,7 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
                     .session(
                         0,
                         Format::OpenAi,
+                        super::engine::Form::Lines,
                         History::Full,
                         vec![record],
                         Some(vec![line.clone()]),
@@ -300,4 +319,52 @@ fn a_skimmed_session_is_what_a_decoded_one_is() {
         }
     }
     assert!(passed > 50 && compacted > 10 && dropped > 10, "{passed} {compacted} {dropped}");
+}
+
+/// Under `-o DIR/` a document's records are laid out pretty on the worker
+/// ([`Output::Pretty`]): the bytes the writer laid out from the lines it was
+/// handed before, for every fixture document (OpenAI, SWE-agent, ToolBench)
+/// and its compaction; every other job is handed over as lines, as before.
+#[test]
+fn a_document_laid_out_by_the_worker_is_its_lines_laid_out() {
+    use crate::io::pretty::Pretty;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let inputs = crate::io::expand_inputs(&[root.to_string_lossy().into_owned()]).unwrap();
+    let jobs = || {
+        let mut reader = JobReader::new(&inputs, None);
+        let mut jobs = Vec::new();
+        while let Some(item) = reader.next_item() {
+            if let Item::Job(job) = item {
+                jobs.push(job);
+            }
+        }
+        jobs
+    };
+    let meter = Meter::new(crate::tokens::CounterKind::Hermes, crate::tokens::DEFAULT_IMAGE_TOKENS);
+    let mut policy = Policy::new(policy::Mode::Lean, 16_000);
+    policy.force = true;
+    let per_input = engine_of(&policy, &meter, Handover::PerInput);
+    let lines = engine_of(&policy, &meter, Handover::Lines);
+    let (mut documents, mut others) = (0, 0);
+    for (a, b) in jobs().into_iter().zip(jobs()) {
+        let (got, want) = (per_input.process(a), lines.process(b));
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.into_iter().zip(want) {
+            let (Processed::Session(g), Processed::Session(w)) = (g, w) else { continue };
+            match (g.output, w.output) {
+                (Output::Pretty(records), Output::Raw(lines)) => {
+                    let laid_out: Vec<Pretty> =
+                        lines.iter().map(|l| Pretty::of(l).unwrap()).collect();
+                    assert!(records == laid_out, "{}", g.source);
+                    documents += 1;
+                }
+                (Output::Raw(got), Output::Raw(want)) => {
+                    assert_eq!(got, want, "{}", g.source);
+                    others += 1;
+                }
+                (got, want) => panic!("{}: {got:?} for {want:?}", g.source),
+            }
+        }
+    }
+    assert!(documents >= 5 && others >= 20, "{documents} documents, {others} others");
 }

@@ -17,9 +17,9 @@ use compactor::io::output::{Layout, Target};
 use compactor::io::record_limit::DEFAULT_MAX_RECORD_BYTES;
 use compactor::io::{Input, ReadOptions, expand_inputs};
 use compactor::model::History;
-use compactor::pipeline::Engine;
 use compactor::pipeline::Policies;
 use compactor::pipeline::shard::Shard;
+use compactor::pipeline::{Engine, Handover};
 use compactor::policy::Policy;
 use compactor::tokens::Meter;
 use std::collections::HashSet;
@@ -68,9 +68,11 @@ pub struct Files {
     pub to: Option<Format>,
     /// The output is Parquet (`--to parquet`, or a `.parquet` output file).
     pub parquet: bool,
-    /// JSON Lines out (stdout, a `.jsonl` file, or a directory of them):
-    /// workers serialize, the writer copies. Other layouts re-read what they are given.
-    pub lines: bool,
+    /// What the workers hand the writer: JSON lines for JSON Lines out
+    /// (stdout, a `.jsonl` file), each input's own layout under `-o DIR/`
+    /// (lines, or documents laid out pretty), so that the writer copies
+    /// bytes; `Value`s for Parquet or one pretty output file.
+    pub handover: Handover,
     pub keep_source_fields: bool,
     pub resume: bool,
     pub verbose: bool,
@@ -145,14 +147,14 @@ impl Compact {
 
     /// The engine every session goes through.
     pub fn engine(&self) -> Engine<'_> {
-        let (to, lines, keep_source_fields, training) = match &self.route {
+        let (to, handover, keep_source_fields, training) = match &self.route {
             Route::Files(f) => {
-                (f.to, f.lines, f.keep_source_fields, f.parquet && !f.keep_source_fields)
+                (f.to, f.handover, f.keep_source_fields, f.parquet && !f.keep_source_fields)
             }
             // The worker mode is a row transport: other columns pass through, as
             // `--keep-source-fields` has them (the clean request drops them), and
             // rows are not made training rows (README, "Running on a cluster").
-            Route::Arrow(_) => (Some(Format::OpenAi), false, true, false),
+            Route::Arrow(_) => (Some(Format::OpenAi), Handover::Values, true, false),
         };
         Engine {
             policy: &self.policy,
@@ -161,7 +163,7 @@ impl Compact {
             caches: compactor::policy::Caches::default(),
             to,
             redact: self.redact,
-            lines,
+            handover,
             shard: self.shard,
             keep_source_fields,
             training,
@@ -227,11 +229,13 @@ fn files_formats(args: &CompactArgs, outputs: FileOutputs) -> anyhow::Result<Fil
         }
         (to, parquet) = (Some(Format::OpenAi), true);
     }
-    let lines = !parquet
-        && match &target {
-            Target::Stdout | Target::Dir(_) => true,
-            Target::File(_) => file_layout == Layout::Jsonl,
-        };
+    let handover = match &target {
+        _ if parquet => Handover::Values,
+        Target::Stdout => Handover::Lines,
+        Target::Dir(_) => Handover::PerInput,
+        Target::File(_) if file_layout == Layout::Jsonl => Handover::Lines,
+        Target::File(_) => Handover::Values,
+    };
     if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && target == Target::Stdout {
         bail!(
             "--report - and -o - would both write to standard output; send one of them to a file"
@@ -245,7 +249,7 @@ fn files_formats(args: &CompactArgs, outputs: FileOutputs) -> anyhow::Result<Fil
         output_arg: args.output.clone(),
         to,
         parquet,
-        lines,
+        handover,
         keep_source_fields: args.keep_source_fields,
         resume: args.resume,
         verbose: args.input.verbose,

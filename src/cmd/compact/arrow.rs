@@ -132,6 +132,7 @@ fn compact_batch(
             match decoder.record(batch, i) {
                 Ok(payload) => engine.process(Job {
                     input: 0,
+                    container: compactor::io::Container::Parquet,
                     format: Format::OpenAi,
                     history: compactor::model::History::default(),
                     records: vec![RawRecord { source, payload }],
@@ -156,10 +157,18 @@ fn compact_batch(
                 let done = *done;
                 let values = match done.output {
                     Output::Values(values) => values,
-                    // `--redact` hands back masked JSON text.
+                    // `--redact` hands back masked JSON text (and no
+                    // document is laid out pretty here: `Handover::Values`).
                     Output::Raw(lines) => lines
                         .iter()
                         .map(|l| serde_json::from_slice(l))
+                        .collect::<Result<Vec<Value>, _>>()
+                        .map_err(|e| {
+                            format!("{}: cannot re-read an encoded session: {e}", done.source)
+                        })?,
+                    Output::Pretty(records) => records
+                        .iter()
+                        .map(|r| serde_json::from_slice(r.as_bytes()))
                         .collect::<Result<Vec<Value>, _>>()
                         .map_err(|e| {
                             format!("{}: cannot re-read an encoded session: {e}", done.source)

@@ -16,7 +16,7 @@ use compactor::formats::{Format, Unit};
 use compactor::io::output::{Layout, SessionWriter, Target};
 use compactor::io::sync_batch::SyncBatch;
 use compactor::io::{Container, Input};
-use compactor::pipeline::{Done, Item, Output, Processed};
+use compactor::pipeline::{Done, Item, Output, Processed, layout_for};
 use compactor::report::RunSummary;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -128,7 +128,7 @@ impl<'a> Sink<'a> {
             // The engine turns a failed file into `Rejected` and `Unreadable`.
             Processed::Item(Item::Failed { .. }) => Ok(()),
             Processed::Item(Item::Job(_)) => Ok(()),
-            Processed::Session(done) => self.session(&done),
+            Processed::Session(done) => self.session(*done),
             // The engine gives back only this shard's.
             Processed::Rejected { input, source, kind, reason, raw } => {
                 let source = source.to_string();
@@ -169,7 +169,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Writes a session, then its report row.
-    fn session(&mut self, done: &Done) -> anyhow::Result<()> {
+    fn session(&mut self, done: Done) -> anyhow::Result<()> {
         // A file dialect's sessions are files: several of them in one output are
         // one stream of events that no tool reads back as sessions.
         let concatenates = self.inputs.len() > 1 && !matches!(self.files.target, Target::Dir(_));
@@ -191,9 +191,12 @@ impl<'a> Sink<'a> {
             .or(self.outputs.shared.as_mut())
             .context("no output writer")?;
         writer.origin(&done.id, &done.source.to_string());
-        match &done.output {
+        match done.output {
             Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
             Output::Values(values) => values.iter().try_for_each(|v| writer.write(v))?,
+            Output::Pretty(records) => {
+                records.into_iter().try_for_each(|r| writer.write_laid_out(r))?
+            }
         }
         self.ledger.session(&done.row, done.window.as_ref(), &done.compaction, &done.repairs)?;
         self.tally[done.input].add(&done.compaction);
@@ -275,23 +278,6 @@ fn open_file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
     match layout {
         Layout::Parquet => Ok(SessionWriter::parquet(compactor::formats::parquet::writer(path)?)),
         Layout::Jsonl | Layout::Document | Layout::Array => SessionWriter::file(path, layout),
-    }
-}
-
-/// Layout of a per-input output: the input's own, unless a conversion
-/// turns one session per file into one session per line, or asks for Parquet.
-fn layout_for(container: Container, from: Format, to: Option<Format>, parquet: bool) -> Layout {
-    if parquet || (container == Container::Parquet && to.is_none()) {
-        return Layout::Parquet;
-    }
-    let to = to.unwrap_or(from);
-    if from.unit() == Unit::File && to.unit() == Unit::Record {
-        return Layout::Jsonl;
-    }
-    match container {
-        Container::Jsonl | Container::Parquet => Layout::Jsonl,
-        Container::Document => Layout::Document,
-        Container::DocumentArray => Layout::Array,
     }
 }
 

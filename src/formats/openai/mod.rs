@@ -43,6 +43,7 @@ pub use encode::{encode_message, encode_session};
 pub use fast::{FastPath, KeptRecord, KeptSession, Reads, Skimmed, skim_line};
 
 use super::{DecodeError, RecordDialect};
+use crate::io::pretty::Pretty;
 use crate::model::{ArgsForm, Content, ContentForm, ImageInfo, Part, Session, Source, ToolCall};
 use serde_json::{Map, Value};
 
@@ -72,6 +73,10 @@ impl RecordDialect for OpenAi {
 
     fn encode_line(session: &Session, compaction: Option<&Value>) -> Vec<u8> {
         fast::session_line(session, compaction)
+    }
+
+    fn encode_pretty(session: &Session, compaction: Option<&Value>) -> Pretty {
+        fast::session_pretty(session, compaction)
     }
 }
 

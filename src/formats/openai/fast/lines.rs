@@ -22,6 +22,7 @@ use super::{
     ATTACHED, ContentShape, KeptSession, PRIVATE_KEY, REASONING_FIELDS, TRAILING, arguments_value,
     call_fields, carry, content_shape, is_slot, kept_text,
 };
+use crate::io::pretty::{Pretty, Tree};
 use crate::model::{Content, Envelope, Message, Part, Session, ToolCall};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
@@ -33,6 +34,18 @@ pub(in crate::formats::openai) fn session_line(
     compaction: Option<&Value>,
 ) -> Vec<u8> {
     write::<false>(session, compaction)
+}
+
+/// The session's record laid out pretty, as [`Pretty::of`] lays out its line
+/// (a document output), written as it is encoded.
+pub(in crate::formats::openai) fn session_pretty(
+    session: &Session,
+    compaction: Option<&Value>,
+) -> Pretty {
+    let json = SessionJson::<false> { session, compaction };
+    // Cannot fail (see `write`); were it to, the tree's layout, the same bytes.
+    Pretty::of_tree(&json)
+        .unwrap_or_else(|_| Pretty::of_value(&super::encode_session(session, compaction)))
 }
 
 /// A kept session's record as one line of JSON, each kept field as its text.
@@ -145,6 +158,11 @@ struct SessionJson<'a, const KEPT: bool> {
     session: &'a Session,
     compaction: Option<&'a Value>,
 }
+
+/// Without kept texts, the record serializes to `encode_session`'s bytes
+/// (the tests below): a `Value`'s, with no raw text ([`Raw`] writes one only
+/// with `KEPT`) and each key once.
+impl Tree for SessionJson<'_, false> {}
 
 impl<const KEPT: bool> Serialize for SessionJson<'_, KEPT> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -308,6 +326,16 @@ mod tests {
             "\n got {}\nwant {}",
             String::from_utf8_lossy(&got),
             String::from_utf8_lossy(&expected)
+        );
+        // Laid out pretty as it is encoded: what the writer laid out from
+        // the line before.
+        let pretty = session_pretty(session, compaction);
+        let from_line = Pretty::of(&expected).unwrap();
+        assert!(
+            pretty == from_line,
+            "\n got {}\nwant {}",
+            String::from_utf8_lossy(pretty.as_bytes()),
+            String::from_utf8_lossy(from_line.as_bytes())
         );
     }
 

@@ -5,7 +5,8 @@
 //!   ([`skim_line`]), for a session compaction leaves as it is.
 //! - `kept.rs`: a line read with the fields nothing reads kept as JSON text
 //!   ([`KeptRecord::parse`]).
-//! - `lines.rs`: a record written straight to JSON text, and the one writer
+//! - `lines.rs`: a record written straight to JSON text (compact, or laid
+//!   out pretty for a document), and the one writer
 //!   of a [`KeptSession`] ([`KeptSession::line`]).
 //!
 //! Code outside sees only the re-exports of `formats::openai`; the children
@@ -48,7 +49,7 @@ mod kept;
 mod lines;
 mod skim;
 
-pub(super) use lines::session_line;
+pub(super) use lines::{session_line, session_pretty};
 pub use skim::{Skimmed, skim_line};
 
 // What the children take from the dialect.
