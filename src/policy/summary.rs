@@ -31,7 +31,7 @@ use super::Caches;
 use super::anchors::{AnchorSet, build_index, is_error_line};
 use super::micro_compact::index_calls;
 use super::tool_families::{
-    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command,
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_text,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::figures::thousands;
@@ -44,6 +44,7 @@ use regex::Regex;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::cell::LazyCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock};
 
@@ -409,17 +410,6 @@ fn reports_error(result: &Message) -> bool {
     result.read(MessageKey::IsError).and_then(Value::as_bool) == Some(true)
 }
 
-/// Returns true if and only if a tool result reports a failure.
-fn result_failed(result: &Message, text: &str) -> bool {
-    if reports_error(result) {
-        return true;
-    }
-    match exit_code(text) {
-        Some(code) => code != "0",
-        None => false,
-    }
-}
-
 /// The first line of an output that reads like an error.
 fn first_error_line(text: &str) -> Option<String> {
     text.lines().map(str::trim).find(|l| !l.is_empty() && is_error_line(l)).map(|l| clip(l, 160))
@@ -451,7 +441,8 @@ fn call_target(
     let resolved = families.resolve(&call.name, Some(args));
     let path = || first_str(args, PATH_KEYS);
     let target = match resolved.family {
-        Family::Shell => shell_command(args).map(|c| format!("`{}`", clip(&c, 80))),
+        // `clip` collapses white space itself: a script is not collapsed whole.
+        Family::Shell => shell_text(args).map(|c| format!("`{}`", clip(&c, 80))),
         Family::Read | Family::Write => path(),
         Family::Edit => path().or_else(|| {
             let body =
@@ -501,17 +492,21 @@ fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
         };
         return (said, false);
     }
-    let failed = result_failed(result, &text);
+    // Searched for at most once: a shell result's code is both its failure
+    // and its phrase.
+    let code = LazyCell::new(|| exit_code(&text));
+    // A result reports a failure by its error flag or a non-zero exit code.
+    let failed = reports_error(result) || code.as_deref().is_some_and(|c| c != "0");
     if failed {
         let why = first_error_line(&text)
-            .or_else(|| exit_code(&text).map(|c| format!("exit {c}")))
+            .or_else(|| code.as_ref().map(|c| format!("exit {c}")))
             .unwrap_or_else(|| "error".into());
         return (format!("failed: {why}"), true);
     }
     let chars = thousands(text.chars().count() as u64);
     let lines = if text.trim().is_empty() { 0 } else { super::newlines(&text) + 1 };
     let phrase = match family {
-        Family::Shell => match exit_code(&text) {
+        Family::Shell => match code.as_deref() {
             Some(code) => format!("exit {code}, {lines} lines output"),
             None => format!("{lines} lines output"),
         },

@@ -299,6 +299,10 @@ mod clipping {
         ) {
             let text = parts.concat();
             prop_assert_eq!(clip(&text, max), collapse_then_cut(&text, max));
+            // So a shell command is clipped as written (`shell_text`) to what
+            // clipping it collapsed (`shell_command`) gives.
+            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            prop_assert_eq!(clip(&text, max), clip(&one_line, max));
         }
     }
 }
@@ -458,3 +462,4 @@ fn a_note_differing_in_any_input_misses() {
     assert!(noted(&memo, &base, Said::Assistant).picked.is_empty());
     assert_eq!(memo.notes.len(), 3);
 }
+
