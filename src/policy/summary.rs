@@ -633,8 +633,25 @@ fn noted(memo: &SummaryMemos, text: &str, said: Said) -> Arc<Notes> {
     memo.notes.get_or_insert_with(hash, (hash, len, said), compute, cost)
 }
 
-/// [`noted`], computed.
+/// [`noted`], computed. A text none of whose sentences can be noted is not
+/// cut into sentences: each sentence is a part of the text whose neighbours
+/// there are white space, bullets, sentence ends or the text's ends (see
+/// [`sentences`]), never a word character, so a sentence matches a pattern
+/// (`(?-u:\b)` at both ends) only where the whole text does, and ends with
+/// `?` only if the text holds one.
 fn notes_afresh(text: &str, said: Said) -> Notes {
+    let may_note = match said {
+        Said::User => text.contains('?') || matches(&CONSTRAINT_RE, text),
+        Said::Assistant => matches(&DECISION_RE, text),
+    };
+    if !may_note {
+        return Notes::default();
+    }
+    notes_of_sentences(text, said)
+}
+
+/// [`notes_afresh`] sentence by sentence, with no test of the whole text first.
+fn notes_of_sentences(text: &str, said: Said) -> Notes {
     let mut notes = Notes::default();
     for s in sentences(text) {
         match said {

@@ -463,3 +463,32 @@ fn a_note_differing_in_any_input_misses() {
     assert_eq!(memo.notes.len(), 3);
 }
 
+/// Pieces of prose that make, or nearly make, a constraint, a decision or a
+/// question, next to every kind of neighbour a sentence can have: word
+/// characters, bullets, numbering, sentence ends, Unicode white space.
+#[rustfmt::skip]
+const NOTE_PIECES: &[&str] = &[
+    "must", "never", "don't", "do not", "avoid", "decided", "instead of", "switched to",
+    "root cause", "trade-off", "tradeoff", "Must", "NEVER", "x", "ed", "s", "_", "1", "12. ",
+    ". ", ".", "!", "?", "? ", " ", "  ", "\n", "\r\n", "\t", "- ", "* ", "• ", "> ", "\u{a0}",
+    "\u{3000}", "é", "日本", "word", "ſ", "K",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+    /// Testing the whole text first changes no note: `notes_afresh` is the
+    /// notes of its sentences, for either speaker.
+    #[test]
+    fn the_whole_text_test_changes_no_note(
+        v in proptest::collection::vec(proptest::sample::select(NOTE_PIECES), 0..30)
+    ) {
+        let text = v.concat();
+        for said in [Said::User, Said::Assistant] {
+            proptest::prop_assert_eq!(
+                notes_afresh(&text, said),
+                notes_of_sentences(&text, said),
+                "{:?} {:?}", said, text
+            );
+        }
+    }
+}
