@@ -370,7 +370,12 @@ fn sentences(text: &str) -> Vec<String> {
 /// One line of at most `max` chars (whitespace collapsed), cut with `...`.
 /// Collapses only as far as it must to know whether the line is over `max`:
 /// its inputs include whole tool outputs and user turns, its outputs are short.
+/// A text already on one line within `max` is itself: the summary clips
+/// again, when it renders, items it clipped when it extracted them.
 fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max && is_collapsed(text) {
+        return text.to_string();
+    }
     let mut one = String::new();
     let mut chars = 0usize;
     for word in text.split_whitespace() {
@@ -391,6 +396,23 @@ fn clip(text: &str, max: usize) -> String {
         s.push_str("...");
         s
     }
+}
+
+/// Returns true if `text` is words joined by single spaces: no other white
+/// space (`char::is_whitespace`, as `split_whitespace` cuts at), none at
+/// either end, which is what collapsing its white space would give.
+fn is_collapsed(text: &str) -> bool {
+    // A space is not allowed first: as if one had just been seen.
+    let mut after_space = true;
+    for c in text.chars() {
+        match c {
+            ' ' if after_space => return false,
+            ' ' => after_space = true,
+            c if c.is_whitespace() => return false,
+            _ => after_space = false,
+        }
+    }
+    text.is_empty() || !after_space
 }
 
 /// `YYYY-MM-DD` of an ISO timestamp.

@@ -278,6 +278,16 @@ mod clipping {
         }
     }
 
+    /// The fast path's white space is `split_whitespace`'s, for every char.
+    #[test]
+    fn collapsed_knows_every_white_space() {
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(super::super::is_collapsed(&text), collapsed == text, "{:#x}", c as u32);
+        }
+    }
+
     #[test]
     fn clips_at_the_limit() {
         assert_eq!(clip("  a \n b  ", 3), "a b");
@@ -292,7 +302,10 @@ mod clipping {
         #[test]
         fn clip_is_collapse_then_cut(
             parts in proptest::collection::vec(
-                proptest::sample::select(&["a", "word", "é", "日本", " ", "  ", "\n", "\t", "\u{a0}", "🙂"][..]),
+                proptest::sample::select(&[
+                    "a", "word", "é", "日本", " ", "  ", "\n", "\t", "\r", "\x0B", "\x0C",
+                    "\x1C", "\u{85}", "\u{a0}", "🙂",
+                ][..]),
                 0..40,
             ),
             max in 0usize..30,
