@@ -802,7 +802,7 @@ mod tests {
         /// Unicode folds to other ASCII letters.
         #[test]
         fn the_exit_prefilter_changes_no_answer(
-            text in "(exit|EXIT|Exit|eXiT|ex|it|Exit code|exit_code|\"exit_code\"|Process exited with code |exited with status|ed with|code|CODE|status|[xXeEiItT_:\" \n0-9-]|ſ|K|İ|ı|é|日本){0,24}"
+            text in "(exit|EXIT|Exit|eXiT|ex|it|EXIT CODE 1|Exit status: 2|eXiTeD wItH cOdE 3|Exit code|exit_code|\"exit_code\"|Process exited with code |exited with status|ed with|code|CODE|status|[xXeEiItT_:\" \n0-9-]|ſ|K|İ|ı|é|日本){0,24}"
         ) {
             proptest::prop_assert_eq!(exit_code(&text), exit_code_searched(&text), "{:?}", text);
         }
