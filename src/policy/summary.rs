@@ -31,7 +31,7 @@ use super::Caches;
 use super::anchors::{AnchorSet, build_index, is_error_line};
 use super::micro_compact::index_calls;
 use super::tool_families::{
-    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_command,
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_text,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::figures::thousands;
@@ -44,6 +44,7 @@ use regex::Regex;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::cell::LazyCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock};
 
@@ -369,7 +370,12 @@ fn sentences(text: &str) -> Vec<String> {
 /// One line of at most `max` chars (whitespace collapsed), cut with `...`.
 /// Collapses only as far as it must to know whether the line is over `max`:
 /// its inputs include whole tool outputs and user turns, its outputs are short.
+/// A text already on one line within `max` is itself: the summary clips
+/// again, when it renders, items it clipped when it extracted them.
 fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max && is_collapsed(text) {
+        return text.to_string();
+    }
     let mut one = String::new();
     let mut chars = 0usize;
     for word in text.split_whitespace() {
@@ -392,6 +398,23 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// Returns true if `text` is words joined by single spaces: no other white
+/// space (`char::is_whitespace`, as `split_whitespace` cuts at), none at
+/// either end, which is what collapsing its white space would give.
+fn is_collapsed(text: &str) -> bool {
+    // A space is not allowed first: as if one had just been seen.
+    let mut after_space = true;
+    for c in text.chars() {
+        match c {
+            ' ' if after_space => return false,
+            ' ' => after_space = true,
+            c if c.is_whitespace() => return false,
+            _ => after_space = false,
+        }
+    }
+    text.is_empty() || !after_space
+}
+
 /// `YYYY-MM-DD` of an ISO timestamp.
 fn date_of(m: &Message) -> Option<String> {
     let ts = m.meta.timestamp.as_deref()?;
@@ -407,17 +430,6 @@ fn date_of(m: &Message) -> Option<String> {
 /// Returns true if and only if a tool result is flagged an error (`is_error`).
 fn reports_error(result: &Message) -> bool {
     result.read(MessageKey::IsError).and_then(Value::as_bool) == Some(true)
-}
-
-/// Returns true if and only if a tool result reports a failure.
-fn result_failed(result: &Message, text: &str) -> bool {
-    if reports_error(result) {
-        return true;
-    }
-    match exit_code(text) {
-        Some(code) => code != "0",
-        None => false,
-    }
 }
 
 /// The first line of an output that reads like an error.
@@ -451,7 +463,8 @@ fn call_target(
     let resolved = families.resolve(&call.name, Some(args));
     let path = || first_str(args, PATH_KEYS);
     let target = match resolved.family {
-        Family::Shell => shell_command(args).map(|c| format!("`{}`", clip(&c, 80))),
+        // `clip` collapses white space itself: a script is not collapsed whole.
+        Family::Shell => shell_text(args).map(|c| format!("`{}`", clip(&c, 80))),
         Family::Read | Family::Write => path(),
         Family::Edit => path().or_else(|| {
             let body =
@@ -501,17 +514,21 @@ fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
         };
         return (said, false);
     }
-    let failed = result_failed(result, &text);
+    // Searched for at most once: a shell result's code is both its failure
+    // and its phrase.
+    let code = LazyCell::new(|| exit_code(&text));
+    // A result reports a failure by its error flag or a non-zero exit code.
+    let failed = reports_error(result) || code.as_deref().is_some_and(|c| c != "0");
     if failed {
         let why = first_error_line(&text)
-            .or_else(|| exit_code(&text).map(|c| format!("exit {c}")))
+            .or_else(|| code.as_ref().map(|c| format!("exit {c}")))
             .unwrap_or_else(|| "error".into());
         return (format!("failed: {why}"), true);
     }
     let chars = thousands(text.chars().count() as u64);
     let lines = if text.trim().is_empty() { 0 } else { super::newlines(&text) + 1 };
     let phrase = match family {
-        Family::Shell => match exit_code(&text) {
+        Family::Shell => match code.as_deref() {
             Some(code) => format!("exit {code}, {lines} lines output"),
             None => format!("{lines} lines output"),
         },
@@ -638,8 +655,25 @@ fn noted(memo: &SummaryMemos, text: &str, said: Said) -> Arc<Notes> {
     memo.notes.get_or_insert_with(hash, (hash, len, said), compute, cost)
 }
 
-/// [`noted`], computed.
+/// [`noted`], computed. A text none of whose sentences can be noted is not
+/// cut into sentences: each sentence is a part of the text whose neighbours
+/// there are white space, bullets, sentence ends or the text's ends (see
+/// [`sentences`]), never a word character, so a sentence matches a pattern
+/// (`(?-u:\b)` at both ends) only where the whole text does, and ends with
+/// `?` only if the text holds one.
 fn notes_afresh(text: &str, said: Said) -> Notes {
+    let may_note = match said {
+        Said::User => text.contains('?') || matches(&CONSTRAINT_RE, text),
+        Said::Assistant => matches(&DECISION_RE, text),
+    };
+    if !may_note {
+        return Notes::default();
+    }
+    notes_of_sentences(text, said)
+}
+
+/// [`notes_afresh`] sentence by sentence, with no test of the whole text first.
+fn notes_of_sentences(text: &str, said: Said) -> Notes {
     let mut notes = Notes::default();
     for s in sentences(text) {
         match said {

@@ -278,6 +278,16 @@ mod clipping {
         }
     }
 
+    /// The fast path's white space is `split_whitespace`'s, for every char.
+    #[test]
+    fn collapsed_knows_every_white_space() {
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(super::super::is_collapsed(&text), collapsed == text, "{:#x}", c as u32);
+        }
+    }
+
     #[test]
     fn clips_at_the_limit() {
         assert_eq!(clip("  a \n b  ", 3), "a b");
@@ -292,13 +302,20 @@ mod clipping {
         #[test]
         fn clip_is_collapse_then_cut(
             parts in proptest::collection::vec(
-                proptest::sample::select(&["a", "word", "é", "日本", " ", "  ", "\n", "\t", "\u{a0}", "🙂"][..]),
+                proptest::sample::select(&[
+                    "a", "word", "é", "日本", " ", "  ", "\n", "\t", "\r", "\x0B", "\x0C",
+                    "\x1C", "\u{85}", "\u{a0}", "🙂",
+                ][..]),
                 0..40,
             ),
             max in 0usize..30,
         ) {
             let text = parts.concat();
             prop_assert_eq!(clip(&text, max), collapse_then_cut(&text, max));
+            // So a shell command is clipped as written (`shell_text`) to what
+            // clipping it collapsed (`shell_command`) gives.
+            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            prop_assert_eq!(clip(&text, max), clip(&one_line, max));
         }
     }
 }
@@ -457,4 +474,34 @@ fn a_note_differing_in_any_input_misses() {
     assert_eq!(noted(&memo, &longer, Said::User).picked.len(), 2);
     assert!(noted(&memo, &base, Said::Assistant).picked.is_empty());
     assert_eq!(memo.notes.len(), 3);
+}
+
+/// Pieces of prose that make, or nearly make, a constraint, a decision or a
+/// question, next to every kind of neighbour a sentence can have: word
+/// characters, bullets, numbering, sentence ends, Unicode white space.
+#[rustfmt::skip]
+const NOTE_PIECES: &[&str] = &[
+    "must", "never", "don't", "do not", "avoid", "decided", "instead of", "switched to",
+    "root cause", "trade-off", "tradeoff", "Must", "NEVER", "x", "ed", "s", "_", "1", "12. ",
+    ". ", ".", "!", "?", "? ", " ", "  ", "\n", "\r\n", "\t", "- ", "* ", "• ", "> ", "\u{a0}",
+    "\u{3000}", "é", "日本", "word", "ſ", "K",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+    /// Testing the whole text first changes no note: `notes_afresh` is the
+    /// notes of its sentences, for either speaker.
+    #[test]
+    fn the_whole_text_test_changes_no_note(
+        v in proptest::collection::vec(proptest::sample::select(NOTE_PIECES), 0..30)
+    ) {
+        let text = v.concat();
+        for said in [Said::User, Said::Assistant] {
+            proptest::prop_assert_eq!(
+                notes_afresh(&text, said),
+                notes_of_sentences(&text, said),
+                "{:?} {:?}", said, text
+            );
+        }
+    }
 }

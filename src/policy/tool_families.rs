@@ -27,6 +27,7 @@ use crate::model::ToolCall;
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -390,18 +391,25 @@ fn first_scalar(args: &Map<String, Value>, keys: &[&str]) -> Option<String> {
     })
 }
 
-/// The command line of a shell call: `command`/`cmd` as a string, or an argv
-/// array (Codex `["bash", "-lc", "cmd"]` gives `cmd`).
+/// The command line of a shell call on one line: [`shell_text`] with its
+/// white space collapsed.
 pub fn shell_command(args: &Map<String, Value>) -> Option<String> {
+    shell_text(args).map(|c| one_line(&c))
+}
+
+/// The command line of a shell call as written: `command`/`cmd` as a string,
+/// or an argv array (Codex `["bash", "-lc", "cmd"]` gives `cmd`). A caller that
+/// clips it to a few words need not collapse a whole script first.
+pub fn shell_text(args: &Map<String, Value>) -> Option<Cow<'_, str>> {
     for key in ["command", "cmd", "commands", "script", "input"] {
         match args.get(key) {
-            Some(Value::String(s)) => return Some(one_line(s)),
+            Some(Value::String(s)) => return Some(Cow::Borrowed(s)),
             Some(Value::Array(items)) => {
                 let argv: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
                 if argv.len() >= 3 && matches!(argv[1], "-lc" | "-c" | "/c" | "-Command") {
-                    return Some(one_line(argv[argv.len() - 1]));
+                    return Some(Cow::Borrowed(argv[argv.len() - 1]));
                 }
-                return Some(one_line(&argv.join(" ")));
+                return Some(Cow::Owned(argv.join(" ")));
             }
             _ => {}
         }
@@ -409,20 +417,41 @@ pub fn shell_command(args: &Map<String, Value>) -> Option<String> {
     None
 }
 
-/// The exit code an output reports, in any of the common spellings.
+/// The spellings [`exit_code`] reads, in order of preference. Each one
+/// matches only text holding `exit` in some ASCII case ([`mentions_exit`]).
+const EXIT_CODE_PATTERNS: [&str; 4] = [
+    r#""exit_code"\s*:\s*(-?\d+)"#,
+    r"(?m)^Exit code:?\s*(-?\d+)",
+    r"Process exited with code (-?\d+)",
+    r"(?i)exit(?:ed with)? (?:code|status):? ?(-?\d+)",
+];
+
+/// The exit code an output reports, in any of the common spellings. An output
+/// that never says `exit` is not searched: the summary and the one-liners ask
+/// this of every tool result, and most never mention an exit.
 pub fn exit_code(output: &str) -> Option<String> {
-    static RES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        [
-            r#""exit_code"\s*:\s*(-?\d+)"#,
-            r"(?m)^Exit code:?\s*(-?\d+)",
-            r"Process exited with code (-?\d+)",
-            r"(?i)exit(?:ed with)? (?:code|status):? ?(-?\d+)",
-        ]
-        .iter()
-        .filter_map(|p| Regex::new(p).ok())
-        .collect()
-    });
+    if !mentions_exit(output) {
+        return None;
+    }
+    exit_code_searched(output)
+}
+
+/// [`exit_code`] by its patterns alone, in order.
+fn exit_code_searched(output: &str) -> Option<String> {
+    static RES: LazyLock<Vec<Regex>> =
+        LazyLock::new(|| EXIT_CODE_PATTERNS.iter().filter_map(|p| Regex::new(p).ok()).collect());
     RES.iter().find_map(|re| re.captures(output).map(|c| c[1].to_string()))
+}
+
+/// Returns true if and only if `text` holds `exit` in any mix of ASCII cases.
+/// The one case-insensitive pattern (`(?i)exit`) folds no other character to
+/// these four letters (a test checks every `char`), so every match of
+/// [`EXIT_CODE_PATTERNS`] holds one.
+fn mentions_exit(text: &str) -> bool {
+    let b = text.as_bytes();
+    let is = |i: usize, lower: u8| b.get(i).is_some_and(|c| c | 0x20 == lower);
+    memchr::memchr2_iter(b'x', b'X', b)
+        .any(|i| i > 0 && is(i - 1, b'e') && is(i + 1, b'i') && is(i + 2, b't'))
 }
 
 /// The number of matches a search output reports, else its non-blank lines.
@@ -751,5 +780,44 @@ mod tests {
         assert!(is_description("[mcp__x__y] query=a (2,000 chars result)"));
         assert!(!is_description("[\"a\", \"b\"] json array output"));
         assert!(!is_description("[terminal] two\nlines"));
+    }
+
+    /// `(?i)` folds no character but the ASCII ones to a letter of `exit`,
+    /// so [`mentions_exit`] can skip every output without one.
+    #[test]
+    fn only_ascii_folds_to_the_letters_of_exit() {
+        let re = Regex::new("(?i)^[exit]$").unwrap();
+        let folded: String = (0..=char::MAX as u32)
+            .filter_map(char::from_u32)
+            .filter(|c| re.is_match(&c.to_string()))
+            .collect();
+        assert_eq!(folded, "EITXeitx");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The prefilter never changes an answer: `exit_code` with it is
+        /// `exit_code` by the patterns alone, on texts made of pieces that
+        /// make or nearly make each spelling in any case, and of characters
+        /// Unicode folds to other ASCII letters.
+        #[test]
+        fn the_exit_prefilter_changes_no_answer(
+            text in "(exit|EXIT|Exit|eXiT|ex|it|EXIT CODE 1|Exit status: 2|eXiTeD wItH cOdE 3|Exit code|exit_code|\"exit_code\"|Process exited with code |exited with status|ed with|code|CODE|status|[xXeEiItT_:\" \n0-9-]|ſ|K|İ|ı|é|日本){0,24}"
+        ) {
+            proptest::prop_assert_eq!(exit_code(&text), exit_code_searched(&text), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn shell_text_is_the_command_before_it_is_collapsed() {
+        let args = |json: &str| serde_json::from_str::<Map<String, Value>>(json).unwrap();
+        let script = args(r#"{"command": "cat <<EOF\n  a   b\nEOF"}"#);
+        assert_eq!(shell_text(&script).as_deref(), Some("cat <<EOF\n  a   b\nEOF"));
+        assert_eq!(shell_command(&script).as_deref(), Some("cat <<EOF a b EOF"));
+        let argv = args(r#"{"command": ["bash", "-lc", "ls  -la"]}"#);
+        assert_eq!(shell_text(&argv).as_deref(), Some("ls  -la"));
+        let plain = args(r#"{"cmd": ["git", "status"]}"#);
+        assert_eq!(shell_text(&plain).as_deref(), Some("git status"));
+        assert_eq!(shell_text(&args("{}")), None);
     }
 }
