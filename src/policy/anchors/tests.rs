@@ -276,6 +276,30 @@ proptest::proptest! {
 }
 
 proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// The error pattern compiled in parts ([`AnyOf`]) matches a line, and
+    /// a whole text, exactly when the alternation of its parts does.
+    #[test]
+    fn the_error_parts_match_what_their_alternation_matches(
+        picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len() + 10, 0..40),
+    ) {
+        const MORE: [&str; 10] = [
+            "observation: ", "{\"error\": \"\", \"response\": \"", "Not Found", "'status': 404",
+            "{'message': 'x'}\"}", "Build failed", "error TS2322:", "a.error: ", "Tests failing:",
+            "Foo.BarError: x",
+        ];
+        let text = picked(&picks, &MORE);
+        let p = PATTERNS.as_ref().unwrap();
+        for line in text.lines().map(str::trim).chain([text.as_str()]) {
+            proptest::prop_assert_eq!(p.error.is_match(line), ERROR.is_match(line), "{:?}", line);
+        }
+    }
+}
+
+/// The error pattern as one regex: the alternation of its parts.
+static ERROR: LazyLock<Regex> = LazyLock::new(|| Regex::new(&ERROR_PARTS.join("|")).unwrap());
+
+proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
     /// No anchor holds a newline: retention searches an output text by
     /// text instead of joined (`Prepared::retention`).
