@@ -135,7 +135,8 @@ struct Patterns {
     /// tried anchored at a candidate, hence the lower-level engine.
     pr: meta::Regex,
     branch: Guarded,
-    path: Regex,
+    /// Searched in the stretches around a separator ([`path_matches`]).
+    path: Stepwise,
     /// The error-line pattern ([`ERROR_PARTS`]).
     error: AnyOf<3>,
     /// Necessary for an `error` match: a line without it is not an error
@@ -255,6 +256,79 @@ impl<const N: usize> AnyOf<N> {
     }
 }
 
+/// Failed anchored tries after which a [`Stepwise`] search goes on as a
+/// plain one: a text where matches start late costs at most this many short
+/// tries more per match. Our estimate; most `path` stretches match at their
+/// first byte, and a URL's (`https://host/a.md`) after seven.
+const MAX_ANCHORED_TRIES: usize = 16;
+
+/// A pattern whose matches are found by trying it anchored at each position
+/// in turn. The leftmost-first match at or after `from` is the one anchored at
+/// the first position that has one, so [`Stepwise::find_iter`] gives the
+/// matches of a plain `find_iter`, without the backward scan a plain search
+/// makes over each match to learn where it starts (most of the cost of the
+/// `path` pattern, whose stretches mostly start with their match). The plain
+/// search takes over after [`MAX_ANCHORED_TRIES`] failed tries, or at an empty
+/// match (whose rules of iteration are the plain search's). Pinned against
+/// the plain search by the proptest `stepwise_finds_what_a_plain_search_finds`.
+struct Stepwise {
+    re: meta::Regex,
+}
+
+/// Where a [`Stepwise`] search goes on.
+enum Step {
+    /// The next match, as (start, end).
+    Found(usize, usize),
+    /// No non-empty match was found by anchored tries before this position:
+    /// the plain search goes on from there.
+    Plain(usize),
+}
+
+impl Stepwise {
+    fn new(pattern: &str) -> Option<Stepwise> {
+        Some(Stepwise { re: meta::Regex::new(pattern).ok()? })
+    }
+
+    /// The spans of the matches in `hay`, as a plain `find_iter` gives them.
+    fn find_iter<'r, 'h>(
+        &'r self,
+        hay: &'h str,
+    ) -> impl Iterator<Item = (usize, usize)> + use<'r, 'h> {
+        let mut from = 0;
+        let mut plain: Option<meta::FindMatches<'r, 'h>> = None;
+        std::iter::from_fn(move || {
+            loop {
+                if let Some(rest) = plain.as_mut() {
+                    return rest.next().map(|m| (m.start(), m.end()));
+                }
+                match self.step(hay, from) {
+                    Step::Found(start, end) => {
+                        from = end;
+                        return Some((start, end));
+                    }
+                    Step::Plain(at) => plain = Some(self.re.find_iter(Input::new(hay).range(at..))),
+                }
+            }
+        })
+    }
+
+    /// The first non-empty match anchored at `from` or after, within
+    /// [`MAX_ANCHORED_TRIES`] failed tries.
+    fn step(&self, hay: &str, from: usize) -> Step {
+        for (tried, at) in (from..hay.len()).enumerate() {
+            if tried == MAX_ANCHORED_TRIES {
+                return Step::Plain(at);
+            }
+            match self.re.search(&Input::new(hay).range(at..).anchored(Anchored::Yes)) {
+                Some(m) if !m.is_empty() => return Step::Found(m.start(), m.end()),
+                Some(_) => return Step::Plain(at),
+                None => {}
+            }
+        }
+        Step::Plain(hay.len())
+    }
+}
+
 static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
     Some(Patterns {
         url: Guarded::new(r#"https?://[^\s<>"'`)\]}]+"#, b'/')?,
@@ -268,10 +342,9 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
             r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|refactor|chore)/[A-Za-z0-9._/\-]{2,80}",
             b'/',
         )?,
-        path: Regex::new(
+        path: Stepwise::new(
             r"(?:[A-Za-z]:[\\/](?:[\w@.+\-~]+[\\/])*[\w@.+\-~]+)|(?:[\w@.+\-~*]+(?:\\[\w@.+\-~*]+)+)|(?:(?:~|\.{1,2})?/?[\w@.+\-*]+(?:/[\w@.+\-*]+)+)",
-        )
-        .ok()?,
+        )?,
         error: AnyOf::new(&ERROR_PARTS)?,
         // A literal of every `error` alternative but `E[A-Z]{3,}: ` (see
         // [`error_lines`]); all literals, so the search runs at memchr speed.
@@ -881,7 +954,7 @@ fn path_matches<'t>(
         Some(dotted.then_some((start, end)))
     });
     stretches.flatten().flat_map(move |(start, end)| {
-        p.path.find_iter(&text[start..end]).map(move |m| (start + m.start(), start + m.end()))
+        p.path.find_iter(&text[start..end]).map(move |(s, e)| (start + s, start + e))
     })
 }
 
