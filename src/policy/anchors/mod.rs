@@ -135,8 +135,10 @@ struct Patterns {
     /// tried anchored at a candidate, hence the lower-level engine.
     pr: meta::Regex,
     branch: Guarded,
-    path: Regex,
-    error: Regex,
+    /// Searched in the stretches around a separator ([`path_matches`]).
+    path: Stepwise,
+    /// The error-line pattern ([`ERROR_PARTS`]).
+    error: AnyOf<3>,
     /// Necessary for an `error` match: a line without it is not an error
     /// line, so only the lines around its matches are tried (see [`error_lines`]).
     error_hint: Regex,
@@ -178,25 +180,18 @@ impl Guarded {
     }
 }
 
-static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
-    Some(Patterns {
-        url: Guarded::new(r#"https?://[^\s<>"'`)\]}]+"#, b'/')?,
-        // Every alternative starts with a literal: [`pr_refs`] finds them and
-        // tries the pattern there; what may precede a `#` is checked after.
-        pr: meta::Regex::new(
-            r"(?-u:\b)PR ?#?\d{1,6}(?-u:\b)|(?-u:\b)(?:pull|issues)/\d{1,6}(?-u:\b)|#\d{1,6}(?-u:\b)",
-        )
-        .ok()?,
-        branch: Guarded::new(
-            r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|refactor|chore)/[A-Za-z0-9._/\-]{2,80}",
-            b'/',
-        )?,
-        path: Regex::new(
-            r"(?:[A-Za-z]:[\\/](?:[\w@.+\-~]+[\\/])*[\w@.+\-~]+)|(?:[\w@.+\-~*]+(?:\\[\w@.+\-~*]+)+)|(?:(?:~|\.{1,2})?/?[\w@.+\-*]+(?:/[\w@.+\-*]+)+)",
-        )
-        .ok()?,
-        error: Regex::new(
-            r#"(?x)
+/// The error-line pattern (`(?x)`), its top-level alternatives in three
+/// parts, each compiled alone ([`AnyOf`]): a line anchored by its start, the
+/// unanchored phrases, an API error envelope (`{"error": …}`).
+///
+/// One regex of all of them cost more than all the other anchor searches of a
+/// compaction: its lazy DFA tracks every alternative at once, so its states are
+/// combinations of the parts' states, and with Unicode classes (`\w`, `\s`)
+/// building them took 80M instructions per process. The first part is anchored
+/// and the third starts with a literal, so their searches of a line end after a
+/// few bytes; the second reads the line as the whole pattern did.
+const ERROR_PARTS: [&str; 3] = [
+    r#"(?x)
             ^(?:\#\d+\s+(?:\d+\.\d+\s+)?)?
              (?:[\w.\-]+\s+\|\s+)?
              (?:\[[\d:.]+\]\s+)?
@@ -216,8 +211,9 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
               | E[A-Z]{3,}:\ 
               | failed\ to\ 
               | [✕×✗✘]\s
-              | x\x20{2,}\d+\s )
-            | (?:^|[\s(\[:`])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception):\s+\S
+              | x\x20{2,}\d+\s )"#,
+    r#"(?x)
+              (?:^|[\s(\[:`])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception):\s+\S
             | [A-Za-z_]\w*\.error:\s
             | (?-u:\b)error(?:\[E\d{4}\])?:\s+[^\s'"`]
             | (?-u:\b)error\s+TS\d+:
@@ -230,12 +226,126 @@ static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
             | (?-u:\b)(?:ENOENT|EACCES|EPERM|EEXIST|ENOSPC|ECONNREFUSED|ECONNRESET|EADDRINUSE|ETIMEDOUT|EPIPE|EISDIR|ENOTDIR|ENOTEMPTY|EMFILE|EAGAIN|EINVAL|ENOMEM|SIGKILL|SIGSEGV)(?-u:\b)
             | command\ not\ found | [Nn]o\ such\ file\ or\ directory | Permission\ denied | Access\ (?:is\ )?denied
             | Segmentation\ fault | is\ not\ a\ function | internal\ error | (?-u:\b)OOM(?:[-\ ]?[Kk]illed)
-            | (?:^|[\s\[\]|>])ERROR(?:$|[\]:]|\s+[\w(\[])
-            | (?:^|observation:\s)\{"error":\s*"[^"]
+            | (?:^|[\s\[\]|>])ERROR(?:$|[\]:]|\s+[\w(\[])"#,
+    r#"(?x)
+              (?:^|observation:\s)\{"error":\s*"[^"]
             | (?:^|observation:\s)\{"error":\s*"",\s*"response":\s*".*(?:Bad\ Request|Forbidden|Unauthorized|Not\ Found|does\ not\ exist|doesn't\ exist|Authentication\ required|'status':\s*[45]\d\d|status\\?":\s*\\?"?[45]\d\d)
             | (?:^|observation:\s)\{"error":\s*"",\s*"response":\s*"\{'message':\s*(?:'[^']*'|\\"[^"]*\\")\}"\}\s*$"#,
+];
+
+/// A pattern of top-level alternatives compiled as one regex per part: it
+/// matches a text if and only if the alternation of the parts does, since a
+/// text matches `A|B` exactly when it matches `A` or `B`. Only `is_match` is
+/// offered: where and which match is found would be the alternation's
+/// leftmost-first choice, which separate searches do not make. Pinned against
+/// the joined pattern by the proptest
+/// `the_error_parts_match_what_their_alternation_matches`.
+struct AnyOf<const N: usize>([Regex; N]);
+
+impl<const N: usize> AnyOf<N> {
+    fn new(parts: &[&str; N]) -> Option<AnyOf<N>> {
+        let mut out = Vec::with_capacity(N);
+        for part in parts {
+            out.push(Regex::new(part).ok()?);
+        }
+        Some(AnyOf(out.try_into().ok()?))
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        self.0.iter().any(|re| re.is_match(text))
+    }
+}
+
+/// Failed anchored tries after which a [`Stepwise`] search goes on as a
+/// plain one: a text where matches start late costs at most this many short
+/// tries more per match. Our estimate; most `path` stretches match at their
+/// first byte, and a URL's (`https://host/a.md`) after seven.
+const MAX_ANCHORED_TRIES: usize = 16;
+
+/// A pattern whose matches are found by trying it anchored at each position
+/// in turn. The leftmost-first match at or after `from` is the one anchored at
+/// the first position that has one, so [`Stepwise::find_iter`] gives the
+/// matches of a plain `find_iter`, without the backward scan a plain search
+/// makes over each match to learn where it starts (most of the cost of the
+/// `path` pattern, whose stretches mostly start with their match). The plain
+/// search takes over after [`MAX_ANCHORED_TRIES`] failed tries, or at an empty
+/// match (whose rules of iteration are the plain search's). Pinned against
+/// the plain search by the proptest `stepwise_finds_what_a_plain_search_finds`.
+struct Stepwise {
+    re: meta::Regex,
+}
+
+/// Where a [`Stepwise`] search goes on.
+enum Step {
+    /// The next match, as (start, end).
+    Found(usize, usize),
+    /// No non-empty match was found by anchored tries before this position:
+    /// the plain search goes on from there.
+    Plain(usize),
+}
+
+impl Stepwise {
+    fn new(pattern: &str) -> Option<Stepwise> {
+        Some(Stepwise { re: meta::Regex::new(pattern).ok()? })
+    }
+
+    /// The spans of the matches in `hay`, as a plain `find_iter` gives them.
+    fn find_iter<'r, 'h>(
+        &'r self,
+        hay: &'h str,
+    ) -> impl Iterator<Item = (usize, usize)> + use<'r, 'h> {
+        let mut from = 0;
+        let mut plain: Option<meta::FindMatches<'r, 'h>> = None;
+        std::iter::from_fn(move || {
+            loop {
+                if let Some(rest) = plain.as_mut() {
+                    return rest.next().map(|m| (m.start(), m.end()));
+                }
+                match self.step(hay, from) {
+                    Step::Found(start, end) => {
+                        from = end;
+                        return Some((start, end));
+                    }
+                    Step::Plain(at) => plain = Some(self.re.find_iter(Input::new(hay).range(at..))),
+                }
+            }
+        })
+    }
+
+    /// The first non-empty match anchored at `from` or after, within
+    /// [`MAX_ANCHORED_TRIES`] failed tries.
+    fn step(&self, hay: &str, from: usize) -> Step {
+        for (tried, at) in (from..hay.len()).enumerate() {
+            if tried == MAX_ANCHORED_TRIES {
+                return Step::Plain(at);
+            }
+            match self.re.search(&Input::new(hay).range(at..).anchored(Anchored::Yes)) {
+                Some(m) if !m.is_empty() => return Step::Found(m.start(), m.end()),
+                Some(_) => return Step::Plain(at),
+                None => {}
+            }
+        }
+        Step::Plain(hay.len())
+    }
+}
+
+static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| {
+    Some(Patterns {
+        url: Guarded::new(r#"https?://[^\s<>"'`)\]}]+"#, b'/')?,
+        // Every alternative starts with a literal: [`pr_refs`] finds them and
+        // tries the pattern there; what may precede a `#` is checked after.
+        pr: meta::Regex::new(
+            r"(?-u:\b)PR ?#?\d{1,6}(?-u:\b)|(?-u:\b)(?:pull|issues)/\d{1,6}(?-u:\b)|#\d{1,6}(?-u:\b)",
         )
         .ok()?,
+        branch: Guarded::new(
+            r"(?-u:\b)(?:feat|feature|fix|bugfix|hotfix|release|refactor|chore)/[A-Za-z0-9._/\-]{2,80}",
+            b'/',
+        )?,
+        path: Stepwise::new(
+            r"(?:[A-Za-z]:[\\/](?:[\w@.+\-~]+[\\/])*[\w@.+\-~]+)|(?:[\w@.+\-~*]+(?:\\[\w@.+\-~*]+)+)|(?:(?:~|\.{1,2})?/?[\w@.+\-*]+(?:/[\w@.+\-*]+)+)",
+        )?,
+        error: AnyOf::new(&ERROR_PARTS)?,
         // A literal of every `error` alternative but `E[A-Z]{3,}: ` (see
         // [`error_lines`]); all literals, so the search runs at memchr speed.
         error_hint: Regex::new(
@@ -844,7 +954,7 @@ fn path_matches<'t>(
         Some(dotted.then_some((start, end)))
     });
     stretches.flatten().flat_map(move |(start, end)| {
-        p.path.find_iter(&text[start..end]).map(move |m| (start + m.start(), start + m.end()))
+        p.path.find_iter(&text[start..end]).map(move |(s, e)| (start + s, start + e))
     })
 }
 

@@ -231,7 +231,8 @@ proptest::proptest! {
         let p = PATTERNS.as_ref().unwrap();
         let spans = |r: &Regex| r.find_iter(&text).map(|m| (m.start(), m.end())).collect::<Vec<_>>();
         proptest::prop_assert_eq!(commit_runs(&text).collect::<Vec<_>>(), spans(&COMMIT));
-        proptest::prop_assert_eq!(path_matches(p, &text, false).collect::<Vec<_>>(), spans(&p.path));
+        let plain_paths: Vec<_> = p.path.re.find_iter(&text).map(|m| (m.start(), m.end())).collect();
+        proptest::prop_assert_eq!(path_matches(p, &text, false).collect::<Vec<_>>(), plain_paths);
         let paths = |only| {
             path_matches(p, &text, only).filter_map(|(s, e)| as_path(&text, s, e)).collect::<Vec<_>>()
         };
@@ -274,6 +275,50 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// The error pattern compiled in parts ([`AnyOf`]) matches a line, and
+    /// a whole text, exactly when the alternation of its parts does.
+    #[test]
+    fn the_error_parts_match_what_their_alternation_matches(
+        picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len() + 10, 0..40),
+    ) {
+        const MORE: [&str; 10] = [
+            "observation: ", "{\"error\": \"\", \"response\": \"", "Not Found", "'status': 404",
+            "{'message': 'x'}\"}", "Build failed", "error TS2322:", "a.error: ", "Tests failing:",
+            "Foo.BarError: x",
+        ];
+        let text = picked(&picks, &MORE);
+        let p = PATTERNS.as_ref().unwrap();
+        for line in text.lines().map(str::trim).chain([text.as_str()]) {
+            proptest::prop_assert_eq!(p.error.is_match(line), ERROR.is_match(line), "{:?}", line);
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// Anchored tries at each position find the matches a plain search finds,
+    /// in texts where matches start late (more than `MAX_ANCHORED_TRIES`
+    /// positions on) and inside URLs.
+    #[test]
+    fn stepwise_finds_what_a_plain_search_finds(
+        picks in proptest::collection::vec(0..PIECES.len() + SCAN_PIECES.len() + 10, 0..40),
+    ) {
+        const MORE: [&str; 10] = [
+            "abcdefghijklmnopqrstuvwxyz", ":", "/", "\\", "https://x.io/a.md", "C:", ".rs", "é",
+            "~/", "../",
+        ];
+        let text = picked(&picks, &MORE);
+        let p = PATTERNS.as_ref().unwrap();
+        let plain: Vec<_> = p.path.re.find_iter(&text).map(|m| (m.start(), m.end())).collect();
+        proptest::prop_assert_eq!(p.path.find_iter(&text).collect::<Vec<_>>(), plain);
+    }
+}
+
+/// The error pattern as one regex: the alternation of its parts.
+static ERROR: LazyLock<Regex> = LazyLock::new(|| Regex::new(&ERROR_PARTS.join("|")).unwrap());
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
