@@ -32,6 +32,9 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
+use walk::Walk;
+
+mod walk;
 
 /// Tool results longer than this many chars are described (H).
 pub const MICRO_COMPACT_OVER_CHARS: usize = 200;
@@ -179,8 +182,18 @@ impl ShrunkArgs {
 /// Shrunk arguments, or `None` when nothing changed or they are not JSON.
 type Shrunk = Option<Arc<str>>;
 
-/// [`shrink_arguments`] of a text over the limit, computed.
+/// [`shrink_arguments`] of a text over the limit, computed: by a walk of the
+/// text ([`walk`]) where it is sure, by the tree otherwise.
 fn shrunk(arguments: &str) -> Option<String> {
+    match walk::walked(arguments) {
+        Walk::Unchanged => None,
+        Walk::Shrunk(text) => Some(text),
+        Walk::Unsure => tree_shrunk(arguments),
+    }
+}
+
+/// [`shrunk`] by the tree: parse, cut the long leaves, write it back.
+fn tree_shrunk(arguments: &str) -> Option<String> {
     let mut value: Value = serde_json::from_str(arguments).ok()?;
     if !shrink_leaves(&mut value) {
         return None;
@@ -320,5 +333,103 @@ mod tests {
         let args = json!({"t": "é".repeat(600)}).to_string();
         let v: Value = serde_json::from_str(&shrink_arguments(&args).unwrap()).unwrap();
         assert!(v["t"].as_str().unwrap().starts_with(&"é".repeat(200)));
+    }
+
+    /// The walk takes the compact JSON the formats write: the fast path is
+    /// the one taken, and it cuts as the tree does.
+    #[test]
+    fn compact_arguments_are_walked_not_parsed() {
+        let args =
+            json!({"path": "a.rs", "content": "c\n\"é".repeat(300), "n": [1, -2, true, null]})
+                .to_string();
+        let walked = walk::walked(&args);
+        assert_eq!(walked, Walk::Shrunk(tree_shrunk(&args).unwrap()));
+        assert_eq!(walk::walked(r#"{"a": "b", "c": [1, 2]}"#), Walk::Unchanged);
+        // What the tree may write differently is left to it.
+        for unsure in [r#"{"a":1.0}"#, r#"{"a":-0}"#, r#"{"a":1,"a":2}"#, r#"{"a":1e3}"#, "{"] {
+            assert_eq!(walk::walked(unsure), Walk::Unsure, "{unsure}");
+        }
+    }
+
+    /// A JSON text of argument-like values: long and short strings with every
+    /// kind of escape and multi-byte chars, keys that repeat (one written
+    /// escaped), integers and numbers the tree rewrites, and whitespace.
+    fn argument_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("a"),
+            Just("é"),
+            Just("😀"),
+            Just("\\n"),
+            Just("\\/"),
+            Just("\\u00e9"),
+            Just("\\u00E9"),
+            Just("\\ud83d\\ude00"),
+            Just("\\u001f"),
+            Just("\\u0008"),
+            Just("\\b"),
+            Just("\\\""),
+            Just("\\\\"),
+            Just("\u{7f}"),
+            Just("...[truncated]"),
+        ];
+        let string = (
+            prop::collection::vec(piece.clone(), 0..6),
+            prop::sample::select(vec![0usize, 3, 186, 195, 199, 200, 201, 214, 260]),
+            prop::collection::vec(piece, 0..6),
+        )
+            .prop_map(|(a, n, b)| format!("\"{}{}{}\"", a.concat(), "y".repeat(n), b.concat()));
+        let marked = Just(format!("\"{}{ARGS_TRUNCATION_MARKER}\"", "z".repeat(200)));
+        let number = prop::sample::select(vec![
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "1.5",
+            "2e3",
+            "123456789012345678",
+            "12345678901234567890",
+            "-9223372036854775808",
+        ]);
+        let leaf = prop_oneof![
+            4 => string,
+            1 => marked,
+            1 => number.prop_map(String::from),
+            1 => prop::sample::select(vec!["true", "false", "null"]).prop_map(String::from),
+        ];
+        leaf.prop_recursive(4, 24, 5, |inner| {
+            let key = prop_oneof![Just("k"), Just("l"), Just("\\u006b"), Just("content")];
+            let ws = prop_oneof![Just(""), Just(""), Just(" "), Just("\n  ")];
+            prop_oneof![
+                (prop::collection::vec(inner.clone(), 0..5), ws.clone())
+                    .prop_map(|(xs, w)| format!("[{w}{}{w}]", xs.join(&format!(",{w}")))),
+                (prop::collection::vec((key, inner), 0..5), ws).prop_map(|(kvs, w)| {
+                    let body: Vec<String> =
+                        kvs.into_iter().map(|(k, v)| format!("\"{k}\"{w}:{w}{v}")).collect();
+                    format!("{{{w}{}}}", body.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The walk, where it is sure, writes what the tree writes; with its
+        /// fallback it is the tree's shrink on any text, cut short or not.
+        #[test]
+        fn the_walk_shrinks_as_the_tree_does(text in argument_text(), cut in 0usize..4000) {
+            let tree = tree_shrunk(&text);
+            match walk::walked(&text) {
+                Walk::Unchanged => proptest::prop_assert_eq!(&tree, &None),
+                Walk::Shrunk(walked) => proptest::prop_assert_eq!(tree.as_ref(), Some(&walked)),
+                Walk::Unsure => {}
+            }
+            proptest::prop_assert_eq!(shrunk(&text), tree);
+            let mut end = cut.min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            proptest::prop_assert_eq!(shrunk(&text[..end]), tree_shrunk(&text[..end]));
+        }
     }
 }
