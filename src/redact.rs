@@ -15,6 +15,7 @@
 use regex::{Regex, RegexSet};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 /// (kind, pattern, capture group to mask: 0 = the whole match).
@@ -63,33 +64,7 @@ pub fn contains_secret(text: &str) -> bool {
 
 /// Masks every secret in `text`, adding to `masked`. Borrows when there is none.
 pub fn redact<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
-    let Some(c) = COMPILED.as_ref() else { return Cow::Borrowed(text) };
-    let hits = c.set.matches(text);
-    if !hits.matched_any() {
-        return Cow::Borrowed(text);
-    }
-    let mut out = text.to_string();
-    for i in hits.iter() {
-        let (kind, re, group) = &c.each[i];
-        let mut n = 0u64;
-        let replaced = re.replace_all(&out, |caps: &regex::Captures<'_>| {
-            let Some(whole) = caps.get(0) else { return String::new() };
-            n += 1;
-            let mask = format!("[REDACTED:{kind}]");
-            match caps.get(*group).filter(|_| *group > 0) {
-                Some(g) => {
-                    let (s, e) = (g.start() - whole.start(), g.end() - whole.start());
-                    format!("{}{mask}{}", &whole.as_str()[..s], &whole.as_str()[e..])
-                }
-                None => mask,
-            }
-        });
-        if n > 0 {
-            out = replaced.into_owned();
-            *masked.entry(kind).or_insert(0) += n;
-        }
-    }
-    Cow::Owned(out)
+    mask_each(text, masked, |_, _, found, mask| Some((found, mask.to_string())))
 }
 
 /// [`redact`] of a JSON text, which stays valid JSON: a mask lands only inside
@@ -102,6 +77,29 @@ pub fn redact<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
 /// hold no secret and stay; a match that runs past its string's end is masked
 /// up to that end. Counted in `masked` only where something was masked.
 pub fn redact_json<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
+    mask_each(text, masked, |text, strings, found, mask| match strings.containing(found.start) {
+        Some(inside) => Some((found.start..found.end.min(inside.end), mask.to_string())),
+        None => {
+            let rest = &text[found.start..];
+            let len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+                .unwrap_or(rest.len());
+            serde_json::from_str::<serde_json::Number>(&rest[..len])
+                .is_ok()
+                .then(|| (found.start..found.start + len, format!("\"{mask}\"")))
+        }
+    })
+}
+
+/// Masks the secrets of `text` pattern by pattern: `place` is given the text as
+/// masked so far, its strings, each match (the part a pattern masks) and its
+/// mask, and says what to write where, if anything. Borrows when no pattern
+/// matches.
+fn mask_each<'a>(
+    text: &'a str,
+    masked: &mut Masked,
+    mut place: impl FnMut(&str, &JsonStrings, Range<usize>, &str) -> Option<(Range<usize>, String)>,
+) -> Cow<'a, str> {
     let Some(c) = COMPILED.as_ref() else { return Cow::Borrowed(text) };
     let hits = c.set.matches(text);
     if !hits.matched_any() {
@@ -112,24 +110,11 @@ pub fn redact_json<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
         let (kind, re, group) = &c.each[i];
         let mask = format!("[REDACTED:{kind}]");
         let strings = JsonStrings::of(&out);
-        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-        for caps in re.captures_iter(&out) {
-            let Some(m) = caps.get(*group) else { continue };
-            match strings.containing(m.start()) {
-                Some(inside) => edits.push((m.start()..m.end().min(inside.end), mask.clone())),
-                None => {
-                    let rest = &out[m.start()..];
-                    let len = rest
-                        .find(|c: char| {
-                            !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-                        })
-                        .unwrap_or(rest.len());
-                    if serde_json::from_str::<serde_json::Number>(&rest[..len]).is_ok() {
-                        edits.push((m.start()..m.start() + len, format!("\"{mask}\"")));
-                    }
-                }
-            }
-        }
+        let edits: Vec<(Range<usize>, String)> = re
+            .captures_iter(&out)
+            .filter_map(|caps| caps.get(*group).or_else(|| caps.get(0)))
+            .filter_map(|found| place(&out, &strings, found.range(), &mask))
+            .collect();
         if edits.is_empty() {
             continue;
         }
@@ -150,7 +135,7 @@ pub fn redact_json<'a>(text: &'a str, masked: &mut Masked) -> Cow<'a, str> {
 /// The contents of the strings of a JSON text (between their quotes, escapes
 /// included), in order. Outside a valid JSON text it still splits at every
 /// quote no backslash escapes.
-struct JsonStrings(Vec<std::ops::Range<usize>>);
+struct JsonStrings(Vec<Range<usize>>);
 
 impl JsonStrings {
     fn of(text: &str) -> JsonStrings {
@@ -179,7 +164,7 @@ impl JsonStrings {
     }
 
     /// The string whose content holds byte `at`, if any.
-    fn containing(&self, at: usize) -> Option<std::ops::Range<usize>> {
+    fn containing(&self, at: usize) -> Option<Range<usize>> {
         let k = self.0.partition_point(|r| r.end <= at);
         self.0.get(k).filter(|r| r.start <= at).cloned()
     }
@@ -307,10 +292,18 @@ mod tests {
         }
     }
 
-    fn red(t: &str) -> (String, Masked) {
+    /// What `mask` makes of `t`, and what it counted.
+    fn masked_by(
+        mask: for<'a> fn(&'a str, &mut Masked) -> Cow<'a, str>,
+        t: &str,
+    ) -> (String, Masked) {
         let mut m = Masked::new();
-        let out = redact(t, &mut m).into_owned();
+        let out = mask(t, &mut m).into_owned();
         (out, m)
+    }
+
+    fn red(t: &str) -> (String, Masked) {
+        masked_by(redact, t)
     }
 
     #[test]
@@ -362,9 +355,7 @@ mod tests {
     }
 
     fn red_json(t: &str) -> (String, Masked) {
-        let mut m = Masked::new();
-        let out = redact_json(t, &mut m).into_owned();
-        (out, m)
+        masked_by(redact_json, t)
     }
 
     /// Found on SWE-agent's `"api_key": null`: `redact` made it a bare
