@@ -20,7 +20,7 @@ use clap::Parser;
 use cli::args::{Cli, Command};
 use cli::config::{self, Compact, Route};
 use compactor::formats::{DETECT_RECORDS, Format, Unit};
-use compactor::io::{Input, Payload, RawRecord};
+use compactor::io::{Container, Input, Payload, RawRecord};
 use compactor::model::Source;
 use compactor::pipeline::{Engine, Job, JobReader, Output, Processed, decode_job};
 use compactor::policy::session_anchors_line;
@@ -92,6 +92,16 @@ fn output_text(output: Output) -> Vec<String> {
         Output::Values(values) => {
             values.iter().map(|v| serde_json::to_string(v).unwrap_or_default()).collect()
         }
+        // Only a per-input run (`-o DIR/`) lays documents out pretty; these
+        // functions write lines, but a laid-out record reads back as its line.
+        Output::Pretty(records) => records
+            .iter()
+            .map(|r| {
+                serde_json::from_slice::<Value>(r.as_bytes())
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|_| String::from_utf8_lossy(r.as_bytes()).into_owned())
+            })
+            .collect(),
     }
 }
 
@@ -120,7 +130,13 @@ fn compact_rows(
             let records =
                 vec![RawRecord { source, payload: Payload::Line(line.as_bytes().to_vec()) }];
             let mut out = Vec::new();
-            for p in engine.process(Job { input: 0, format, history, records }) {
+            for p in engine.process(Job {
+                input: 0,
+                container: Container::Jsonl,
+                format,
+                history,
+                records,
+            }) {
                 match p {
                     Processed::Session(done) => out.extend(output_text(done.output)),
                     Processed::Rejected { source, reason, .. } => {
@@ -210,6 +226,7 @@ fn session_of(
     let source = Source { path: "-".into(), line: Some(1), index: None };
     let job = Job {
         input: 0,
+        container: Container::Jsonl,
         format,
         history,
         records: vec![RawRecord { source, payload: Payload::Value(value) }],
