@@ -190,14 +190,16 @@ impl<'a> Sink<'a> {
             .as_mut()
             .or(self.outputs.shared.as_mut())
             .context("no output writer")?;
-        writer.origin(&done.id, &done.source.to_string());
+        let source = done.source.to_string();
+        writer.origin(&done.id, &source);
         match done.output {
-            Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l))?,
-            Output::Values(values) => values.iter().try_for_each(|v| writer.write(v))?,
+            Output::Raw(lines) => lines.iter().try_for_each(|l| writer.write_raw(l)),
+            Output::Values(values) => values.iter().try_for_each(|v| writer.write(v)),
             Output::Pretty(records) => {
-                records.into_iter().try_for_each(|r| writer.write_laid_out(r))?
+                records.into_iter().try_for_each(|r| writer.write_laid_out(r))
             }
         }
+        .with_context(|| format!("{source}: writing its session"))?;
         self.ledger.session(&done.row, done.window.as_ref(), &done.compaction, &done.repairs)?;
         self.tally[done.input].add(&done.compaction);
         Ok(())
