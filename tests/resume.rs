@@ -293,3 +293,60 @@ fn resume_redoes_inputs_after_an_option_file_is_edited() {
     assert_eq!(skipped(&again.stderr), 3);
     assert_ne!(outputs(&out), before, "the edit changes the outputs");
 }
+
+/// A fatal error (an output that cannot be created) stops the run after the
+/// inputs before the failing one, and exactly those: their finished files are
+/// committed and recorded whatever batch they waited in (before, a file still
+/// waiting for its batch was deleted, so what was kept depended on timing).
+/// `--resume` then finishes the rest to the bytes of an uninterrupted run.
+#[test]
+fn a_fatal_error_keeps_exactly_the_inputs_before_it() {
+    let dir = TestDir::new();
+    let input = synth_inputs(&dir, 6, 20_000);
+    // The fourth input one folder down, so that a file can block its output's folder.
+    std::fs::create_dir(input.join("s03")).unwrap();
+    std::fs::rename(input.join("s03.jsonl"), input.join("s03/s03.jsonl")).unwrap();
+    let tree = |root: &Path| -> BTreeMap<String, Vec<u8>> {
+        files_under(root, "")
+            .into_iter()
+            .map(|p| (p.strip_prefix(root).unwrap().to_string_lossy().into_owned(), p))
+            .filter(|(name, _)| !name.starts_with('.'))
+            .map(|(name, p)| (name, std::fs::read(p).unwrap()))
+            .collect()
+    };
+    let reference = dir.join("reference");
+    run_ok(&mut compact(&input, &reference, &[]));
+    let expected = tree(&reference);
+    assert_eq!(expected.len(), 6);
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("s03"), "in the way").unwrap();
+    for threads in ["-j1", "-j2"] {
+        let mut cmd = compactor();
+        cmd.args(["compact", threads, "--window", "32000"])
+            .arg(&input)
+            .arg("-o")
+            .arg(format!("{}/", out.display()));
+        let failed = run_code(&mut cmd, 2);
+        let err = String::from_utf8_lossy(&failed.stderr);
+        assert!(err.contains("3 of 6 output files are complete and kept"), "{threads}: {err}");
+        assert!(err.contains("s03"), "the error names the output it could not create: {err}");
+        let mut kept = tree(&out);
+        assert_eq!(kept.remove("s03").as_deref(), Some(b"in the way".as_slice()));
+        let names: Vec<&str> = kept.keys().map(String::as_str).collect();
+        assert_eq!(names, ["s00.jsonl", "s01.jsonl", "s02.jsonl"], "{threads}");
+        for (name, body) in &kept {
+            assert!(body == &expected[name], "{threads}: {name} differs from an uninterrupted run");
+        }
+        assert_eq!(manifest_lines(&out), 3, "{threads}: the kept files are in the manifest");
+    }
+    std::fs::remove_file(out.join("s03")).unwrap();
+    let last = run_ok(&mut compact(&input, &out, &["--resume"]));
+    assert_eq!(skipped(&last.stderr), 3);
+    let got = tree(&out);
+    assert_eq!(got.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
+    for (name, body) in &expected {
+        assert!(&got[name] == body, "{name} after --resume differs from an uninterrupted run");
+    }
+    assert_eq!(manifest_lines(&out), 6);
+}

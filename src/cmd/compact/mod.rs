@@ -36,15 +36,18 @@ fn run_files(cfg: &Compact, files: &Files) -> anyhow::Result<ExitStatus> {
     let mut jobs = compactor::pipeline::JobReader::new(&inputs, files.from)
         .with_options(cfg.read.clone())
         .with_history(cfg.history);
-    compactor::exec::run_ordered(
+    let run = compactor::exec::run_ordered(
         &cfg.pool,
         config::in_flight(&cfg.pool),
         crate::cmd::interrupt_flag(),
         || jobs.next_item(),
         |item| engine.process_item(item),
         |processed| processed.into_iter().try_for_each(|p| sink.accept(p)),
-    )?;
+    );
     crate::cmd::note_skipped(&inputs, jobs.skipped());
+    if let Err(e) = run {
+        return Err(sink.stop(e));
+    }
     if crate::cmd::interrupted() {
         sink.abandon();
         return Ok(ExitStatus::Interrupted);

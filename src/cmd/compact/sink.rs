@@ -243,6 +243,33 @@ impl<'a> Sink<'a> {
         Ok(summary)
     }
 
+    /// Stops at a fatal `error` (an output that cannot be opened or written):
+    /// under `-o DIR/`, the output files of the inputs before the one that
+    /// failed are complete, so they are committed and recorded in the
+    /// manifest, whatever batch they were waiting in; the rest are dropped.
+    /// Which files are kept therefore depends on the input order alone, not on
+    /// the timing of batches (before, a file still waiting was deleted). Says
+    /// what was kept, and returns the error to report.
+    pub fn stop(self, error: anyhow::Error) -> anyhow::Error {
+        let Sink { files, inputs, mut resume, mut outputs, ledger, progress, .. } = self;
+        drop(outputs.per_file.take());
+        let committed = outputs.commit(&mut resume, &files.target);
+        drop(ledger);
+        progress.finish_and_clear();
+        if matches!(files.target, Target::Dir(_)) {
+            eprintln!(
+                "compactor: stopped by an error; {} of {} output files are complete and kept; \
+                 run again with --resume to finish the rest",
+                crate::cmd::messages::n(outputs.finished_files as u64),
+                crate::cmd::messages::n(inputs.len() as u64)
+            );
+        }
+        match committed {
+            Ok(()) => error,
+            Err(e) => error.context(format!("and keeping the finished output files failed: {e:#}")),
+        }
+    }
+
     /// Stops without finishing: outputs not finished are dropped (their
     /// temporary files are deleted). Says what was kept.
     pub fn abandon(self) {
