@@ -6,7 +6,7 @@ use crate::cli::config;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message, n};
 use compactor::formats::Format;
-use compactor::io::output::{Layout, SessionWriter};
+use compactor::io::output::{SessionWriter, TextLayout};
 use compactor::pipeline::{Item, decode_job};
 use compactor::policy::Prepared;
 use compactor::replay::{Totals, Trigger, replay_prepared};
@@ -46,9 +46,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let prices = config::price_book(args.prices.as_deref(), &args.budget)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
     let mut report =
-        args.report.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
+        args.report.as_deref().map(|p| SessionWriter::file(p, TextLayout::Jsonl)).transpose()?;
     let mut calls =
-        args.calls.as_deref().map(|p| SessionWriter::file(p, Layout::Jsonl)).transpose()?;
+        args.calls.as_deref().map(|p| SessionWriter::file(p, TextLayout::Jsonl)).transpose()?;
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();
@@ -95,7 +95,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
                 (Some((input, true)), Some(dir)) => {
                     final_writer = Some(SessionWriter::file(
                         &dir.join(&inputs[input].relative),
-                        Layout::Jsonl,
+                        TextLayout::Jsonl,
                     )?);
                 }
                 (Some((_, false)), _) => {

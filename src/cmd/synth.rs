@@ -2,13 +2,13 @@
 
 use crate::cli::args::SynthArgs;
 use crate::cmd::ExitStatus;
-use compactor::io::output::{Layout, SessionWriter, Target};
+use compactor::io::output::{SessionWriter, Target, TextLayout};
 use compactor::synth::{SynthConfig, session};
 
 pub fn run(args: &SynthArgs) -> anyhow::Result<ExitStatus> {
     let mut w = match Target::parse(&args.output) {
         Target::Stdout => SessionWriter::stdout(),
-        Target::File(p) | Target::Dir(p) => SessionWriter::file(&p, Layout::Jsonl)?,
+        Target::File(p) | Target::Dir(p) => SessionWriter::file(&p, TextLayout::Jsonl)?,
     };
     for k in 0..args.sessions {
         let cfg = SynthConfig {

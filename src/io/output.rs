@@ -49,6 +49,38 @@ pub enum Layout {
     Parquet,
 }
 
+/// The layouts of a text file ([`SessionWriter::file`]): every [`Layout`] but
+/// Parquet, whose rows need their mapping ([`SessionWriter::parquet`]), so that
+/// asking for a Parquet file without it is not a call that compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextLayout {
+    Jsonl,
+    Document,
+    Array,
+}
+
+impl Layout {
+    /// The layout as a text file's, or `None` for Parquet.
+    pub fn text(self) -> Option<TextLayout> {
+        match self {
+            Layout::Jsonl => Some(TextLayout::Jsonl),
+            Layout::Document => Some(TextLayout::Document),
+            Layout::Array => Some(TextLayout::Array),
+            Layout::Parquet => None,
+        }
+    }
+}
+
+impl From<TextLayout> for Layout {
+    fn from(t: TextLayout) -> Layout {
+        match t {
+            TextLayout::Jsonl => Layout::Jsonl,
+            TextLayout::Document => Layout::Document,
+            TextLayout::Array => Layout::Array,
+        }
+    }
+}
+
 enum Sink {
     Stdout(BufWriter<io::Stdout>),
     File(BufWriter<AtomicFile>),
@@ -81,15 +113,8 @@ impl SessionWriter {
     }
 
     /// A file at `path`, gzip- or zstd-compressed when its name ends in `.gz` / `.zst`.
-    /// A Parquet file needs its rows' mapping: [`SessionWriter::parquet`]
-    /// (`Layout::Parquet` here is an error).
-    pub fn file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
-        if layout == Layout::Parquet {
-            anyhow::bail!(
-                "{}: a Parquet output is opened with its row mapping (SessionWriter::parquet)",
-                path.display()
-            );
-        }
+    /// A Parquet file needs its rows' mapping: [`SessionWriter::parquet`].
+    pub fn file(path: &Path, layout: TextLayout) -> anyhow::Result<SessionWriter> {
         let atomic = BufWriter::with_capacity(1 << 16, AtomicFile::create(path)?);
         let sink = match path.extension().and_then(|e| e.to_str()) {
             Some("gz") => {
@@ -98,7 +123,7 @@ impl SessionWriter {
             Some("zst") => Sink::Zstd(zstd::stream::write::Encoder::new(atomic, 3)?),
             _ => Sink::File(atomic),
         };
-        Ok(SessionWriter::new(sink, layout))
+        Ok(SessionWriter::new(sink, layout.into()))
     }
 
     /// A Parquet table written by `writer` (for sessions:
@@ -253,7 +278,7 @@ mod tests {
     use serde_json::json;
 
     /// A writer of `layout` to `path` that has been given `values`, not finished.
-    fn writer_given(path: &Path, layout: Layout, values: &[Value]) -> SessionWriter {
+    fn writer_given(path: &Path, layout: TextLayout, values: &[Value]) -> SessionWriter {
         let mut w = SessionWriter::file(path, layout).unwrap();
         for v in values {
             w.write(v).unwrap();
@@ -262,7 +287,7 @@ mod tests {
     }
 
     /// Writes `values` to `path` in `layout` and finishes.
-    fn write_finished(path: &Path, layout: Layout, values: &[Value]) {
+    fn write_finished(path: &Path, layout: TextLayout, values: &[Value]) {
         writer_given(path, layout, values).finish().unwrap();
     }
 
@@ -270,16 +295,15 @@ mod tests {
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
     }
 
-    /// A Parquet file's rows are the dialect side's: `file` refuses the
-    /// layout, naming the path, and leaves nothing behind.
+    /// Every layout but Parquet is a text file's, and converts back to itself.
     #[test]
-    fn a_parquet_file_needs_its_row_mapping() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.parquet");
-        let err = SessionWriter::file(&path, Layout::Parquet).err().unwrap().to_string();
-        assert!(err.starts_with(&path.display().to_string()), "{err}");
-        assert!(err.contains("SessionWriter::parquet"), "{err}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    fn text_layouts_are_every_layout_but_parquet() {
+        for layout in [Layout::Jsonl, Layout::Document, Layout::Array, Layout::Parquet] {
+            match layout.text() {
+                Some(t) => assert_eq!(Layout::from(t), layout),
+                None => assert_eq!(layout, Layout::Parquet),
+            }
+        }
     }
 
     #[test]
@@ -296,7 +320,7 @@ mod tests {
     fn nothing_appears_until_finish() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.jsonl");
-        let w = writer_given(&p, Layout::Jsonl, &[json!({"a": 1})]);
+        let w = writer_given(&p, TextLayout::Jsonl, &[json!({"a": 1})]);
         assert!(!p.exists());
         w.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n");
@@ -327,7 +351,7 @@ mod tests {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
         };
-        write_finished(&fifo, Layout::Jsonl, &[json!({"a": 1})]);
+        write_finished(&fifo, TextLayout::Jsonl, &[json!({"a": 1})]);
         assert_eq!(reader.join().unwrap(), "{\"a\":1}\n");
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file");
@@ -343,7 +367,7 @@ mod tests {
     fn dropped_writer_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.jsonl");
-        drop(writer_given(&p, Layout::Jsonl, &[json!({"a": 1})]));
+        drop(writer_given(&p, TextLayout::Jsonl, &[json!({"a": 1})]));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
@@ -351,9 +375,9 @@ mod tests {
     fn document_layouts() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.json");
-        write_finished(&p, Layout::Document, &[json!({"a": 1})]);
+        write_finished(&p, TextLayout::Document, &[json!({"a": 1})]);
         assert_eq!(read_json(&p), json!({"a": 1}));
-        write_finished(&p, Layout::Array, &[json!(1), json!(2)]);
+        write_finished(&p, TextLayout::Array, &[json!(1), json!(2)]);
         assert_eq!(read_json(&p), json!([1, 2]));
     }
 
@@ -361,7 +385,7 @@ mod tests {
     fn gzip_output_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("o.jsonl.gz");
-        write_finished(&p, Layout::Jsonl, &[json!({"a": 1})]);
+        write_finished(&p, TextLayout::Jsonl, &[json!({"a": 1})]);
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
     }

@@ -8,7 +8,7 @@ use anyhow::bail;
 use compactor::catalog::window::Chosen;
 use compactor::figures::thousands;
 use compactor::io::atomic::AtomicFile;
-use compactor::io::output::{Layout, SessionWriter};
+use compactor::io::output::{SessionWriter, TextLayout};
 use compactor::io::record_limit::Raw;
 use compactor::policy::Compaction;
 use compactor::report::wire::SessionRow;
@@ -43,7 +43,7 @@ impl Ledger {
     pub fn create(cfg: &Compact) -> anyhow::Result<Ledger> {
         let report = match cfg.report.as_deref() {
             Some(p) if p == Path::new("-") => Some(SessionWriter::stdout()),
-            Some(p) => Some(SessionWriter::file(p, Layout::Jsonl)?),
+            Some(p) => Some(SessionWriter::file(p, TextLayout::Jsonl)?),
             None => None,
         };
         let rejects = match cfg.rejects.as_deref() {

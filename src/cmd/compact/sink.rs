@@ -304,9 +304,9 @@ fn input_size(input: &Input) -> u64 {
 /// The output file at `path` in `layout` (a Parquet one with the session row
 /// mapping of `formats::parquet`).
 fn open_file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
-    match layout {
-        Layout::Parquet => Ok(SessionWriter::parquet(compactor::formats::parquet::writer(path)?)),
-        Layout::Jsonl | Layout::Document | Layout::Array => SessionWriter::file(path, layout),
+    match layout.text() {
+        Some(text) => SessionWriter::file(path, text),
+        None => Ok(SessionWriter::parquet(compactor::formats::parquet::writer(path)?)),
     }
 }
 
