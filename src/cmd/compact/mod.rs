@@ -44,10 +44,10 @@ fn run_files(cfg: &Compact, files: &Files) -> anyhow::Result<ExitStatus> {
         |item| engine.process_item(item),
         |processed| processed.into_iter().try_for_each(|p| sink.accept(p)),
     );
-    crate::cmd::note_skipped(&inputs, jobs.skipped());
     if let Err(e) = run {
         return Err(sink.stop(e));
     }
+    crate::cmd::note_skipped(&inputs, jobs.skipped());
     if crate::cmd::interrupted() {
         sink.abandon();
         return Ok(ExitStatus::Interrupted);
