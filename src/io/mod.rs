@@ -452,7 +452,8 @@ impl RecordReader {
         }
         // Not a value on one line: read the whole input as one document.
         let mut all = first;
-        let over = record_limit::read_document(&mut reader.inner, &mut all, &options.limit)
+        let size = input.path.as_deref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len());
+        let over = record_limit::read_document(&mut reader.inner, &mut all, &options.limit, size)
             .map_err(|e| err(e.to_string()))?;
         reader.done = true;
         if let Some(o) = over {
