@@ -173,7 +173,10 @@ fn content_shape(c: &Content) -> ContentShape {
 struct CallFields {
     /// It has an id, or was read with an `id` key.
     id: bool,
-    /// Unless a `null` name is kept ([`null_kept`]).
+    /// Unless a `null` name is kept ([`null_kept`]), or a `function` read
+    /// with `arguments` but no `name` (a malformed record) is written back
+    /// without one while it is still empty (fuzz finding
+    /// `openai_function_without_name`); a call made here always has one.
     name: bool,
     /// Unless `null` arguments are kept, or a `function` read with a name but
     /// no `arguments` (a malformed record) is written back without them while
@@ -187,9 +190,12 @@ fn call_fields(call: &ToolCall) -> CallFields {
     let malformed = call.arguments.is_empty()
         && function.contains_key("name")
         && !function.contains_key("arguments");
+    let nameless = call.name.is_empty()
+        && function.contains_key("arguments")
+        && !function.contains_key("name");
     CallFields {
         id: !call.id.is_empty() || call.extra.contains_key("id"),
-        name: !null_kept(function, "name", &call.name),
+        name: !nameless && !null_kept(function, "name", &call.name),
         arguments: !malformed && !null_kept(function, "arguments", &call.arguments),
     }
 }
@@ -244,6 +250,21 @@ mod tests {
         // A call made without an input object still gets its arguments.
         let call = ToolCall { id: "c2".into(), name: "Bash".into(), ..ToolCall::default() };
         assert_eq!(encode_tool_call(&call)["function"]["arguments"], "");
+    }
+
+    /// Found by the `decode` fuzz target: a `function` without `name` (the key
+    /// misspelt) came back with `"name": ""`.
+    #[test]
+    fn fuzz_decode_openai_function_without_name() {
+        let v = json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"arguments": "{}", "name!": "bash"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]});
+        assert_eq!(roundtrip(v.clone()), v);
+        // A call made without an input object still gets its name.
+        let call = ToolCall { id: "c2".into(), arguments: "{}".into(), ..ToolCall::default() };
+        assert_eq!(encode_tool_call(&call)["function"]["name"], "");
     }
 
     #[test]
