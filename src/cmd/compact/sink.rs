@@ -258,10 +258,8 @@ impl<'a> Sink<'a> {
         progress.finish_and_clear();
         if matches!(files.target, Target::Dir(_)) {
             eprintln!(
-                "compactor: stopped by an error; {} of {} output files are complete and kept; \
-                 run again with --resume to finish the rest",
-                crate::cmd::messages::n(outputs.finished_files as u64),
-                crate::cmd::messages::n(inputs.len() as u64)
+                "compactor: stopped by an error; {}",
+                kept_files(outputs.finished_files, inputs.len())
             );
         }
         match committed {
@@ -281,12 +279,7 @@ impl<'a> Sink<'a> {
         let summary = ledger.abandon();
         progress.finish_and_clear();
         let kept = if matches!(files.target, Target::Dir(_)) {
-            format!(
-                "{} of {} output files are complete and kept; \
-                 run again with --resume to finish the rest",
-                crate::cmd::messages::n(finished_files as u64),
-                crate::cmd::messages::n(inputs.len() as u64)
-            )
+            kept_files(finished_files, inputs.len())
         } else {
             "no output was written".to_string()
         };
@@ -295,6 +288,15 @@ impl<'a> Sink<'a> {
             crate::cmd::messages::counted(summary.sessions as u64, "session", "sessions")
         );
     }
+}
+
+/// What a run that stops early says it kept under `-o DIR/`.
+fn kept_files(finished: usize, inputs: usize) -> String {
+    format!(
+        "{} of {} output files are complete and kept; run again with --resume to finish the rest",
+        crate::cmd::messages::n(finished as u64),
+        crate::cmd::messages::n(inputs as u64)
+    )
 }
 
 fn input_size(input: &Input) -> u64 {
