@@ -223,7 +223,7 @@ fn decode_tool_call(value: Value) -> Option<ToolCall> {
         return None;
     };
     // A `null` name or arguments stays in `function_extra`: it is written back
-    // as read while the typed field is still empty (`null_kept`).
+    // as read while the typed field is still empty (`left_as_read`).
     let name = match function_extra.get("name") {
         Some(Value::String(_)) => {
             function_extra.insert("name".into(), slot()).and_then(string_of).unwrap_or_default()

@@ -173,30 +173,18 @@ fn content_shape(c: &Content) -> ContentShape {
 struct CallFields {
     /// It has an id, or was read with an `id` key.
     id: bool,
-    /// Unless a `null` name is kept ([`null_kept`]), or a `function` read
-    /// with `arguments` but no `name` (a malformed record) is written back
-    /// without one while it is still empty (fuzz finding
-    /// `openai_function_without_name`); a call made here always has one.
+    /// Unless its key is left as read ([`left_as_read`]).
     name: bool,
-    /// Unless `null` arguments are kept, or a `function` read with a name but
-    /// no `arguments` (a malformed record) is written back without them while
-    /// they are still empty (fuzz finding `openai_function_without_arguments`);
-    /// a call made here always has them.
+    /// Unless its key is left as read ([`left_as_read`]).
     arguments: bool,
 }
 
 fn call_fields(call: &ToolCall) -> CallFields {
     let function = &call.function_extra;
-    let malformed = call.arguments.is_empty()
-        && function.contains_key("name")
-        && !function.contains_key("arguments");
-    let nameless = call.name.is_empty()
-        && function.contains_key("arguments")
-        && !function.contains_key("name");
     CallFields {
         id: !call.id.is_empty() || call.extra.contains_key("id"),
-        name: !nameless && !null_kept(function, "name", &call.name),
-        arguments: !malformed && !null_kept(function, "arguments", &call.arguments),
+        name: !left_as_read(function, "name", "arguments", &call.name),
+        arguments: !left_as_read(function, "arguments", "name", &call.arguments),
     }
 }
 
@@ -209,10 +197,18 @@ fn arguments_value(call: &ToolCall) -> Option<Value> {
     }
 }
 
-/// Whether a call's `key` in its `function` object is written as read: it was
-/// `null` and the typed field is still empty (a stage that fills it replaces it).
-fn null_kept(function: &Map<String, Value>, key: &str, typed: &str) -> bool {
-    typed.is_empty() && function.get(key).is_some_and(Value::is_null)
+/// Whether a call's `key` in its `function` object is written as read while
+/// the typed field is still empty (a stage that fills it replaces it): it was
+/// read `null`, or it was missing from a `function` read with `other` (a
+/// malformed record; fuzz findings `openai_function_without_arguments` and
+/// `openai_function_without_name`). A call made here has neither, so it
+/// always gets both keys.
+fn left_as_read(function: &Map<String, Value>, key: &str, other: &str, typed: &str) -> bool {
+    typed.is_empty()
+        && match function.get(key) {
+            Some(value) => value.is_null(),
+            None => function.contains_key(other),
+        }
 }
 
 #[cfg(test)]
