@@ -42,6 +42,9 @@ check report report "$INPUT" -j2 -q -o OUT/report
 check report-hermes report "$INPUT" -j2 -q --counter hermes -o OUT/report-hermes
 check replay replay "$INPUT" -j2 --calls OUT/calls.jsonl --write-final OUT/final --report OUT/replay.jsonl
 check anchors anchors "$INPUT"
+check stats stats "$INPUT" -j2
+check stats-json stats "$INPUT" -j2 --json
+check stats-by-session stats "$INPUT" -j2 --by session --json
 
 if diff -r "$WORK/old" "$WORK/new" >/dev/null; then
   echo "same outputs: $(find "$WORK/new" -type f | wc -l) files ($WORK)"

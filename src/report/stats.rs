@@ -124,10 +124,12 @@ impl Stats {
         // The agent's own context: the prefix, restarted at each of its compactions.
         let agent = AgentContext::new(s, meter);
         let mut context = base;
-        let mut largest = Vec::new();
+        // Every message's size; the few largest are described after the loop.
+        let mut sizes = Vec::with_capacity(s.messages.len());
         for (i, m) in s.messages.iter().enumerate() {
             let tokens = meter.message(m);
-            let role = m.role.as_str().to_string();
+            sizes.push((tokens, i));
+            let role = m.role.as_str();
             if let Some(restart) = agent.restart_at(i) {
                 context = base + restart;
             }
@@ -144,8 +146,8 @@ impl Stats {
             prefix += tokens;
             context += tokens;
             st.messages += 1;
-            *st.messages_by_role.entry(role.clone()).or_insert(0) += 1;
-            *st.tokens_by_role.entry(role.clone()).or_insert(0) += tokens;
+            add(&mut st.messages_by_role, role, 1);
+            add(&mut st.tokens_by_role, role, tokens);
             for part in m.content.parts.iter() {
                 match part {
                     Part::Image { .. } => {
@@ -161,33 +163,35 @@ impl Stats {
             }
             for c in m.tool_calls.iter() {
                 st.tool_calls += 1;
-                *st.tool_calls_by_name.entry(c.name.clone()).or_insert(0) += 1;
+                add(&mut st.tool_calls_by_name, &c.name, 1);
                 let t = meter.text(&c.arguments) + meter.text(&c.name) + meter.text(&c.id);
-                *st.tokens_by_tool.entry(c.name.clone()).or_insert(0) += t;
+                add(&mut st.tokens_by_tool, &c.name, t);
             }
+            if m.is_tool_result() {
+                add(&mut st.tokens_by_tool, tool_of(m, &call_names), tokens);
+            }
+        }
+        st.tokens = prefix;
+        // The order of `top` within one session (one source): tokens, then index.
+        sizes.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let source = s.source.to_string();
+        let largest = sizes.iter().take(LARGEST_KEPT).map(|&(tokens, index)| {
+            let m = &s.messages[index];
             let tool = if m.is_tool_result() {
-                let name = m
-                    .tool_call_id
-                    .as_deref()
-                    .and_then(|id| call_names.get(id).copied())
-                    .or_else(|| m.result_name())
-                    .unwrap_or("unknown");
-                *st.tokens_by_tool.entry(name.to_string()).or_insert(0) += tokens;
-                Some(name.to_string())
+                Some(tool_of(m, &call_names).to_string())
             } else {
                 m.tool_calls.first().map(|c| c.name.clone())
             };
-            largest.push(Largest {
-                source: s.source.to_string(),
-                index: i,
-                role,
+            Largest {
+                source: source.clone(),
+                index,
+                role: m.role.as_str().to_string(),
                 tool,
                 tokens,
                 preview: preview_of(m),
-            });
-        }
-        st.tokens = prefix;
-        st.largest = top(largest);
+            }
+        });
+        st.largest = top(largest.collect());
         st.usage.finish();
         st
     }
@@ -220,6 +224,26 @@ impl UsageComparison {
         let mut g = self.gaps.clone();
         g.sort_unstable();
         self.median_gap = g.get(g.len() / 2).copied().unwrap_or(0);
+    }
+}
+
+/// The tool a result answers: the name of the call it answers, else the
+/// name it carries, else `unknown`.
+fn tool_of<'a>(m: &'a Message, call_names: &BTreeMap<&'a str, &'a str>) -> &'a str {
+    m.tool_call_id
+        .as_deref()
+        .and_then(|id| call_names.get(id).copied())
+        .or_else(|| m.result_name())
+        .unwrap_or("unknown")
+}
+
+/// Adds `n` to `key`'s count in `map` (the key copied only when new).
+fn add(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
+    match map.get_mut(key) {
+        Some(v) => *v += n,
+        None => {
+            map.insert(key.to_string(), n);
+        }
     }
 }
 
@@ -316,6 +340,32 @@ mod tests {
         let st = Stats::of_session(&s, &meter());
         let largest = st.largest.iter().find(|l| l.index == 1).unwrap();
         assert!(largest.preview.starts_with("call Bash "), "{largest:?}");
+    }
+
+    /// Only the largest messages are described (session 7: describing all of
+    /// them was 7% of `stats`); which they are and in what order is what
+    /// sorting every message's description gave: tokens, then position.
+    #[test]
+    fn the_largest_are_the_biggest_messages_ties_by_position() {
+        let m = meter();
+        let sizes = [3, 40, 7, 40, 1, 90, 7, 40, 12];
+        let mut messages: Vec<Message> =
+            sizes.iter().map(|n| Message::text(Role::User, "word ".repeat(*n))).collect();
+        messages[3].role = Role::Tool;
+        messages[3].tool_call_id = Some("c9".into());
+        let s = Session { messages, ..Session::default() };
+        let st = Stats::of_session(&s, &m);
+        let mut every: Vec<(u64, usize)> =
+            s.messages.iter().enumerate().map(|(i, x)| (m.message(x), i)).collect();
+        every.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let got: Vec<(u64, usize)> = st.largest.iter().map(|l| (l.tokens, l.index)).collect();
+        assert_eq!(got, every[..LARGEST_KEPT].to_vec());
+        // 3 is a result: its call id counts too. 1 and 7 tie, in order.
+        assert_eq!(got.iter().map(|g| g.1).collect::<Vec<_>>(), [5, 3, 1, 7, 8]);
+        let tool = st.largest.iter().find(|l| l.index == 3).and_then(|l| l.tool.clone());
+        assert_eq!(tool.as_deref(), Some("unknown"), "a result of no known call");
+        assert_eq!(st.tokens_by_tool["unknown"], m.message(&s.messages[3]));
+        assert!(st.largest.iter().all(|l| l.preview.starts_with("word word")));
     }
 
     #[test]
