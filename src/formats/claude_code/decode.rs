@@ -368,7 +368,7 @@ impl Decoder {
     }
 
     fn user(&mut self, ev: Event) {
-        let Event { envelope, content } = ev;
+        let Event { mut envelope, content } = ev;
         let RawContent::Blocks(blocks) = content else {
             self.close();
             let m = self.message(Role::User, content_of(content), envelope);
@@ -389,8 +389,16 @@ impl Decoder {
             self.push_first(m);
             return;
         }
+        // Each result keeps the event's envelope; the last one takes it when
+        // nothing else needs it (it can hold the whole result again, as
+        // `toolUseResult`).
+        let last = results.len() - 1;
         for (k, (id, block, content)) in results.into_iter().enumerate() {
-            let mut extra = envelope.clone();
+            let mut extra = if k == last && others.is_empty() {
+                std::mem::take(&mut envelope)
+            } else {
+                envelope.clone()
+            };
             extra.insert(BLOCK_KEY.into(), Value::Object(block));
             let mut m = self.message(Role::Tool, content, extra);
             m.tool_call_id = Some(id);
