@@ -89,6 +89,12 @@ impl Input {
             walked: false,
         }
     }
+
+    /// Its size on disk (a compressed file's, below what it holds); `None`
+    /// for standard input or a file that cannot be looked at.
+    pub fn size_on_disk(&self) -> Option<u64> {
+        self.path.as_deref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len())
+    }
 }
 
 /// Returns true if and only if a directory entry named `name` holds transcripts.
@@ -452,7 +458,7 @@ impl RecordReader {
         }
         // Not a value on one line: read the whole input as one document.
         let mut all = first;
-        let size = input.path.as_deref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len());
+        let size = input.size_on_disk();
         let over = record_limit::read_document(&mut reader.inner, &mut all, &options.limit, size)
             .map_err(|e| err(e.to_string()))?;
         reader.done = true;

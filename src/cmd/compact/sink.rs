@@ -121,7 +121,7 @@ impl<'a> Sink<'a> {
             Processed::Item(Item::End { input }) => self.end(input),
             Processed::Unreadable { input } => {
                 if self.outputs.per_file.is_none() {
-                    self.progress.inc(input_size(&self.inputs[input]));
+                    self.progress.inc(self.inputs[input].size_on_disk().unwrap_or(0));
                 }
                 Ok(())
             }
@@ -164,7 +164,7 @@ impl<'a> Sink<'a> {
             self.outputs.awaiting.push((input, self.tally[input].clone()));
             self.outputs.batch.push(file);
         }
-        self.progress.inc(input_size(&self.inputs[input]));
+        self.progress.inc(self.inputs[input].size_on_disk().unwrap_or(0));
         Ok(())
     }
 
@@ -299,10 +299,6 @@ fn kept_files(finished: usize, inputs: usize) -> String {
     )
 }
 
-fn input_size(input: &Input) -> u64 {
-    input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len())
-}
-
 /// The output file at `path` in `layout` (a Parquet one with the session row
 /// mapping of `formats::parquet`).
 fn open_file(path: &Path, layout: Layout) -> anyhow::Result<SessionWriter> {
@@ -323,12 +319,7 @@ fn progress_bar(inputs: &[Input], quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let total: u64 = inputs
-        .iter()
-        .filter_map(|i| i.path.as_ref())
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
+    let total: u64 = inputs.iter().filter_map(Input::size_on_disk).sum();
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_position(0);
     if let Ok(style) =
