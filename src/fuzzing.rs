@@ -34,9 +34,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-/// The default counter (exact BPE), built once per process.
+/// The default counter (exact BPE), built once per process, without its
+/// count cache: a static holds nothing computed from an input.
 static METER: LazyLock<Meter> =
-    LazyLock::new(|| Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS));
+    LazyLock::new(|| Meter::new(CounterKind::O200k, DEFAULT_IMAGE_TOKENS).without_cache());
 
 /// At most this many Parquet rows are read per input: a tiny file can
 /// legitimately declare millions of null rows, and reading them all is not a hang.
@@ -104,9 +105,10 @@ fn forced(mode: Mode, window: u64) -> Policy {
     policy
 }
 
-/// The reference agent's estimate, built once per process.
+/// The reference agent's estimate, built once per process, without its
+/// count cache (as [`METER`]).
 static HERMES: LazyLock<Meter> =
-    LazyLock::new(|| Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS));
+    LazyLock::new(|| Meter::new(CounterKind::Hermes, DEFAULT_IMAGE_TOKENS).without_cache());
 
 /// Skimming: each line of `data` is an OpenAI session line. Whatever the skim
 /// answers, the decoder must agree with; where it gives up, nothing is checked

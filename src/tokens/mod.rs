@@ -170,7 +170,9 @@ impl Meter {
     }
 
     /// The same meter without its count cache: every text is tokenized each
-    /// time it is measured. Only for measuring the tokenizer floor.
+    /// time it is measured. For measuring the tokenizer floor, and for a meter
+    /// that lives in a static (the fuzz harnesses'), which must hold nothing
+    /// computed from an input.
     pub fn without_cache(mut self) -> Meter {
         self.use_cache = false;
         self
