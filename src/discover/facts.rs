@@ -27,7 +27,9 @@ use serde_json::Value;
 /// The model Claude Code names on the notices it writes itself.
 const SYNTHETIC_MODEL: &str = "<synthetic>";
 
-/// What a session's log says about it.
+/// What a session's log says about it: everything this module reads, in one
+/// value, so that a test can compare what two readings of a log give.
+#[cfg(test)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Facts {
     pub model: Option<String>,
@@ -37,6 +39,7 @@ pub struct Facts {
 }
 
 /// The facts of `session`.
+#[cfg(test)]
 pub fn of(session: &Session) -> Facts {
     Facts { model: model(session), project: project(session), day: day(session) }
 }
@@ -103,7 +106,7 @@ pub fn day(session: &Session) -> Option<String> {
 }
 
 /// `YYYY-MM-DD` of an RFC 3339 timestamp, in UTC (`None` if it is not one).
-pub fn utc_day(ts: &str) -> Option<String> {
+fn utc_day(ts: &str) -> Option<String> {
     let b = ts.as_bytes();
     let digits = |r: std::ops::Range<usize>| -> Option<i64> {
         let s = ts.get(r)?;

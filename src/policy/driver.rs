@@ -468,7 +468,6 @@ fn anchor_figures(
     };
     AnchorFigures {
         retention,
-        region_found: built.map_or(0, |s| s.anchors_found),
         indexed: built.map_or(0, |s| s.anchors_indexed),
         dropped_for_budget: built.map(|s| s.anchors_dropped.clone()).unwrap_or_default(),
     }

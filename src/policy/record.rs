@@ -72,8 +72,7 @@ impl Reason {
 pub struct AnchorFigures {
     /// Per category: (distinct anchors in the input, of them still verbatim in the output).
     pub retention: BTreeMap<Category, (usize, usize)>,
-    /// Distinct anchors of the summarized region, and how many the index holds.
-    pub region_found: usize,
+    /// How many distinct anchors of the summarized region the index holds.
     pub indexed: usize,
     pub dropped_for_budget: BTreeMap<String, usize>,
 }

@@ -222,8 +222,6 @@ pub struct SummaryInput<'a> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
     pub text: String,
-    /// Distinct anchors in the summarized region.
-    pub anchors_found: usize,
     pub anchors_indexed: usize,
     pub anchors_dropped: BTreeMap<String, usize>,
     /// Real user messages in the summarized region.
@@ -1162,7 +1160,6 @@ fn with_appendices(
     {
         let index = build_index(anchors, anchor_chars);
         out.secrets_masked += anchors.secrets_dropped();
-        out.anchors_found = anchors.len();
         out.anchors_indexed = index.included;
         out.anchors_dropped =
             index.dropped.iter().map(|(c, n)| (c.name().to_string(), *n)).collect();

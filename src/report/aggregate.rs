@@ -143,7 +143,7 @@ impl ReportRow {
     }
 
     /// The replay's peaks, billed and cache-read tokens.
-    pub fn replay_totals(&self) -> Totals {
+    fn replay_totals(&self) -> Totals {
         Totals {
             peak_original: self.replay_peak_original,
             peak_live: self.replay_peak_live,
@@ -314,7 +314,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Aggregates rows of one mode.
-pub fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSummary {
+fn summarize_mode<'a>(rows: impl Iterator<Item = &'a ReportRow>) -> ModeSummary {
     let mut m = ModeSummary::default();
     let mut savings = Vec::new();
     let mut replay = Totals::default();

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// The `&'static str` a report writes for `name` (a mode, tier, reason,
 /// format, counter or anchor category), so that rows can be read back
 /// (`report --merge`); `None` for a name no release of ours writes.
-pub fn static_name(name: &str) -> Option<&'static str> {
+fn static_name(name: &str) -> Option<&'static str> {
     let modes = [Mode::Lean, Mode::Legacy, Mode::Tiered, Mode::None].map(Mode::name);
     let tiers = [
         Tier::None,

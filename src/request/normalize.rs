@@ -407,7 +407,7 @@ fn other_part(v: &Value) -> OtherPart {
 }
 
 /// Returns true if and only if the APIs take `name` as a tool name.
-pub fn valid_name(name: &str) -> bool {
+fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_TOOL_NAME_CHARS
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

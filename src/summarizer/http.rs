@@ -129,7 +129,7 @@ fn reason(e: ureq::Error) -> Fallback {
 }
 
 /// The content and usage of a Chat Completions answer.
-pub fn parse_answer(text: &str) -> Result<Answer, Fallback> {
+fn parse_answer(text: &str) -> Result<Answer, Fallback> {
     let v: Value = serde_json::from_str(text).map_err(|_| Fallback::BadJson)?;
     let message = v.pointer("/choices/0/message").ok_or(Fallback::BadJson)?;
     // Content as parts: their texts, joined.

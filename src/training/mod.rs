@@ -95,7 +95,7 @@ pub fn shape(record: &mut Value, session: &Session) -> Shaped {
 /// The loss flag of a message of `role`: `Some(false)` for an assistant
 /// message we made or changed, `Some(true)` for one as read, `None` for other
 /// roles (a trainer learns only assistant turns).
-pub fn train_flag(role: &Role, meta: &MessageMeta) -> Option<bool> {
+fn train_flag(role: &Role, meta: &MessageMeta) -> Option<bool> {
     (*role == Role::Assistant).then_some(!meta.made)
 }
 

@@ -188,7 +188,7 @@ impl Adapter for ClaudeCode {
 }
 
 /// Returns true if and only if `v` looks like one line of a Claude Code log.
-pub fn looks_like_event(v: &Value) -> bool {
+fn looks_like_event(v: &Value) -> bool {
     let Some(map) = v.as_object() else { return false };
     // OpenAI / Anthropic sessions and Codex rollout lines.
     if map.contains_key("messages") || map.contains_key("payload") {

@@ -46,7 +46,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use regex_automata::{Anchored, Input, meta};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::LazyLock;
 use std::sync::OnceLock;
@@ -1067,11 +1067,6 @@ pub fn build_index(set: &AnchorSet, budget_chars: usize) -> AnchorIndex {
         }
     }
     AnchorIndex { body, included, dropped }
-}
-
-/// The distinct anchors of a set, as a set of (category, value) for lookups.
-pub fn keys(set: &AnchorSet) -> HashSet<(Category, String)> {
-    set.entries().map(|(c, v, _)| (c, v.clone())).collect()
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ pub fn micro_compact<S: Slot>(
 
 /// Shrinks the long string leaves of JSON arguments over 500 chars, keeping
 /// the JSON valid. Returns `None` when nothing changed or the text is not JSON.
-pub fn shrink_arguments(arguments: &str) -> Option<String> {
+fn shrink_arguments(arguments: &str) -> Option<String> {
     if !more_chars_than(arguments, SHRINK_ARGS_OVER_CHARS) {
         return None;
     }
@@ -165,11 +165,11 @@ impl Default for ShrunkArgs {
 impl ShrunkArgs {
     /// [`shrink_arguments`], remembered.
     pub(crate) fn shrink(&self, arguments: &str) -> Option<String> {
+        if arguments.len() > MAX_CACHED_SHRINK_BYTES {
+            return shrink_arguments(arguments);
+        }
         if !more_chars_than(arguments, SHRINK_ARGS_OVER_CHARS) {
             return None;
-        }
-        if arguments.len() > MAX_CACHED_SHRINK_BYTES {
-            return shrunk(arguments);
         }
         let key = text_key(arguments);
         let cost = |s: &Shrunk| 64 + s.as_ref().map_or(0, |s| s.len());

@@ -143,7 +143,7 @@ fn sections(text: &str) -> (&str, Vec<(&str, Vec<&str>)>) {
 }
 
 /// `text` (one of our summaries) under `headings`, within `max_tokens` when given.
-pub fn relayout(text: &str, headings: Headings, max_tokens: Option<u64>, meter: &Meter) -> String {
+fn relayout(text: &str, headings: Headings, max_tokens: Option<u64>, meter: &Meter) -> String {
     if headings == Headings::Ours {
         return text.to_string();
     }
