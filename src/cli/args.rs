@@ -2,7 +2,9 @@
 //! and validates values; `config` resolves them, once per run, into the high
 //! level each command runs with.
 
-use crate::cli::values::{AnchorBudgetArg, InputFormat, OutputFormat};
+use crate::cli::values::{
+    AnchorBudgetArg, InputFormat, ModelArg, OutputFormat, PolicyArg, PricesArg, ReportDest,
+};
 use clap::{Args, Parser, Subcommand};
 use compactor::Mode;
 use compactor::tokens::CounterKind;
@@ -129,8 +131,8 @@ pub struct BudgetArgs {
     pub window: Option<u64>,
 
     /// Model name whose window to use (longest matching entry of `compactor models`)
-    #[arg(long, value_name = "NAME|auto")]
-    pub model: Option<String>,
+    #[arg(long, value_name = "NAME|auto", value_parser = clap::value_parser!(ModelArg))]
+    pub model: Option<ModelArg>,
 
     /// JSON file of extra model windows: {"name-fragment": tokens, ...}
     #[arg(long, value_name = "FILE")]
@@ -362,8 +364,8 @@ pub struct CompactArgs {
     pub shard: Option<compactor::pipeline::shard::Shard>,
 
     /// Write one JSON line per session (the compaction figures) to FILE (`-`: standard output)
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = clap::value_parser!(ReportDest))]
+    pub report: Option<ReportDest>,
 
     /// Write every rejected record, unchanged, to FILE
     #[arg(long, value_name = "FILE")]
@@ -597,8 +599,8 @@ pub struct ReplayArgs {
     pub to: OutputFormat,
 
     /// Price the calls ($/Mtok, built-in table; each session at its log's model, or all at --model NAME; `--prices=FILE` extends it)
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
-    pub prices: Option<String>,
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "", value_parser = clap::value_parser!(PricesArg))]
+    pub prices: Option<PricesArg>,
 
     /// Use the fallback trigger: 85% of the window or 5,000 messages
     #[arg(long)]
@@ -660,12 +662,12 @@ pub struct ReportArgs {
     /// Policies to report besides today's four (none, legacy, lean, tiered,
     /// always reported): built-in names, `all` for every built-in one, or
     /// TOML/JSON policy files, comma-separated (docs/policies.md)
-    #[arg(long, value_name = "a,b,c|all", value_delimiter = ',')]
-    pub policies: Vec<String>,
+    #[arg(long, value_name = "a,b,c|all", value_delimiter = ',', value_parser = clap::value_parser!(PolicyArg))]
+    pub policies: Vec<PolicyArg>,
 
     /// Price each policy's calls in the --policies table ($/Mtok, built-in table; each session at its log's model, or all at --model NAME; `--prices=FILE` extends it)
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "", requires = "policies")]
-    pub prices: Option<String>,
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "", requires = "policies", value_parser = clap::value_parser!(PricesArg))]
+    pub prices: Option<PricesArg>,
 
     #[command(flatten)]
     pub budget: BudgetArgs,

@@ -1,6 +1,7 @@
-//! Typed option values: what `--from`, `--to` and `--anchor-budget` may be,
-//! parsed once by clap (a bad value is a usage error naming the option, before
-//! anything is read) and matched on as types, never compared as strings.
+//! Typed option values: what `--from`, `--to`, `--anchor-budget`, `--model`,
+//! `report --policies`, `--prices` and `compact --report` may be, parsed once
+//! by clap (a bad value is a usage error naming the option, before anything is
+//! read) and matched on as types, never compared as strings.
 //!
 //! Each prints back (`Display`) as the canonical text it is parsed from: the
 //! `--resume` manifest hashes these texts, so a run's options hash is what it
@@ -9,6 +10,7 @@
 use compactor::formats::{Format, Unit};
 use compactor::policy::anchors::AnchorBudget;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 /// [`Named`] and `Display` for a format option's enum `$ty`: its
@@ -188,6 +190,114 @@ impl fmt::Debug for AnchorBudgetArg {
     }
 }
 
+/// `--model`: `auto` (each session's own model, as its log names it) or
+/// one model's name. The one place `auto` is spelt.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ModelArg {
+    Auto,
+    Named(String),
+}
+
+impl ModelArg {
+    /// The model named, unless `auto`.
+    pub fn named(&self) -> Option<&str> {
+        match self {
+            ModelArg::Auto => None,
+            ModelArg::Named(m) => Some(m),
+        }
+    }
+}
+
+impl FromStr for ModelArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "auto" => ModelArg::Auto,
+            name => ModelArg::Named(name.to_string()),
+        })
+    }
+}
+
+impl fmt::Display for ModelArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.named().unwrap_or("auto"))
+    }
+}
+
+/// As the `String` it replaced printed (quoted), like [`AnchorBudgetArg`]'s.
+impl fmt::Debug for ModelArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
+
+/// One `report --policies` item: `all` (every built-in policy) or one
+/// policy, by a built-in name or a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyArg {
+    All,
+    One(String),
+}
+
+impl FromStr for PolicyArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "all" => PolicyArg::All,
+            one => PolicyArg::One(one.to_string()),
+        })
+    }
+}
+
+/// `--prices[=FILE]`: the built-in table, or it extended by a file. Given
+/// without a value, clap hands the parser an empty text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PricesArg {
+    BuiltIn,
+    File(PathBuf),
+}
+
+impl FromStr for PricesArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "" => PricesArg::BuiltIn,
+            file => PricesArg::File(PathBuf::from(file)),
+        })
+    }
+}
+
+/// `compact --report`: standard output (`-`) or a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReportDest {
+    Stdout,
+    File(PathBuf),
+}
+
+impl ReportDest {
+    /// The file, unless standard output.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ReportDest::Stdout => None,
+            ReportDest::File(p) => Some(p),
+        }
+    }
+}
+
+impl FromStr for ReportDest {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "-" => ReportDest::Stdout,
+            file => ReportDest::File(PathBuf::from(file)),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +325,24 @@ mod tests {
         let file = "claude-code".parse::<OutputFormat>().unwrap_err();
         assert!(file.contains("holds one session per file"), "{file}");
         assert!("lots".parse::<AnchorBudgetArg>().unwrap_err().contains("`auto` or a number"));
+        for text in ["auto", "gpt-4o", "Auto", ""] {
+            let model = text.parse::<ModelArg>().unwrap();
+            assert_eq!(model.to_string(), text);
+            assert_eq!(format!("{model:?}"), format!("{text:?}"), "as the String printed");
+        }
+    }
+
+    /// `auto`, `all`, `-` and an empty `--prices` are the only words with a
+    /// meaning; anything else is a name or a path, as written.
+    #[test]
+    fn the_reserved_words_are_typed_and_nothing_else_is() {
+        assert_eq!("auto".parse::<ModelArg>().unwrap().named(), None);
+        assert_eq!("Auto".parse::<ModelArg>().unwrap().named(), Some("Auto"));
+        assert_eq!("all".parse(), Ok(PolicyArg::All));
+        assert_eq!("all.toml".parse(), Ok(PolicyArg::One("all.toml".into())));
+        assert_eq!("".parse(), Ok(PricesArg::BuiltIn));
+        assert_eq!("p.json".parse(), Ok(PricesArg::File("p.json".into())));
+        assert_eq!("-".parse(), Ok(ReportDest::Stdout));
+        assert_eq!("./-".parse::<ReportDest>().unwrap().file(), Some(Path::new("./-")));
     }
 }

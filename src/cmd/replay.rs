@@ -43,7 +43,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     let mut defaulted = config::DefaultedCount::default();
     let meter = config::meter(&args.budget);
-    let prices = config::price_book(args.prices.as_deref(), &args.budget)?;
+    let prices = config::price_book(args.prices.as_ref(), &args.budget)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
     let mut report =
         args.report.as_deref().map(|p| SessionWriter::file(p, TextLayout::Jsonl)).transpose()?;

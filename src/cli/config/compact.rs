@@ -9,7 +9,7 @@
 
 use super::{inputs, meter, policy, read_options, thread_pool};
 use crate::cli::args::{BudgetArgs, CompactArgs};
-use crate::cli::values::{InputFormat, OutputFormat};
+use crate::cli::values::{InputFormat, OutputFormat, ReportDest};
 use anyhow::bail;
 use compactor::formats::Format;
 use compactor::io::manifest;
@@ -36,8 +36,7 @@ pub struct Compact {
     pub read: ReadOptions,
     /// `--history`: which part of an agent's log becomes messages.
     pub history: History,
-    /// `--report`: `-` is standard output.
-    pub report: Option<PathBuf>,
+    pub report: Option<ReportDest>,
     pub rejects: Option<PathBuf>,
     pub shard: Option<Shard>,
     pub strict: bool,
@@ -191,7 +190,12 @@ fn files_outputs(args: &CompactArgs) -> anyhow::Result<FileOutputs> {
     } else {
         (inputs(&args.input.inputs)?, args.input.inputs.clone())
     };
-    refuse_overwrites(&inputs, &target, args.report.as_deref(), args.rejects.as_deref())?;
+    refuse_overwrites(
+        &inputs,
+        &target,
+        args.report.as_ref().and_then(ReportDest::file),
+        args.rejects.as_deref(),
+    )?;
     refuse_output_inside_inputs(&roots, &target)?;
     if args.resume && !matches!(target, Target::Dir(_)) {
         bail!(
@@ -236,7 +240,7 @@ fn files_formats(args: &CompactArgs, outputs: FileOutputs) -> anyhow::Result<Fil
         Target::File(_) if file_layout == Layout::Jsonl => Handover::Lines,
         Target::File(_) => Handover::Values,
     };
-    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && target == Target::Stdout {
+    if args.report == Some(ReportDest::Stdout) && target == Target::Stdout {
         bail!(
             "--report - and -o - would both write to standard output; send one of them to a file"
         );
@@ -271,14 +275,15 @@ fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
     let [input] = inputs.as_slice() else {
         bail!("{one}: --from arrow-ipc reads one stream, not a directory");
     };
-    let output: Option<PathBuf> = match args.output.as_str() {
-        "-" => None,
-        o if o.ends_with('/') || Path::new(o).is_dir() => {
-            bail!("{o}: --to arrow-ipc writes one stream: give a file or `-`, not a directory")
-        }
-        o => Some(PathBuf::from(o)),
+    let output: Option<PathBuf> = match Target::parse(&args.output) {
+        Target::Stdout => None,
+        Target::Dir(o) => bail!(
+            "{}: --to arrow-ipc writes one stream: give a file or `-`, not a directory",
+            o.display()
+        ),
+        Target::File(o) => Some(o),
     };
-    if args.report.as_deref().is_some_and(|p| p == Path::new("-")) && output.is_none() {
+    if args.report == Some(ReportDest::Stdout) && output.is_none() {
         bail!(
             "--report - would mix the report into the Arrow stream on standard output; every row already carries its report line in the `compactor_report` column"
         );
@@ -287,7 +292,7 @@ fn arrow(args: &CompactArgs) -> anyhow::Result<Arrow> {
         input.path.as_deref(),
         &[
             output.as_deref(),
-            args.report.as_deref(),
+            args.report.as_ref().and_then(ReportDest::file),
             args.rejects.as_deref(),
             args.rejects.as_deref().map(rejects_sources).as_deref(),
         ],

@@ -17,9 +17,10 @@ pub use prices::{price_book, session_prices};
 #[cfg(test)]
 pub use summarizer::COMMAND_MODEL;
 pub use summarizer::{options_text as summarizer_options, summarizer};
-pub use windows::{AUTO, DefaultedCount, Policies, policies, policies_of};
+pub use windows::{DefaultedCount, Policies, policies, policies_of};
 
 use super::args::{BudgetArgs, InputArgs};
+use super::values::{ModelArg, PolicyArg};
 use anyhow::{Context, bail};
 use compactor::Mode;
 use compactor::catalog::window::{DEFAULT_WINDOW_TOKENS, ModelTable};
@@ -130,8 +131,8 @@ pub fn window(args: &BudgetArgs) -> anyhow::Result<u64> {
         }
         return Ok(w);
     }
-    match &args.model {
-        Some(model) if model != windows::AUTO => model_table(args.models_file.as_deref())?.lookup(model).with_context(|| {
+    match args.model.as_ref().and_then(ModelArg::named) {
+        Some(model) => model_table(args.models_file.as_deref())?.lookup(model).with_context(|| {
             format!("unknown model `{model}`\nhint: give --window N, or add it with --models-file (see `compactor models`)")
         }),
         _ => Ok(DEFAULT_WINDOW_TOKENS),
@@ -166,20 +167,20 @@ pub fn spec(arg: &str) -> anyhow::Result<Arc<PolicySpec>> {
             builtin::names()
         );
     }
-    Ok(Arc::new(compactor::policy::spec::file::load(path).map_err(anyhow::Error::msg)?))
+    let text = std::fs::read_to_string(path).with_context(|| format!("{arg}: cannot read"))?;
+    Ok(Arc::new(compactor::policy::spec::file::parse(path, &text).map_err(anyhow::Error::msg)?))
 }
 
 /// The policies `report --policies` names, after today's four (always
 /// reported: the report's figures are built on them): `all` for every
 /// built-in one, else each name or file once, in order.
-pub fn specs(list: &[String]) -> anyhow::Result<Vec<Arc<PolicySpec>>> {
+pub fn specs(list: &[PolicyArg]) -> anyhow::Result<Vec<Arc<PolicySpec>>> {
     let mut out: Vec<Arc<PolicySpec>> =
         builtin::MODES.iter().map(|m| spec(m)).collect::<anyhow::Result<_>>()?;
     for arg in list {
-        let more: Vec<Arc<PolicySpec>> = if arg == "all" {
-            builtin::BUILT_IN.iter().map(|s| Arc::new(s.clone())).collect()
-        } else {
-            vec![spec(arg)?]
+        let more: Vec<Arc<PolicySpec>> = match arg {
+            PolicyArg::All => builtin::BUILT_IN.iter().map(|s| Arc::new(s.clone())).collect(),
+            PolicyArg::One(name) => vec![spec(name)?],
         };
         for s in more {
             if let Some(o) = out.iter().find(|o| o.name == s.name) {

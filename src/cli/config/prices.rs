@@ -1,25 +1,29 @@
 //! `--prices [FILE]` (replay, report): resolved once into a [`PriceBook`],
 //! and each session priced by it.
 
-use super::AUTO;
 use crate::cli::args::BudgetArgs;
+use crate::cli::values::{ModelArg, PricesArg};
 use anyhow::Context;
 use compactor::catalog::prices::{PriceBook, PriceTable, Prices};
 use compactor::model::Session;
 
-/// The prices to use: with `--prices [FILE]` (`prices` is `Some("")` without
-/// a file), one model's for every session under `--model NAME`, else each
-/// session's own model's; none without it.
-pub fn price_book(prices: Option<&str>, budget: &BudgetArgs) -> anyhow::Result<Option<PriceBook>> {
+/// The prices to use: with `--prices[=FILE]`, one model's for every session
+/// under `--model NAME`, else each session's own model's; none without it.
+pub fn price_book(
+    prices: Option<&PricesArg>,
+    budget: &BudgetArgs,
+) -> anyhow::Result<Option<PriceBook>> {
     let Some(arg) = prices else { return Ok(None) };
     let mut table = PriceTable::default();
-    if !arg.is_empty() {
-        let text = std::fs::read_to_string(arg).with_context(|| format!("{arg}: cannot read"))?;
+    if let PricesArg::File(path) = arg {
+        let shown = path.display();
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("{shown}: cannot read"))?;
         table
             .extend_from_json(&text)
-            .map_err(|e| anyhow::anyhow!("{arg}: invalid prices file: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("{shown}: invalid prices file: {e}"))?;
     }
-    match budget.model.as_deref().filter(|m| *m != AUTO) {
+    match budget.model.as_ref().and_then(ModelArg::named) {
         Some(model) => table.lookup(model).map(|p| Some(PriceBook::Fixed(p))).with_context(|| {
             format!("no prices for model `{model}`\nhint: add it with --prices FILE")
         }),

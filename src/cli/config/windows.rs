@@ -7,6 +7,7 @@
 
 use super::{model_table, policy_of};
 use crate::cli::args::BudgetArgs;
+use crate::cli::values::ModelArg;
 use compactor::Mode;
 use compactor::catalog::window::{Chosen, FROM_DEFAULT};
 pub use compactor::pipeline::Policies;
@@ -14,9 +15,6 @@ use compactor::policy::spec::PolicySpec;
 use compactor::policy::summary_writer::SummaryWriter;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The `--model` value that asks for each session's own model.
-pub const AUTO: &str = "auto";
 
 /// What a command does given neither `--window` nor `--model`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +31,8 @@ pub enum Unnamed {
 /// command's default (`unnamed`) is each session's. The one rule of `auto`.
 pub fn is_auto(args: &BudgetArgs, unnamed: Unnamed) -> bool {
     args.window.is_none()
-        && match args.model.as_deref() {
-            Some(m) => m == AUTO,
+        && match &args.model {
+            Some(m) => *m == ModelArg::Auto,
             None => unnamed == Unnamed::EachSessions,
         }
 }

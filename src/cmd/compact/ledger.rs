@@ -3,6 +3,7 @@
 //! the summary line that tells them on standard error.
 
 use crate::cli::config::Compact;
+use crate::cli::values::ReportDest;
 use crate::cmd::messages::err_message;
 use anyhow::bail;
 use compactor::catalog::window::Chosen;
@@ -15,7 +16,6 @@ use compactor::report::wire::SessionRow;
 use compactor::report::{RejectKind, RunSummary};
 use compactor::request::Repairs;
 use std::io::Write;
-use std::path::Path;
 
 /// `--rejects FILE`: the rejected records, byte for byte, one per line (fix
 /// them and feed the file back), and beside it `FILE`'s sources file: one
@@ -41,9 +41,9 @@ pub struct Ledger {
 impl Ledger {
     /// Opens `--report` (`-`: standard output) and `--rejects`.
     pub fn create(cfg: &Compact) -> anyhow::Result<Ledger> {
-        let report = match cfg.report.as_deref() {
-            Some(p) if p == Path::new("-") => Some(SessionWriter::stdout()),
-            Some(p) => Some(SessionWriter::file(p, TextLayout::Jsonl)?),
+        let report = match &cfg.report {
+            Some(ReportDest::Stdout) => Some(SessionWriter::stdout()),
+            Some(ReportDest::File(p)) => Some(SessionWriter::file(p, TextLayout::Jsonl)?),
             None => None,
         };
         let rejects = match cfg.rejects.as_deref() {

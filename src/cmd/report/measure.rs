@@ -36,7 +36,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     let reading = config::Reading::from_args(&args.input, args.quiet)?;
     let meter = config::meter(&args.budget);
     let summarizer = config::summarizer(&args.summarizer)?;
-    let prices = config::price_book(args.prices.as_deref(), &args.budget)?;
+    let prices = config::price_book(args.prices.as_ref(), &args.budget)?;
     let mut unpriced = crate::cmd::unpriced::Unpriced::default();
     // Today's four, then what `--policies` adds (`config::specs`).
     let shard = args.shard;
@@ -278,7 +278,7 @@ fn recorded_options(args: &ReportArgs) -> std::collections::BTreeMap<String, Str
             "model",
             match (b.window, &b.model) {
                 (Some(_), _) => "(--window)".to_string(),
-                (None, Some(m)) => m.clone(),
+                (None, Some(m)) => m.to_string(),
                 (None, None) => "auto".to_string(),
             },
         ),

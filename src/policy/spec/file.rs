@@ -1,6 +1,7 @@
 //! `--policy FILE`: a [`PolicySpec`] read from TOML or JSON (docs/policies.md
 //! gives the schema). The format is the file's extension (`.json`, else TOML);
-//! an error names the file and the key.
+//! an error names the file and the key. The file is read by the caller
+//! (`cli/config`): the policy does no I/O.
 
 use super::PolicySpec;
 use std::path::Path;
@@ -38,13 +39,6 @@ pub fn parse(path: &Path, text: &str) -> Result<PolicySpec, String> {
         spec.name = std::borrow::Cow::Borrowed(Box::leak(name.into_boxed_str()));
     }
     Ok(spec)
-}
-
-/// Reads and parses the policy file at `path`.
-pub fn load(path: &Path) -> Result<PolicySpec, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse(path, &text)
 }
 
 #[cfg(test)]
