@@ -2,10 +2,12 @@
 //! rank table (`tokens::ranks`).
 //!
 //! Why not XXH3: the table is probed once or more for every piece of every
-//! counted text (millions per run), with strings of 1 to 20 bytes; XXH3-64 took
-//! ~40 instructions a call there, this a dozen. Nothing here needs more than a
-//! spread of slots: the table compares the bytes of every candidate, so a
-//! collision costs a probe, never a wrong answer. Lives in the process only.
+//! counted text (millions per run), with strings of 1 to 20 bytes, where
+//! XXH3-64, made for any length, took more instructions a call than this
+//! multiply-fold (`benches/RESULTS.md`, 2026-12-04 and 2026-12-05). Nothing
+//! here needs more than a spread of slots: the table compares the bytes of
+//! every candidate, so a collision costs a probe, never a wrong answer. Lives
+//! in the process only.
 
 /// rustc's `FxHasher` multiplier, as [`super::KeyHasher`].
 const K: u64 = 0xf135_7aea_2e62_a9c5;

@@ -11,8 +11,8 @@
 //! A document output (one session per pretty-printed file) is given its
 //! records as compact lines: the writer thread parsed each into a `Value`
 //! tree, kept a clone, printed it and dropped both, most of it allocations of
-//! the tree; reading the text once and writing as it goes costs about half
-//! (`benches/RESULTS.md`, issue 38 point 7).
+//! the tree; reading the text once and writing as it goes costs less
+//! (`benches/RESULTS.md`, 2026-12-04 and 2026-12-05, issue 38 point 7).
 //!
 //! ## Example
 //! `{"b":1,"a":[]}` becomes `{\n  "b": 1,\n  "a": []\n}`: the keys in the

@@ -12,8 +12,9 @@
 //!
 //! ## Why
 //! One record is parsed whole (serde builds its tree), so a single 1 GB line, a
-//! gzip bomb of one record, took 3.9 GB of memory and 25.7 s before this limit
-//! (issue 36). DuckDB's `read_json` guards the same way (`maximum_object_size`).
+//! gzip bomb of one record, took several times its size in memory before this
+//! limit (issue 36; the figures: `benches/RESULTS.md`, 2026-12-04 and 2026-12-05).
+//! DuckDB's `read_json` guards the same way (`maximum_object_size`).
 //!
 //! ## Example
 //! With `--max-record-bytes 1MiB`, a 3 MB line 7 of `a.jsonl` is reported as
@@ -40,8 +41,8 @@ pub const DEFAULT_MAX_RECORD_BYTES: u64 = 256 << 20;
 /// A line buffer grows by doubling up to this size, then straight to the
 /// limit: the memory of a buffer is touched only as the line fills it, while
 /// every doubling past this leaves the allocator holding the block it grew
-/// from (a 1 GB line peaked at 593 MiB with doubling to the 256 MiB limit,
-/// 2.3x the limit; see benches/RESULTS.md for the figure with this).
+/// from (doubling all the way to the limit left the smaller blocks resident
+/// beside the last: benches/RESULTS.md, 2026-12-04).
 const DOUBLING_MAX_BYTES: usize = 64 << 20;
 
 /// Bytes copied per write when a record is streamed into its spill.

@@ -12,9 +12,10 @@ pub(crate) fn more_chars_than(text: &str, n: usize) -> bool {
 
 /// The newlines in `text`. Tool outputs' line counts (descriptions, the
 /// summary's outcomes) read every byte of every long result: counted in
-/// blocks whose sum fits a byte, which the compiler vectorizes (a tenth of
-/// the instructions of `str::matches`, which stops at every newline, and of
-/// a plain filtered count, which it does not vectorize).
+/// blocks whose sum fits a byte, which the compiler vectorizes (far fewer
+/// instructions than `str::matches`, which stops at every newline, and than
+/// a plain filtered count, which it does not vectorize: benches/RESULTS.md,
+/// 2026-12-02).
 pub(crate) fn newlines(text: &str) -> usize {
     let mut blocks = text.as_bytes().chunks_exact(128);
     let mut n: usize = 0;

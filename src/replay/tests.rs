@@ -298,8 +298,8 @@ fn costs_follow_the_prices() {
 
 /// Replay is linear in the session length: each call takes a constant-size
 /// snapshot of the request, never a copy of the history (a copy per call made
-/// a 20,000-message replay take 24x a 2,000-message one; now ~10x, see
-/// benches/RESULTS.md). Pinned here by what a snapshot holds.
+/// replay time grow with the square of the length; the 20,000 / 2,000-message
+/// ratio is in benches/RESULTS.md). Pinned here by what a snapshot holds.
 #[test]
 fn a_snapshot_holds_only_the_breakpoints() {
     let mut r = Request { base: 7, ..Request::default() };

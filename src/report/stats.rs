@@ -342,9 +342,10 @@ mod tests {
         assert!(largest.preview.starts_with("call Bash "), "{largest:?}");
     }
 
-    /// Only the largest messages are described (session 7: describing all of
-    /// them was 7% of `stats`); which they are and in what order is what
-    /// sorting every message's description gave: tokens, then position.
+    /// Only the largest messages are described (describing all of them was
+    /// waste in `stats`: benches/RESULTS.md, 2026-12-05, session 7); which they
+    /// are and in what order is what sorting every message's description gave:
+    /// tokens, then position.
     #[test]
     fn the_largest_are_the_biggest_messages_ties_by_position() {
         let m = meter();

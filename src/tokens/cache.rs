@@ -3,10 +3,11 @@
 use crate::hash::text_key;
 use crate::memo::{Memo, budgets};
 
-/// Texts shorter than this are tokenized directly. Hashing and a lookup cost
-/// tens of nanoseconds, tokenizing even 50 bytes a few microseconds, so all but
-/// the tiniest texts are worth remembering: a compaction measures the same
-/// short assistant turns and call arguments before, while and after it prunes.
+/// Texts shorter than this are tokenized directly. Hashing and a lookup cost a
+/// small fraction of tokenizing even 50 bytes (benches/RESULTS.md, 2026-12-05),
+/// so all but the tiniest texts are worth remembering: a compaction measures
+/// the same short assistant turns and call arguments before, while and after
+/// it prunes.
 pub(crate) const MIN_CACHED_BYTES: usize = 24;
 
 pub(crate) type Key = (u128, usize);

@@ -6,8 +6,9 @@
 //! again with shorter lists; each replay trigger's summary carries the lines of
 //! the one before; a file is read, edited and read again. The whole-text cache
 //! misses on each of these; a cache of lines does not. Measured with callgrind
-//! (instructions, `-j1`): `report` -15% and `compact` -6% on the bench corpus's
-//! compacted sessions, -15% / -6% on `../shared/corpus`.
+//! (instructions, `-j1`): fewer for both `report` and `compact` on the bench
+//! corpus's compacted sessions and on `../shared/corpus` (benches/RESULTS.md,
+//! 2026-12-01, evening).
 //!
 //! Why the count is exact: both BPE vocabularies (`o200k_base`, `cl100k_base`)
 //! first cut a text into pieces with a regex and encode each piece alone, so a

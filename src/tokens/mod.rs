@@ -48,7 +48,8 @@ pub const BPE_REQUEST_OVERHEAD_TOKENS: u64 = 3;
 
 /// Texts at least this long are counted line by line on a cache miss
 /// ([`lines`]). Shorter ones seldom hold two lines worth a lookup each; on the
-/// bench corpus 64 and 256 bytes did the same work, 1,024 2% more.
+/// bench corpus 64 bytes did the same work and 1,024 more (benches/RESULTS.md,
+/// 2026-12-05).
 const LINED_MIN_BYTES: usize = 256;
 
 /// Which counter to use.
@@ -148,7 +149,7 @@ pub(crate) fn o200k_meter() -> Meter {
 impl Meter {
     /// Builds a meter on the fast tokenizer. The BPE vocabularies are embedded
     /// in the binary, so this never touches the network; building a vocabulary
-    /// takes ~100-200 ms, once per process.
+    /// costs enough to do it once per process (benches/RESULTS.md, 2026-12-05).
     pub fn new(kind: CounterKind, image_tokens: u64) -> Meter {
         Meter::with_tokenizer(kind, Tokenizer::BpeOpenai, image_tokens)
     }

@@ -10,8 +10,9 @@
 //! `Vec` of tokens and a bit field: two allocations) and finds each token by
 //! walking an Aho-Corasick automaton of megabytes byte by byte, one dependent
 //! load per byte, then checks the pair against the merges in a hash map. On
-//! the distinct copies of the corpus 85% of the pieces were whole tokens;
-//! `benches/RESULTS.md` has the instructions and times before and after.
+//! the distinct copies of the corpus most pieces were whole tokens;
+//! `benches/RESULTS.md` (2026-12-04) has the share, and the instructions and
+//! times before and after.
 //!
 //! Why the count is exact: both are `tiktoken`'s own rules.
 //! - A piece that is a token encodes as that token: `tiktoken` looks a piece

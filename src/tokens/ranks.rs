@@ -2,7 +2,7 @@
 //! string, or `None` if it is not a token.
 //!
 //! What: a read-only open-addressing table of every token of a `bpe`
-//! vocabulary, built once with the vocabulary (a few milliseconds; 1.3 MB for
+//! vocabulary, built once with the vocabulary (4 bytes a slot: 1.3 MB for
 //! `o200k_base`), and a direct table of the tokens of one and two bytes
 //! (256 KB), which `tiktoken`'s merge asks for most: it starts by looking up
 //! every pair of adjacent bytes. [`Ranks::get`] reads the direct table, or
@@ -28,9 +28,9 @@ use crate::hash::short64;
 use bpe_openai::byte_pair_encoding::BytePairEncoding;
 
 /// Slots per token, as a fraction: a load of 5/8, where a hit reads ~2 slots
-/// and a miss ~4 (linear probing), comparing no bytes but the token's. At a
-/// load of 0.76 (a power of two) the probes cost `stats` 7% more instructions;
-/// at 0.38, 1 MB more memory.
+/// and a miss ~4 (linear probing), comparing no bytes but the token's. A
+/// power of two costs either way: at a load of 0.76 more probe instructions in
+/// `stats`, at 0.38 more memory (benches/RESULTS.md, 2026-12-05).
 const SLOTS_PER_TOKEN: (usize, usize) = (8, 5);
 
 /// Marks an empty slot: its id bits, all ones, are no token's id (see [`Ranks::new`]).

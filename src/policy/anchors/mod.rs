@@ -187,9 +187,10 @@ impl Guarded {
 /// One regex of all of them cost more than all the other anchor searches of a
 /// compaction: its lazy DFA tracks every alternative at once, so its states are
 /// combinations of the parts' states, and with Unicode classes (`\w`, `\s`)
-/// building them took 80M instructions per process. The first part is anchored
-/// and the third starts with a literal, so their searches of a line end after a
-/// few bytes; the second reads the line as the whole pattern did.
+/// building them was a large cost per process (benches/RESULTS.md, 2026-12-05,
+/// session 5). The first part is anchored and the third starts with a literal,
+/// so their searches of a line end after a few bytes; the second reads the line
+/// as the whole pattern did.
 const ERROR_PARTS: [&str; 3] = [
     r#"(?x)
             ^(?:\#\d+\s+(?:\d+\.\d+\s+)?)?
@@ -811,9 +812,10 @@ static COLON_SPACE: LazyLock<memchr::memmem::Finder<'static>> =
 ///
 /// Every match starts at a `#`, `PR`, `pull/` or `issues/`. The regex
 /// engine's own search for that set of prefixes flags every `i`, `p`, `P` and
-/// `#` (it keeps one byte of each) and was a third of all anchor scanning; here
-/// each prefix has its own memchr / memmem finder, and the pattern is tried
-/// anchored at the nearest candidate (its `\b` looks at the bytes before).
+/// `#` (it keeps one byte of each), which made it the slowest of the anchor
+/// scans (benches/RESULTS.md, 2026-12-01, evening again); here each prefix has
+/// its own memchr / memmem finder, and the pattern is tried anchored at the
+/// nearest candidate (its `\b` looks at the bytes before).
 /// No match can start inside another (the digits and separators of one hold
 /// none of those prefixes but the `#` of `PR #1`, which a search resumed after
 /// the match skips, as `find_iter` does).

@@ -6,8 +6,9 @@
 //! Why: the regex is searched once per piece (~4 bytes), and each anchored
 //! search of `regex-automata`'s meta engine costs hundreds of instructions of
 //! set-up and lazy-DFA stepping for a handful of bytes; on the distinct copies
-//! of the corpus it was 31% of `stats`' instructions once the encoder no
-//! longer ran on whole-token pieces (`benches/RESULTS.md`).
+//! of the corpus it was a large share of `stats`' instructions once the
+//! encoder no longer ran on whole-token pieces (`benches/RESULTS.md`,
+//! 2026-12-04 and 2026-12-05).
 //!
 //! The patterns (`bpe-openai` 0.3.2, `src/lib.rs`, its emulation of
 //! `tiktoken`'s `\s+(?!\S)`: the second pattern's match gives back its last

@@ -8,15 +8,15 @@
 //! regex's shared pool, whose first user owns a fast slot and marks it busy
 //! and free again on every search, in a word every other thread reads on every
 //! search of its own: two threads counting at once passed that word's cache
-//! line between the cores millions of times a second (measured once: 17% of
-//! their time). Until the hand split, this module compiled a copy of the regex
-//! and kept a search cache per thread for that reason. Now the regex cuts only
-//! the pieces that start at, or run into, a byte that is not ASCII: 21,348 of
-//! 2,546,565 on one distinct copy of the corpus (0.8%), too few to pay for a
-//! second compiled regex (2.4 MB resident, 37 M instructions at start), so
-//! they go through `bpe-openai`'s own `split` and its pool. Text made mostly of
-//! such pieces (emoji, non-Latin punctuation between words) shares the pool
-//! between threads again.
+//! line between the cores millions of times a second (benches/RESULTS.md,
+//! 2026-12-01, night). Until the hand split, this module compiled a copy of the
+//! regex and kept a search cache per thread for that reason. Now the regex cuts
+//! only the pieces that start at, or run into, a byte that is not ASCII: a
+//! small share of a distinct copy of the corpus, too few to pay for a second
+//! compiled regex's memory and start-up (benches/RESULTS.md, 2026-12-04 and
+//! 2026-12-05), so they go through `bpe-openai`'s own `split` and its pool.
+//! Text made mostly of such pieces (emoji, non-Latin punctuation between
+//! words) shares the pool between threads again.
 //!
 //! A text's pieces are the regex's: the hand split follows its alternatives
 //! (see [`ascii`]) and hands every other position to it. Tests pin the pieces

@@ -23,8 +23,9 @@
 //! The line's session and message objects are walked here; each value a
 //! reader reads is parsed by serde_json on its own, and a kept value is read
 //! by [`scan`], which follows its grammar, finds its end and judges it in one
-//! pass (letting serde_json skip it first and judging it after cost twice as
-//! much: a fifth of a `--counter hermes` run).
+//! pass (letting serde_json skip it first and judging it after read every kept
+//! byte twice, a large share of a `--counter hermes` run: `benches/RESULTS.md`,
+//! 2026-12-01, night again).
 //!
 //! ## Invariants
 //! - The bytes written are the bytes the parsed tree would give: a text is
