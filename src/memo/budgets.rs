@@ -16,7 +16,7 @@
 //! | anchor scans | `policy/anchors` `Scans::whole` | text, errors taken | bytes of scans | 16 MB |
 //! | anchor scans of pieces | `policy/anchors` `Scans::pieces` | text | bytes of scans | 4 MB |
 //! | result descriptions | `policy/tool_families.rs` `Described` | map, output, call | bytes | 2 MB |
-//! | shrunk arguments | `policy/micro_compact.rs` `ShrunkArgs` | text | bytes | 4 MB |
+//! | shrunk arguments | `policy/micro_compact/` `ShrunkArgs` | text | bytes | 4 MB |
 //! | summary acts | `policy/summary.rs` `SummaryMemos::acts` | map, call and result, their bytes | bytes | 2 MB |
 //! | summary notes | `policy/summary.rs` `SummaryMemos::notes` | text, speaker | bytes | 2 MB |
 

@@ -1,7 +1,7 @@
 //! Token counting: exact BPE counts by default, the reference estimate on request.
 //!
-//! Counting is the runtime floor of the whole tool (see `MEASURED.md`: BPE runs
-//! at ~15 MB/s, parsing at ~1 GB/s), so this module does two things beyond
+//! Counting is the runtime floor of the whole tool (its measures are in
+//! `benches/RESULTS.md`), so this module does two things beyond
 //! counting: it builds each tokenizer once per process, and it remembers the
 //! counts of long texts by a 128-bit content hash so that a text seen twice
 //! (before and after a stage, a system prompt shared by a thousand sessions) is

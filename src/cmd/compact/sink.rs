@@ -4,9 +4,10 @@
 //! rejects ([`Ledger`]), and the progress bar.
 //!
 //! The writer thread calls [`Sink::accept`] for every [`Processed`] item and
-//! then [`Sink::finish`] (or [`Sink::abandon`] when interrupted). Opening,
-//! writing and finishing an output file happen in [`Outputs`], the one place
-//! that knows about files on disk.
+//! then [`Sink::finish`] (or [`Sink::abandon`] when interrupted). `open_file`
+//! is the only code that opens a session output file; [`Outputs`] holds the
+//! open ones and commits the finished ones. The report and rejects files are
+//! opened by [`Ledger::create`], the Arrow IPC stream in `super::arrow`.
 
 use super::ledger::Ledger;
 use super::resume::Resume;
