@@ -1,7 +1,7 @@
 //! Our deterministic summary laid out under another agent's headings.
 //!
 //! ## What it does
-//! [`relayout`] reads the sections of a summary we built (`## Goal`, `## Active
+//! `relayout` reads the sections of a summary we built (`## Goal`, `## Active
 //! Task`, ...) and writes them again under the headings of the agent whose
 //! summary it stands in for, following that agent's section map
 //! ([`Headings::map`]); a heading with no extractive source says `None.`. The
