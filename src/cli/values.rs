@@ -190,13 +190,34 @@ impl fmt::Debug for AnchorBudgetArg {
     }
 }
 
-/// `--model`: `auto` (each session's own model, as its log names it) or
-/// one model's name. The one place `auto` is spelt.
-#[derive(Clone, PartialEq, Eq)]
-pub enum ModelArg {
-    Auto,
-    Named(String),
+/// An option value that is one reserved word or anything else, taken as
+/// written: `word_or!(Type { "word" => Reserved, _ => Other(Inner) })` makes
+/// the enum and its `FromStr` (`Inner: From<&str>`). Attributes before the
+/// type (docs, derives) go on the enum.
+macro_rules! word_or {
+    ($(#[$attr:meta])* $ty:ident { $word:literal => $reserved:ident, _ => $other:ident($inner:ty) }) => {
+        $(#[$attr])*
+        #[derive(Clone, PartialEq, Eq)]
+        pub enum $ty {
+            $reserved,
+            $other($inner),
+        }
+
+        impl FromStr for $ty {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Ok(if s == $word { $ty::$reserved } else { $ty::$other(<$inner>::from(s)) })
+            }
+        }
+    };
 }
+
+word_or!(
+    /// `--model`: `auto` (each session's own model, as its log names it) or
+    /// one model's name. The one place `auto` is spelt.
+    ModelArg { "auto" => Auto, _ => Named(String) }
+);
 
 impl ModelArg {
     /// The model named, unless `auto`.
@@ -205,17 +226,6 @@ impl ModelArg {
             ModelArg::Auto => None,
             ModelArg::Named(m) => Some(m),
         }
-    }
-}
-
-impl FromStr for ModelArg {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s {
-            "auto" => ModelArg::Auto,
-            name => ModelArg::Named(name.to_string()),
-        })
     }
 }
 
@@ -232,50 +242,25 @@ impl fmt::Debug for ModelArg {
     }
 }
 
-/// One `report --policies` item: `all` (every built-in policy) or one
-/// policy, by a built-in name or a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PolicyArg {
-    All,
-    One(String),
-}
+word_or!(
+    /// One `report --policies` item: `all` (every built-in policy) or one
+    /// policy, by a built-in name or a file.
+    #[derive(Debug)]
+    PolicyArg { "all" => All, _ => One(String) }
+);
 
-impl FromStr for PolicyArg {
-    type Err = String;
+word_or!(
+    /// `--prices[=FILE]`: the built-in table, or it extended by a file. Given
+    /// without a value, clap hands the parser an empty text.
+    #[derive(Debug)]
+    PricesArg { "" => BuiltIn, _ => File(PathBuf) }
+);
 
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s {
-            "all" => PolicyArg::All,
-            one => PolicyArg::One(one.to_string()),
-        })
-    }
-}
-
-/// `--prices[=FILE]`: the built-in table, or it extended by a file. Given
-/// without a value, clap hands the parser an empty text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PricesArg {
-    BuiltIn,
-    File(PathBuf),
-}
-
-impl FromStr for PricesArg {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s {
-            "" => PricesArg::BuiltIn,
-            file => PricesArg::File(PathBuf::from(file)),
-        })
-    }
-}
-
-/// `compact --report`: standard output (`-`) or a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReportDest {
-    Stdout,
-    File(PathBuf),
-}
+word_or!(
+    /// `compact --report`: standard output (`-`) or a file.
+    #[derive(Debug)]
+    ReportDest { "-" => Stdout, _ => File(PathBuf) }
+);
 
 impl ReportDest {
     /// The file, unless standard output.
@@ -284,17 +269,6 @@ impl ReportDest {
             ReportDest::Stdout => None,
             ReportDest::File(p) => Some(p),
         }
-    }
-}
-
-impl FromStr for ReportDest {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s {
-            "-" => ReportDest::Stdout,
-            file => ReportDest::File(PathBuf::from(file)),
-        })
     }
 }
 
