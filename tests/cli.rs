@@ -381,6 +381,46 @@ fn a_walk_skips_files_that_are_not_transcripts_with_one_note() {
     }
 }
 
+/// An array of sessions written on one line is read like the same array
+/// pretty-printed, in a directory walk too (it was taken for JSON Lines whose
+/// one record holds no messages, and skipped with a note); a JSON Lines line
+/// holding such an array gives one session per item, each `file:LINE[i]`.
+#[test]
+fn a_one_line_array_of_sessions_is_read_one_session_per_item() {
+    let dir = TestDir::new();
+    let session =
+        |id: &str| format!(r#"{{"id":"{id}","messages":[{{"role":"user","content":"hi {id}"}}]}}"#);
+    dir.write("in/one.json", format!("[{},{}]", session("a"), session("b")));
+    dir.write("in/lines.jsonl", format!("[{},{}]\n{}\n", session("c"), session("d"), session("e")));
+    let report = dir.join("r.jsonl");
+    let res = run_ok(
+        compactor()
+            .args(["compact", "-q", "--mode", "none", "-o"])
+            .arg(format!("{}/", dir.join("out").display()))
+            .arg("--report")
+            .arg(&report)
+            .arg(dir.join("in")),
+    );
+    assert!(!String::from_utf8_lossy(&res.stderr).contains("not transcripts"), "{res:?}");
+    let rows = json_lines(&std::fs::read_to_string(&report).unwrap());
+    let sources: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let s = r["source"].as_str().unwrap();
+            s.rsplit(['/', '\\']).next().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        ["lines.jsonl:1[0]", "lines.jsonl:1[1]", "lines.jsonl:2", "one.json[0]", "one.json[1]"]
+    );
+    // The one-line array is written back as the array document it is.
+    let out = read_document(&dir.join("out/one.json"));
+    let ids: Vec<&str> =
+        out.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["a", "b"]);
+}
+
 #[test]
 fn strict_stops_and_writes_nothing() {
     let dir = TestDir::new();

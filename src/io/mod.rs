@@ -367,6 +367,41 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
+/// The items of `line` if it is a JSON array of sessions ([`is_session_array`]).
+fn session_array_line(line: &[u8]) -> Option<Vec<Value>> {
+    if line.trim_ascii_start().first() != Some(&b'[') {
+        return None;
+    }
+    match serde_json::from_slice(line) {
+        Ok(Value::Array(items)) if is_session_array(&items) => Some(items),
+        _ => None,
+    }
+}
+
+/// Returns true if and only if nothing but white space is left to read; the
+/// white space read counts in `reader`'s line number.
+fn rest_is_blank(reader: &mut RecordReader) -> Result<bool, ReadError> {
+    loop {
+        let buf = match reader.inner.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) => {
+                let source = Source { path: reader.display.clone(), line: None, index: None };
+                return Err(ReadError { source, message: e.to_string(), raw: Vec::new() });
+            }
+        };
+        if buf.is_empty() {
+            return Ok(true);
+        }
+        let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        reader.line += buf[..blank].iter().filter(|&&b| b == b'\n').count() as u64;
+        let done = blank < buf.len();
+        reader.inner.consume(blank);
+        if done {
+            return Ok(false);
+        }
+    }
+}
+
 /// Returns true if and only if `items` are session objects (not messages):
 /// a document of them is read, and a line of them decoded, as one session
 /// per element.
@@ -445,6 +480,16 @@ impl RecordReader {
             return Ok(reader);
         }
         if first.is_empty() || is_blank(&first) {
+            reader.done = true;
+            return Ok(reader);
+        }
+        if document_expected(input.path.as_deref(), b"[")
+            && let Some(items) = session_array_line(&first)
+            && rest_is_blank(&mut reader)?
+        {
+            // An array of sessions written on one line: a document all the same.
+            reader.container = Container::DocumentArray;
+            reader.pending = reader.elements(items).into_iter();
             reader.done = true;
             return Ok(reader);
         }
@@ -666,6 +711,34 @@ mod tests {
         let (c, srcs) = records(&p);
         assert_eq!(c, Container::DocumentArray);
         assert_eq!(srcs[1].to_string(), format!("{}[1]", p.display()));
+    }
+
+    /// An array of sessions on one line is the document it would be pretty
+    /// printed (each element `file[i]`, blank lines after it or not); under a
+    /// JSON Lines name, or with more lines after it, it stays a line, and the
+    /// lines after it keep their numbers.
+    #[test]
+    fn a_one_line_array_of_sessions_is_a_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let array = r#"[{"messages":[]},{"messages":[]}]"#;
+        let one = dir.path().join("one.json");
+        std::fs::write(&one, format!("\n{array}\n\n")).unwrap();
+        let (c, srcs) = records(&one);
+        assert_eq!(c, Container::DocumentArray);
+        let shown: Vec<String> = srcs.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, [format!("{}[0]", one.display()), format!("{}[1]", one.display())]);
+        let lines = dir.path().join("one.jsonl");
+        std::fs::write(&lines, format!("{array}\n")).unwrap();
+        assert_eq!(records(&lines).0, Container::Jsonl);
+        let more = dir.path().join("more.json");
+        std::fs::write(&more, format!("{array}\n\n\n{{\"messages\":[]}}\n")).unwrap();
+        let (c, srcs) = records(&more);
+        assert_eq!(c, Container::Jsonl);
+        assert_eq!(srcs.iter().map(|s| s.line).collect::<Vec<_>>(), [Some(1), Some(4)]);
+        // An array of messages (not sessions) on one line is not split.
+        let messages = dir.path().join("messages.json");
+        std::fs::write(&messages, r#"[{"role":"user","content":"hi"}]"#).unwrap();
+        assert_eq!(records(&messages).0, Container::Jsonl);
     }
 
     #[test]

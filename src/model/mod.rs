@@ -38,14 +38,16 @@ pub struct Source {
     pub path: String,
     /// 1-based line for line-oriented inputs.
     pub line: Option<u64>,
-    /// 0-based element index for a `.json` file holding an array of sessions.
+    /// 0-based element index for a `.json` file holding an array of sessions,
+    /// or for a line holding one.
     pub index: Option<u64>,
 }
 
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.line, self.index) {
-            (Some(line), _) => write!(f, "{}:{line}", self.path),
+            (Some(line), Some(index)) => write!(f, "{}:{line}[{index}]", self.path),
+            (Some(line), None) => write!(f, "{}:{line}", self.path),
             (None, Some(index)) => write!(f, "{}[{index}]", self.path),
             (None, None) => f.write_str(&self.path),
         }

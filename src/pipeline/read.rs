@@ -11,7 +11,9 @@
 use super::sniff::{NotTranscript, sniff};
 use super::{Item, Job};
 use crate::formats::{DETECT_RECORDS, Format, Record, Unit};
-use crate::io::{Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader};
+use crate::io::{
+    Input, Payload, RawRecord, ReadError, ReadOptions, RecordReader, is_session_array,
+};
 use crate::model::{History, Source};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -112,7 +114,12 @@ impl<'a> JobReader<'a> {
         let detected = match self.from {
             Some(from) => Some(from),
             None => {
-                let detected = Format::detect(&values);
+                // A line holding an array of sessions is read one session per
+                // item (`decode::split_sessions`), as under `--from`.
+                let detected = Format::detect(&values).or_else(|| {
+                    let items = values.first()?.as_array()?;
+                    is_session_array(items).then(|| Format::detect(items)).flatten()
+                });
                 // The values looked at go back into their records, parsed once
                 // and never copied.
                 put_back(&mut head, values);
