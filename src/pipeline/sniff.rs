@@ -44,6 +44,8 @@ pub enum NotTranscript {
     Report(&'static str),
     /// JSON whose records hold no messages: its first object's keys.
     JsonWithoutMessages(Vec<String>),
+    /// A JSON array whose items are not all sessions: its first item's keys.
+    ArrayNotOfSessions(Vec<String>),
 }
 
 impl fmt::Display for NotTranscript {
@@ -58,6 +60,11 @@ impl fmt::Display for NotTranscript {
             NotTranscript::JsonWithoutMessages(keys) => {
                 write!(f, "JSON without messages (keys: {})", keys.join(", "))
             }
+            NotTranscript::ArrayNotOfSessions(keys) => write!(
+                f,
+                "a JSON array whose items are not all sessions (the first one's keys: {})",
+                keys.join(", ")
+            ),
         }
     }
 }
@@ -113,6 +120,9 @@ pub fn sniff(
     let object = match &value {
         Value::Object(o) => o,
         Value::Array(items) => match items.first() {
+            Some(Value::Object(o)) if o.contains_key("messages") => {
+                return Some(NotTranscript::ArrayNotOfSessions(named_keys(o)));
+            }
             Some(Value::Object(o)) => o,
             _ => return Some(NotTranscript::JsonWithoutMessages(Vec::new())),
         },
@@ -136,11 +146,16 @@ pub fn sniff(
     if has(&["source", "mode", "call", "tokens_original"]) {
         return Some(NotTranscript::Report("compactor replay --calls lines"));
     }
+    Some(NotTranscript::JsonWithoutMessages(named_keys(object)))
+}
+
+/// The first [`KEYS_NAMED`] keys of `object`, then `...` if there are more.
+fn named_keys(object: &serde_json::Map<String, Value>) -> Vec<String> {
     let mut keys: Vec<String> = object.keys().take(KEYS_NAMED).cloned().collect();
     if object.len() > KEYS_NAMED {
         keys.push("...".into());
     }
-    Some(NotTranscript::JsonWithoutMessages(keys))
+    keys
 }
 
 /// The first [`SNIFF_BYTES`] of `input`'s file (decompressed), if it can be
@@ -205,6 +220,13 @@ mod tests {
         let row = br#"{"source":"a:1","id":"x","format":"openai","mode":"lean","tier":"none","reason":"under_trigger","tokens_before":1,"tokens_after":1}"#;
         assert!(s(&line(row)).unwrap().starts_with("compactor report rows"));
         assert_eq!(s(&value(serde_json::json!([1, 2]))).as_deref(), Some("JSON without messages"));
+        let mixed = serde_json::json!([{"id": "a", "messages": []}, {"id": "b"}]);
+        assert_eq!(
+            s(&value(mixed)).as_deref(),
+            Some(
+                "a JSON array whose items are not all sessions (the first one's keys: id, messages)"
+            )
+        );
     }
 
     #[test]
