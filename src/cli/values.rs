@@ -136,14 +136,21 @@ trait Named: Copy + PartialEq + 'static {
     fn as_dialect(self) -> Option<Format>;
 }
 
-/// `s` as one of `T::NAMES`, else as a dialect's name made a value by `dialect`.
-fn parse<T: Named>(
-    s: &str,
-    dialect: impl FnOnce(Format) -> Result<T, String>,
-) -> Result<T, String> {
-    match T::NAMES.iter().find(|(n, _)| *n == s) {
-        Some((_, v)) => Ok(*v),
-        None => dialect(s.parse()?),
+/// `s` as one of `T::NAMES`, else as a dialect's name made a value by
+/// `dialect`. An unknown name is refused naming the option's own values: its
+/// `NAMES`, then the dialects `dialect` takes.
+fn parse<T: Named>(s: &str, dialect: impl Fn(Format) -> Result<T, String>) -> Result<T, String> {
+    if let Some((_, v)) = T::NAMES.iter().find(|(n, _)| *n == s) {
+        return Ok(*v);
+    }
+    match Format::from_name(s) {
+        Some(f) => dialect(f),
+        None => {
+            let own = T::NAMES.iter().map(|(n, _)| *n);
+            let dialects = Format::ALL.iter().filter(|f| dialect(**f).is_ok()).map(|f| f.name());
+            let names: Vec<&str> = own.chain(dialects).collect();
+            Err(format!("unknown format `{s}` (expected one of {})", names.join(", ")))
+        }
     }
 }
 
@@ -295,7 +302,12 @@ mod tests {
             assert_eq!(budget.to_string(), text);
             assert_eq!(format!("{budget:?}"), format!("{text:?}"), "as the String printed");
         }
-        assert!("xml".parse::<InputFormat>().unwrap_err().contains("unknown format `xml`"));
+        let from = "xml".parse::<InputFormat>().unwrap_err();
+        assert!(from.contains("unknown format `xml` (expected one of auto, arrow-ipc, "), "{from}");
+        assert!(from.contains("claude-code") && from.contains("openai"), "{from}");
+        let to = "x".parse::<OutputFormat>().unwrap_err();
+        assert!(to.contains("(expected one of same, parquet, arrow-ipc, "), "{to}");
+        assert!(to.contains("openai") && !to.contains("claude-code"), "its own values only: {to}");
         let file = "claude-code".parse::<OutputFormat>().unwrap_err();
         assert!(file.contains("holds one session per file"), "{file}");
         assert!("lots".parse::<AnchorBudgetArg>().unwrap_err().contains("`auto` or a number"));
