@@ -6,9 +6,10 @@
 //!   is unset, `~/.config/claude/projects` and `~/.claude/projects` (the newer
 //!   and the older default). Sessions are `projects/<encoded cwd>/<uuid>.jsonl`:
 //!   the `.jsonl` files one folder down are read. Deeper files (newer versions'
-//!   `<uuid>/subagents/agent-*.jsonl`) are not: every event of a sub-agent log
-//!   is a sidechain, which the claude-code reader keeps out of the live
-//!   transcript, so each would read as an empty session.
+//!   `<uuid>/subagents/agent-*.jsonl`) are not: a run without INPUT reads the
+//!   sessions a person started. Named as an INPUT (the file or its folder), a
+//!   sub-agent log reads as a session of its own, its sidechain its
+//!   conversation (README, Subagents).
 //! - Codex: `$CODEX_HOME/sessions`, else `~/.codex/sessions`. Sessions are
 //!   `sessions/YYYY/MM/DD/rollout-*.jsonl`: only `rollout-*.jsonl` files are read.
 //!
