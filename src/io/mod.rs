@@ -346,21 +346,37 @@ const MAX_KEPT_SCRATCH: usize = 64 << 20;
 /// taking a 4 GB JSONL file with a cut first line for a document would read it
 /// all into memory, then reject it whole.
 fn document_expected(path: Option<&Path>, first: &[u8]) -> bool {
-    let name = path.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
-    if let Some(name) = name {
-        let mut stem = name.as_str();
-        for suffix in COMPRESSED_SUFFIXES {
-            stem = stem.strip_suffix(&format!(".{suffix}")).unwrap_or(stem);
-        }
-        if stem.ends_with(".jsonl") || stem.ends_with(".ndjson") {
-            return false;
-        }
-        if stem.ends_with(".json") {
-            return true;
-        }
+    match named_container(path) {
+        Some(Named::Lines) => false,
+        Some(Named::Document) => true,
+        None => matches!(first.trim_ascii().last(), Some(b'{' | b'[' | b',' | b':')),
     }
-    let trimmed = first.trim_ascii();
-    matches!(trimmed.last(), Some(b'{' | b'[' | b',' | b':'))
+}
+
+/// What a file's name says it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Named {
+    /// `.jsonl`, `.ndjson`.
+    Lines,
+    /// `.json`.
+    Document,
+}
+
+/// What `path`'s name says it holds, under any compression suffix; `None`
+/// when it says neither (no name, another extension).
+fn named_container(path: Option<&Path>) -> Option<Named> {
+    let name = path?.file_name()?.to_string_lossy().into_owned();
+    let mut stem = name.as_str();
+    for suffix in COMPRESSED_SUFFIXES {
+        stem = stem.strip_suffix(&format!(".{suffix}")).unwrap_or(stem);
+    }
+    if stem.ends_with(".jsonl") || stem.ends_with(".ndjson") {
+        Some(Named::Lines)
+    } else if stem.ends_with(".json") {
+        Some(Named::Document)
+    } else {
+        None
+    }
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -483,7 +499,7 @@ impl RecordReader {
             reader.done = true;
             return Ok(reader);
         }
-        if document_expected(input.path.as_deref(), b"[")
+        if named_container(input.path.as_deref()) != Some(Named::Lines)
             && let Some(items) = session_array_line(&first)
             && rest_is_blank(&mut reader)?
         {
