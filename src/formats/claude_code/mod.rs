@@ -48,7 +48,8 @@
 //!   events, or whose blocks are not "parts, then tool uses"): one entry per source
 //!   event in file order, `{"blocks": [kinds], "resultsBefore", "recordsBefore",
 //!   "event": {envelope}}` (the first entry's envelope is the message's own `extra`).
-//!   A block kind is the part's `type`, or `tool_use:<id>` for a call.
+//!   A block kind is the part's `type`, or `tool_use:<id>` for a call; a `type`
+//!   that starts with `tool_use:` or `=` is written after a `=`.
 //! - [`BLOCK_KEY`] (`claudeCodeBlock`, tool messages): the `tool_result` block minus
 //!   its `content` (`type`, `tool_use_id`, `is_error`, unknown keys).
 //! - [`NEW_EVENT_KEY`] (`claudeCodeNewEvent`, `true`): the first message of an event
@@ -140,6 +141,9 @@ pub const UUID_NAMESPACE: &str = "compactor/claude-code/uuid/v1";
 pub const SUBAGENT_ID_PREFIX: &str = "agent-";
 /// A block kind naming a tool call in [`EVENTS_KEY`]: `tool_use:<id>`.
 const CALL_KIND: &str = "tool_use:";
+/// Before a part's kind in [`EVENTS_KEY`] that starts with [`CALL_KIND`] or
+/// with this (never a kind Claude Code writes).
+const PART_ESCAPE: &str = "=";
 
 /// Record types of Claude Code that are never chat (detection).
 const PASSTHROUGH_TYPES: &[&str] = &[
@@ -268,8 +272,15 @@ enum Desc {
 }
 
 impl Desc {
+    /// A part's kind as is, a call as `tool_use:<id>`; a kind that would read
+    /// as a call, or as such an escape, gets [`PART_ESCAPE`] before it (a
+    /// corrupt log's block `type` can be any text: fuzz finding
+    /// `claude_code_repeated_assistant_event`).
     fn to_value(&self) -> Value {
         match self {
+            Desc::Part(kind) if kind.starts_with(CALL_KIND) || kind.starts_with(PART_ESCAPE) => {
+                Value::String(format!("{PART_ESCAPE}{kind}"))
+            }
             Desc::Part(kind) => Value::String(kind.clone()),
             Desc::Call(id) => Value::String(format!("{CALL_KIND}{id}")),
         }
@@ -277,6 +288,9 @@ impl Desc {
 
     fn from_value(v: &Value) -> Option<Desc> {
         let s = v.as_str()?;
+        if let Some(kind) = s.strip_prefix(PART_ESCAPE) {
+            return Some(Desc::Part(kind.to_string()));
+        }
         Some(match s.strip_prefix(CALL_KIND) {
             Some(id) => Desc::Call(id.to_string()),
             None => Desc::Part(s.to_string()),

@@ -599,3 +599,24 @@ fn align_prefers_matches_and_treats_leading_extras_as_additions() {
     assert_eq!(align(&["text", "text"], &["text", "text", "text"]), [None, Some(0), Some(1)]);
     assert_eq!(align(&[], &["x"]), [None]);
 }
+
+/// Found by the `decode` fuzz target (session 8): an assistant event written
+/// twice (same uuid, same message id), the copy's block mangled into one the
+/// reader does not know (`"type": "tool_use:"`), was merged into the first
+/// copy as a later streamed block, and written back as one event holding both.
+#[test]
+fn fuzz_decode_claude_code_repeated_assistant_event() {
+    let call = |ty: &str| json!([{"type": ty, "id": "toolu_b1", "name": "Bash", "input": {}}]);
+    let v = vec![
+        user("u1", None, json!("go")),
+        asst("a1", "u1", "msg_1", call("tool_use")),
+        result("r1", "a1", "toolu_b1", json!("FAILED")),
+        asst("a1", "u1", "msg_1", call("tool_use")),
+        asst("a1", "u1", "msg_1", call("tool_use:")),
+    ];
+    assert_round_trip(&v);
+    // A kind that starts with the escape itself is escaped too.
+    let mut w = v.clone();
+    w.push(asst("a1", "u1", "msg_1", call("=tool_use:toolu_b1")));
+    assert_round_trip(&w);
+}
