@@ -616,7 +616,7 @@ fn fuzz_decode_claude_code_repeated_assistant_event() {
     ];
     assert_round_trip(&v);
     // A kind that starts with the escape itself is escaped too.
-    let mut w = v.clone();
+    let mut w = v;
     w.push(asst("a1", "u1", "msg_1", call("=tool_use:toolu_b1")));
     assert_round_trip(&w);
 }
