@@ -210,11 +210,16 @@ macro_rules! word_or {
             $other($inner),
         }
 
+        impl $ty {
+            /// The reserved word, as it is written on the command line.
+            pub const WORD: &'static str = $word;
+        }
+
         impl FromStr for $ty {
             type Err = String;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Ok(if s == $word { $ty::$reserved } else { $ty::$other(<$inner>::from(s)) })
+                Ok(if s == $ty::WORD { $ty::$reserved } else { $ty::$other(<$inner>::from(s)) })
             }
         }
     };
@@ -238,7 +243,7 @@ impl ModelArg {
 
 impl fmt::Display for ModelArg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.named().unwrap_or("auto"))
+        f.write_str(self.named().unwrap_or(ModelArg::WORD))
     }
 }
 

@@ -396,15 +396,9 @@ fn session_array_line(line: &[u8]) -> Option<Vec<Value>> {
 
 /// Returns true if and only if nothing but white space is left to read; the
 /// white space read counts in `reader`'s line number.
-fn rest_is_blank(reader: &mut RecordReader) -> Result<bool, ReadError> {
+fn rest_is_blank(reader: &mut RecordReader) -> io::Result<bool> {
     loop {
-        let buf = match reader.inner.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) => {
-                let source = Source { path: reader.display.clone(), line: None, index: None };
-                return Err(ReadError { source, message: e.to_string(), raw: Vec::new() });
-            }
-        };
+        let buf = reader.inner.fill_buf()?;
         if buf.is_empty() {
             return Ok(true);
         }
@@ -501,7 +495,7 @@ impl RecordReader {
         }
         if named_container(input.path.as_deref()) != Some(Named::Lines)
             && let Some(items) = session_array_line(&first)
-            && rest_is_blank(&mut reader)?
+            && rest_is_blank(&mut reader).map_err(|e| err(e.to_string()))?
         {
             // An array of sessions written on one line: a document all the same.
             reader.container = Container::DocumentArray;
