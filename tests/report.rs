@@ -494,6 +494,34 @@ fn replay_reports_calls_costs_and_the_final_history() {
     assert!(String::from_utf8_lossy(&res.stderr).contains("1 session without a price"));
 }
 
+/// `replay --report -` and `--calls -` write their JSON lines to standard
+/// output, as `compact --report -` does, and never a file named `-`; both at
+/// once are refused, since their lines would interleave.
+#[test]
+fn replay_writes_a_report_to_standard_output_for_a_dash() {
+    let dir = TestDir::new();
+    let input = fixture("claude_code/edge_sidechain.jsonl");
+    let replay = |extra: &[&str]| {
+        let mut cmd = compactor();
+        cmd.current_dir(dir.path()).arg("replay").args(extra).arg(&input);
+        cmd
+    };
+    let res = run_ok(&mut replay(&["--report", "-"]));
+    let rows = json_lines(&String::from_utf8_lossy(&res.stdout));
+    assert_eq!(rows.len(), 1, "one session, one JSON line");
+    assert_eq!(rows[0]["format"], "claude-code");
+    assert_eq!(rows[0]["calls"], 2);
+    let res = run_ok(&mut replay(&["--calls", "-"]));
+    let out = String::from_utf8_lossy(&res.stdout);
+    // The text line per session, then a JSON line per call.
+    let calls: Vec<&str> = out.lines().filter(|l| l.starts_with('{')).collect();
+    assert_eq!(calls.len(), 2, "{out}");
+    assert!(out.lines().any(|l| !l.starts_with('{')), "{out}");
+    let res = run_code(&mut replay(&["--report", "-", "--calls", "-"]), 2);
+    assert!(String::from_utf8_lossy(&res.stderr).contains("both write to stdout"));
+    assert!(!dir.join("-").exists(), "no file named -");
+}
+
 /// `replay --write-final --to X` writes the final history as a clean request
 /// of X: checked here on the shapes each API insists on, from raw Claude Code
 /// and Codex logs.

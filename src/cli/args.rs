@@ -582,13 +582,14 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub budget: BudgetArgs,
 
-    /// One JSON line per session to FILE [default: one text line per session on stdout]
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
+    /// One JSON line per session to FILE, or to stdout with `-` [default: one
+    /// text line per session on stdout]
+    #[arg(long, value_name = "FILE", value_parser = clap::value_parser!(ReportDest))]
+    pub report: Option<ReportDest>,
 
-    /// One JSON line per API call to FILE
-    #[arg(long, value_name = "FILE")]
-    pub calls: Option<PathBuf>,
+    /// One JSON line per API call to FILE, or to stdout with `-`
+    #[arg(long, value_name = "FILE", value_parser = clap::value_parser!(ReportDest))]
+    pub calls: Option<ReportDest>,
 
     /// Write the history the agent would hold at the end, one file per input, under DIR
     #[arg(long, value_name = "DIR")]

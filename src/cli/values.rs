@@ -8,6 +8,7 @@
 //! was when they were strings.
 
 use compactor::formats::{Format, Unit};
+use compactor::io::output::{SessionWriter, TextLayout};
 use compactor::policy::anchors::AnchorBudget;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -269,7 +270,8 @@ word_or!(
 );
 
 word_or!(
-    /// `compact --report`: standard output (`-`) or a file.
+    /// A JSON-lines report (`compact --report`, `replay --report` and
+    /// `--calls`): standard output (`-`) or a file.
     #[derive(Debug)]
     ReportDest { "-" => Stdout, _ => File(PathBuf) }
 );
@@ -280,6 +282,14 @@ impl ReportDest {
         match self {
             ReportDest::Stdout => None,
             ReportDest::File(p) => Some(p),
+        }
+    }
+
+    /// A writer of JSON lines to standard output or to the file (written atomically).
+    pub fn open(&self) -> anyhow::Result<SessionWriter> {
+        match self {
+            ReportDest::Stdout => Ok(SessionWriter::stdout()),
+            ReportDest::File(p) => SessionWriter::file(p, TextLayout::Jsonl),
         }
     }
 }

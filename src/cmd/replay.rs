@@ -3,6 +3,7 @@
 
 use crate::cli::args::ReplayArgs;
 use crate::cli::config;
+use crate::cli::values::ReportDest;
 use crate::cmd::ExitStatus;
 use crate::cmd::messages::{counted, err_message, n};
 use compactor::formats::Format;
@@ -45,10 +46,13 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitStatus> {
     let meter = config::meter(&args.budget);
     let prices = config::price_book(args.prices.as_ref(), &args.budget)?;
     let trigger = if args.gateway { Trigger::Gateway } else { Trigger::Threshold };
-    let mut report =
-        args.report.as_deref().map(|p| SessionWriter::file(p, TextLayout::Jsonl)).transpose()?;
-    let mut calls =
-        args.calls.as_deref().map(|p| SessionWriter::file(p, TextLayout::Jsonl)).transpose()?;
+    if args.report == Some(ReportDest::Stdout) && args.calls == Some(ReportDest::Stdout) {
+        anyhow::bail!(
+            "--report - and --calls - would both write to stdout: give one of them a file"
+        );
+    }
+    let mut report = args.report.as_ref().map(ReportDest::open).transpose()?;
+    let mut calls = args.calls.as_ref().map(ReportDest::open).transpose()?;
     let mut stdout = std::io::stdout().lock();
     let mut rejected = 0usize;
     let mut summarized = compactor::policy::summary_writer::SummarizerCounts::default();

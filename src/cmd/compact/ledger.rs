@@ -9,7 +9,7 @@ use anyhow::bail;
 use compactor::catalog::window::Chosen;
 use compactor::figures::thousands;
 use compactor::io::atomic::AtomicFile;
-use compactor::io::output::{SessionWriter, TextLayout};
+use compactor::io::output::SessionWriter;
 use compactor::io::record_limit::Raw;
 use compactor::policy::Compaction;
 use compactor::report::wire::SessionRow;
@@ -41,11 +41,7 @@ pub struct Ledger {
 impl Ledger {
     /// Opens `--report` (`-`: standard output) and `--rejects`.
     pub fn create(cfg: &Compact) -> anyhow::Result<Ledger> {
-        let report = match &cfg.report {
-            Some(ReportDest::Stdout) => Some(SessionWriter::stdout()),
-            Some(ReportDest::File(p)) => Some(SessionWriter::file(p, TextLayout::Jsonl)?),
-            None => None,
-        };
+        let report = cfg.report.as_ref().map(ReportDest::open).transpose()?;
         let rejects = match cfg.rejects.as_deref() {
             Some(p) => Some(Rejects {
                 records: AtomicFile::create(p)?,
