@@ -149,8 +149,7 @@ fn parse<T: Named>(s: &str, dialect: impl Fn(Format) -> Result<T, String>) -> Re
         None => {
             let own = T::NAMES.iter().map(|(n, _)| *n);
             let dialects = Format::ALL.iter().filter(|f| dialect(**f).is_ok()).map(|f| f.name());
-            let names: Vec<&str> = own.chain(dialects).collect();
-            Err(format!("unknown format `{s}` (expected one of {})", names.join(", ")))
+            Err(compactor::formats::unknown_format(s, own.chain(dialects)))
         }
     }
 }
@@ -190,13 +189,20 @@ impl fmt::Display for AnchorBudgetArg {
     }
 }
 
-/// As the `String` it replaced printed (quoted): `BudgetArgs`' `Debug` goes
-/// into the `--resume` options hash.
-impl fmt::Debug for AnchorBudgetArg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.to_string())
-    }
+/// `Debug` as the quoted `Display` text, which is how the `String`s these
+/// types replaced printed: `BudgetArgs`' `Debug` goes into the `--resume`
+/// options hash, so it must not change.
+macro_rules! debug_as_quoted_text {
+    ($($ty:ty),+) => {$(
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{:?}", self.to_string())
+            }
+        }
+    )+};
 }
+
+debug_as_quoted_text!(AnchorBudgetArg, ModelArg);
 
 /// An option value that is one reserved word or anything else, taken as
 /// written: `word_or!(Type { "word" => Reserved, _ => Other(Inner) })` makes
@@ -248,13 +254,6 @@ impl fmt::Display for ModelArg {
     }
 }
 
-/// As the `String` it replaced printed (quoted), like [`AnchorBudgetArg`]'s.
-impl fmt::Debug for ModelArg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.to_string())
-    }
-}
-
 word_or!(
     /// One `report --policies` item: `all` (every built-in policy) or one
     /// policy, by a built-in name or a file.
@@ -297,6 +296,20 @@ impl ReportDest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Debug` is the quoted text, as the `String`s these types replaced
+    /// printed: it goes into the `--resume` options hash, so a change here
+    /// would make every earlier run's manifest refuse to resume.
+    #[test]
+    fn debug_is_the_quoted_text_the_resume_hash_was_made_of() {
+        for text in ["auto", "claude-sonnet-4"] {
+            assert_eq!(format!("{:?}", text.parse::<ModelArg>().unwrap()), format!("{text:?}"));
+        }
+        for text in ["auto", "2000"] {
+            let v: AnchorBudgetArg = text.parse().unwrap();
+            assert_eq!(format!("{v:?}"), format!("{text:?}"));
+        }
+    }
 
     /// Every value prints back as the text it was parsed from (the manifest
     /// hashes these texts), and a bad one is refused naming what is allowed.

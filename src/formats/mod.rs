@@ -269,11 +269,16 @@ impl FromStr for Format {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Format::from_name(s).ok_or_else(|| {
-            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-            format!("unknown format `{s}` (expected one of {})", names.join(", "))
-        })
+        Format::from_name(s).ok_or_else(|| unknown_format(s, Format::ALL.iter().map(|f| f.name())))
     }
+}
+
+/// The refusal of a format name that is none of `expected`: the one wording
+/// of [`Format`]'s `FromStr` and of the command line's format options, which
+/// add values of their own to the dialects.
+pub fn unknown_format<'a>(name: &str, expected: impl IntoIterator<Item = &'a str>) -> String {
+    let expected: Vec<&str> = expected.into_iter().collect();
+    format!("unknown format `{name}` (expected one of {})", expected.join(", "))
 }
 
 /// The id a record names itself by, if any: a top-level `id`, `session_id`,

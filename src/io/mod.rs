@@ -383,17 +383,6 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// The items of `line` if it is a JSON array of sessions ([`is_session_array`]).
-fn session_array_line(line: &[u8]) -> Option<Vec<Value>> {
-    if line.trim_ascii_start().first() != Some(&b'[') {
-        return None;
-    }
-    match serde_json::from_slice(line) {
-        Ok(Value::Array(items)) if is_session_array(&items) => Some(items),
-        _ => None,
-    }
-}
-
 /// Returns true if and only if nothing but white space is left to read; the
 /// white space read counts in `reader`'s line number.
 fn rest_is_blank(reader: &mut RecordReader) -> io::Result<bool> {
@@ -493,19 +482,28 @@ impl RecordReader {
             reader.done = true;
             return Ok(reader);
         }
-        if named_container(input.path.as_deref()) != Some(Named::Lines)
-            && let Some(items) = session_array_line(&first)
-            && rest_is_blank(&mut reader).map_err(|e| err(e.to_string()))?
-        {
-            // An array of sessions written on one line: a document all the same.
-            reader.container = Container::DocumentArray;
-            reader.pending = reader.elements(items).into_iter();
-            reader.done = true;
-            return Ok(reader);
-        }
-        if serde_json::from_slice::<serde::de::IgnoredAny>(&first).is_ok()
-            || !document_expected(input.path.as_deref(), &first)
-        {
+        // The first line is parsed once: into a tree only where it may be an
+        // array of sessions, else only checked to be JSON.
+        let may_be_array = named_container(input.path.as_deref()) != Some(Named::Lines)
+            && first.trim_ascii_start().first() == Some(&b'[');
+        let first_is_json = if may_be_array {
+            match serde_json::from_slice::<Value>(&first) {
+                Ok(Value::Array(items))
+                    if is_session_array(&items)
+                        && rest_is_blank(&mut reader).map_err(|e| err(e.to_string()))? =>
+                {
+                    // An array of sessions written on one line: a document all the same.
+                    reader.container = Container::DocumentArray;
+                    reader.pending = reader.elements(items).into_iter();
+                    reader.done = true;
+                    return Ok(reader);
+                }
+                parsed => parsed.is_ok(),
+            }
+        } else {
+            serde_json::from_slice::<serde::de::IgnoredAny>(&first).is_ok()
+        };
+        if first_is_json || !document_expected(input.path.as_deref(), &first) {
             // JSONL: a first line that is not JSON is one rejected record, and
             // the lines after it still count.
             reader.first = Some(reader.line_record(first, line_no));

@@ -50,46 +50,31 @@ pub const TRAIN_KEY: &str = "train";
 /// The record's key saying whether `tools` holds an inferred schema.
 pub const TOOLS_INFERRED_KEY: &str = "tools_inferred";
 
-/// What [`shape`] did to one record.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Shaped {
-    /// Assistant messages flagged `train: false`.
-    pub not_trained: usize,
-    /// `developer` and later `system` messages folded into the first.
-    pub folded: usize,
-    /// Tool schemas inferred from the calls.
-    pub inferred_tools: usize,
-}
-
 /// Makes `record` (the OpenAI writer's record of `session`, one message per
 /// message of the session) a training row: loss flags, one leading system
 /// message, declared tools (see the module doc). A record that is not of that
 /// shape (a bare array, messages not matching the session) gets the flags it
 /// can and is otherwise left alone.
-pub fn shape(record: &mut Value, session: &Session) -> Shaped {
-    let mut shaped = Shaped::default();
-    let Some(obj) = record.as_object_mut() else { return shaped };
-    let Some(Value::Array(messages)) = obj.get_mut("messages") else { return shaped };
+pub fn shape(record: &mut Value, session: &Session) {
+    let Some(obj) = record.as_object_mut() else { return };
+    let Some(Value::Array(messages)) = obj.get_mut("messages") else { return };
     if messages.len() == session.messages.len() {
         for (v, m) in messages.iter_mut().zip(&session.messages) {
             if let (Some(flag), Some(o)) = (train_flag(&m.role, &m.meta), v.as_object_mut()) {
                 o.insert(TRAIN_KEY.into(), Value::Bool(flag));
-                shaped.not_trained += usize::from(!flag);
             }
         }
     }
-    shaped.folded = fold_system(messages);
+    fold_system(messages);
     let declared: Vec<Value> = match obj.get("tools") {
         Some(Value::Array(t)) => t.clone(),
         _ => Vec::new(),
     };
     let (all, inferred) = tools::declare(declared, obj.get("messages"));
-    shaped.inferred_tools = inferred;
     if !all.is_empty() {
         obj.insert("tools".into(), Value::Array(all));
         obj.insert(TOOLS_INFERRED_KEY.into(), Value::Bool(inferred > 0));
     }
-    shaped
 }
 
 /// The loss flag of a message of `role`: `Some(false)` for an assistant
@@ -164,7 +149,7 @@ mod tests {
         let mut rec = json!({"messages": [
             {"role": "user", "content": "u"}, {"role": "assistant", "content": "summary"},
             {"role": "assistant", "content": "a"}, {"role": "tool", "content": "r"}]});
-        let shaped = shape(&mut rec, &s);
+        shape(&mut rec, &s);
         let flags: Vec<Option<bool>> = rec["messages"]
             .as_array()
             .unwrap()
@@ -172,7 +157,6 @@ mod tests {
             .map(|m| m.get(TRAIN_KEY).and_then(Value::as_bool))
             .collect();
         assert_eq!(flags, [None, Some(false), Some(true), None]);
-        assert_eq!(shaped.not_trained, 1);
     }
 
     #[test]
@@ -209,8 +193,8 @@ mod tests {
         let mut rec = json!({"messages": [{"role": "user", "content": "u"},
             {"role": "assistant", "content": null, "tool_calls": [
                 {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}"}}]}]});
-        let shaped = shape(&mut rec, &s);
-        assert_eq!(shaped.inferred_tools, 1);
+        shape(&mut rec, &s);
+        assert_eq!(rec["tools"].as_array().map(Vec::len), Some(1));
         assert_eq!(rec[TOOLS_INFERRED_KEY], json!(true));
         assert_eq!(rec["tools"][0]["function"]["name"], json!("f"));
         // No calls and no schemas: no tools, no flag.
