@@ -169,11 +169,40 @@ fn min_tail(available: usize) -> usize {
     MIN_TAIL_MESSAGES.min(compressible_cap).min(available)
 }
 
+/// Message sizes as [`tail_start_sized`] reads them.
+///
+/// Invariant the readers keep: every size asked for lies in a suffix of the
+/// session that is walked from the newest message back, so the sizes asked
+/// for are exactly those from the lowest index asked to the end. A source
+/// may therefore work out sizes lazily, from the end back, and never work
+/// out one below the lowest index asked ([`super::stages::Recount`]).
+pub trait Sizes {
+    /// Message `i`'s size in tokens.
+    fn size(&mut self, i: usize) -> u64;
+}
+
+impl Sizes for &[u64] {
+    fn size(&mut self, i: usize) -> u64 {
+        self[i]
+    }
+}
+
 /// Start of the tail under `tail`. `tokens[i]` is message `i`'s size.
 /// `msgs` may be the pruned messages (`Cow`s, see [`super::Slot`]).
 pub fn tail_start<M: Borrow<Message>>(
     msgs: &[M],
     tokens: &[u64],
+    head_end: usize,
+    tail: Tail,
+) -> usize {
+    tail_start_sized(msgs, &mut { tokens }, head_end, tail)
+}
+
+/// [`tail_start`] with the sizes read from `tokens` as it needs them (only
+/// sizes of a suffix of the messages are read: see [`Sizes`]).
+pub fn tail_start_sized<M: Borrow<Message>>(
+    msgs: &[M],
+    tokens: &mut impl Sizes,
     head_end: usize,
     tail: Tail,
 ) -> usize {
@@ -189,7 +218,7 @@ pub fn tail_start<M: Borrow<Message>>(
     let mut acc = 0u64;
     let mut cut = n;
     for i in (head_end..n).rev() {
-        let t = tokens[i];
+        let t = tokens.size(i);
         if acc + t > soft && n - i >= min_tail {
             break;
         }
@@ -200,7 +229,7 @@ pub fn tail_start<M: Borrow<Message>>(
         // Everything fit under the soft ceiling: walk again against the budget itself.
         let mut raw = 0u64;
         for j in (head_end..n).rev() {
-            let t = tokens[j];
+            let t = tokens.size(j);
             if raw + t > budget && n - j >= min_tail {
                 cut = j;
                 break;
@@ -249,18 +278,20 @@ pub fn tail_start<M: Borrow<Message>>(
 /// `whole_ask_tokens` tokens that is not itself over the ceiling.
 fn autonomous_turn<M: Borrow<Message>>(
     msgs: &[M],
-    tokens: &[u64],
+    tokens: &mut impl Sizes,
     u: usize,
     soft: u64,
     whole_ask_tokens: u64,
 ) -> bool {
     let opening = msgs[u].borrow();
+    // The turn is summed from its end back (the order `Sizes` promises).
+    let turn: u64 = (u..msgs.len()).rev().map(|i| tokens.size(i)).sum();
+    let at_u = tokens.size(u);
     let short = real_user_text(opening).is_some_and(|t| {
-        !super::more_chars_than(&t, AUTONOMOUS_OPENING_MAX_CHARS) || tokens[u] <= whole_ask_tokens
+        !super::more_chars_than(&t, AUTONOMOUS_OPENING_MAX_CHARS) || at_u <= whole_ask_tokens
     });
-    let turn: u64 = tokens[u..].iter().sum();
     let calls = msgs[u + 1..].iter().any(|m| m.borrow().has_tool_calls());
-    short && tokens[u] <= soft && turn > soft && calls
+    short && at_u <= soft && turn > soft && calls
 }
 
 /// The cut that folds the first message after the head and the rest of its

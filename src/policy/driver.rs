@@ -36,7 +36,7 @@
 
 use super::assemble::{self, Placement};
 use super::record::unchanged_record;
-use super::stages::{STAGES, Scope, borrowed, owned, prune, recounted};
+use super::stages::{Recount, STAGES, Scope, borrowed, owned, prune, recounted};
 use super::summary_writer::{self, BodyRequest, Fallback, SummarizerUse, SummaryWriter};
 use super::{
     AnchorFigures, Compaction, Effects, Mode, Outcome, Policy, Prepared, Reason, Tier, boundaries,
@@ -307,21 +307,27 @@ pub(super) fn summarize<'a>(
     }
 
     // The stages run over borrowed messages and clone only those they change
-    // (`Slot`): the folded middle is never copied, and only changed messages
-    // are counted again. The output takes the kept messages as they are.
+    // (`Slot`): the folded middle is never copied, and changed messages are
+    // counted again only where the cut reads their sizes (`Recount`: from the
+    // end back, so mostly not the middle). The output takes the kept
+    // messages as they are.
     let (mut pruned, mut effects, pruned_tokens) = match pruning {
         Pruning::Run { truncate } => {
             let mut pruned = borrowed(msgs);
             let scope = Scope { reach: 0..protected, body: head_end..protected };
             let effects = prune(&mut pruned, &scope, policy, input.caches(), truncate);
-            let counts = recounted(tokens, &pruned, meter);
-            (pruned, effects, counts)
+            (pruned, effects, None)
         }
-        Pruning::Done { slots, effects, tokens } => (slots, effects, tokens),
+        Pruning::Done { slots, effects, tokens } => (slots, effects, Some(tokens)),
     };
-    let mut cut = cut_at
-        .unwrap_or_else(|| boundaries::tail_start(&pruned, &pruned_tokens, head_end, tail))
-        .min(protected);
+    let pruned_cut = || match &pruned_tokens {
+        Some(counts) => boundaries::tail_start(&pruned, counts, head_end, tail),
+        None => {
+            let mut sizes = Recount::new(tokens, &pruned, meter);
+            boundaries::tail_start_sized(&pruned, &mut sizes, head_end, tail)
+        }
+    };
+    let mut cut = cut_at.unwrap_or_else(pruned_cut).min(protected);
     if cut <= head_end {
         // Nothing to fold once pruned (H): the cut steps past the first group,
         // and the protected tail starts there if it started before.

@@ -57,6 +57,37 @@ pub(crate) fn recounted(tokens: &[u64], pruned: &[Cow<'_, Message>], meter: &Met
     tokens.iter().zip(pruned).map(again).collect()
 }
 
+/// [`recounted`] worked out as [`boundaries::tail_start_sized`](super::boundaries::tail_start_sized)
+/// asks, from the newest message back: a size below the lowest index asked
+/// for is never counted (lean and legacy's cut reads only the tail's sizes,
+/// while the stages rewrite mostly the middle, which is folded anyway).
+///
+/// Invariant: `counts[from..]` is `recounted(tokens, pruned, meter)[from..]`.
+pub(crate) struct Recount<'s, 'm> {
+    pruned: &'s [Cow<'m, Message>],
+    meter: &'s Meter,
+    counts: Vec<u64>,
+    from: usize,
+}
+
+impl<'s, 'm> Recount<'s, 'm> {
+    pub(crate) fn new(tokens: &'s [u64], pruned: &'s [Cow<'m, Message>], meter: &'s Meter) -> Self {
+        Recount { pruned, meter, counts: tokens.to_vec(), from: tokens.len() }
+    }
+}
+
+impl super::boundaries::Sizes for Recount<'_, '_> {
+    fn size(&mut self, i: usize) -> u64 {
+        while self.from > i {
+            self.from -= 1;
+            if let Cow::Owned(m) = &self.pruned[self.from] {
+                self.counts[self.from] = self.meter.message(m);
+            }
+        }
+        self.counts[i]
+    }
+}
+
 /// The slots as owned messages (cloning those no stage wrote).
 pub(crate) fn owned(slots: Vec<Cow<'_, Message>>) -> Vec<Message> {
     slots.into_iter().map(Cow::into_owned).collect()
@@ -121,4 +152,71 @@ pub(crate) fn prune(
         (stage.run)(msgs, scope, policy, caches, &mut effects);
     }
     effects
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::boundaries::{Tail, tail_start, tail_start_sized};
+    use crate::policy::test_msgs::{asst, calls, result, user};
+    use crate::tokens::o200k_meter;
+
+    /// Turns of every kind, the odd ones long, and the stages' rewrites
+    /// (shorter texts) on every third message.
+    fn pruned_session() -> (Vec<Message>, Vec<Cow<'static, Message>>) {
+        let mut msgs = vec![Message::text(crate::model::Role::System, "s")];
+        for i in 0..40 {
+            let long = "word ".repeat(if i % 2 == 1 { 300 } else { 20 });
+            let id = format!("c{i}");
+            msgs.push(if i % 7 == 0 { user("ok") } else { user(&long) });
+            msgs.push(calls(&[id.as_str()]));
+            msgs.push(result(&id, &long));
+            msgs.push(asst(&long));
+        }
+        let pruned = msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if i % 3 == 0 {
+                    let mut m = m.clone();
+                    m.content = crate::model::Content::from_text("cut");
+                    Cow::Owned(m)
+                } else {
+                    Cow::Owned(m.clone())
+                }
+            })
+            .collect();
+        (msgs, pruned)
+    }
+
+    /// The lazy count gives the cut of the whole recount, for every budget
+    /// and rule of the ask, and counts nothing below where the cut read.
+    #[test]
+    fn lazy_recount_cuts_where_the_whole_recount_does() {
+        let meter = o200k_meter();
+        let (msgs, pruned) = pruned_session();
+        let tokens = meter.messages(&msgs);
+        // Borrowed slots (left alone) keep the input's sizes, which here differ
+        // from what counting them would give: a recount must not touch them.
+        let tokens: Vec<u64> = tokens.iter().map(|t| t + 3).collect();
+        let mut slots: Vec<Cow<'_, Message>> = pruned;
+        for (i, s) in slots.iter_mut().enumerate() {
+            if i % 3 == 1 {
+                *s = Cow::Borrowed(&msgs[i]);
+            }
+        }
+        let whole = recounted(&tokens, &slots, &meter);
+        for budget in [0, 10, 100, 500, 2_000, 8_000, 40_000, 1_000_000] {
+            for whole_ask_tokens in [0, 50, 5_000] {
+                for head_end in [1, 4] {
+                    let tail = Tail { budget, whole_ask_tokens };
+                    let mut lazy = Recount::new(&tokens, &slots, &meter);
+                    let got = tail_start_sized(&slots, &mut lazy, head_end, tail);
+                    assert_eq!(got, tail_start(&slots, &whole, head_end, tail), "{budget}");
+                    assert_eq!(lazy.counts[lazy.from..], whole[lazy.from..], "{budget}");
+                    assert!(lazy.from >= head_end.min(got), "{budget}");
+                }
+            }
+        }
+    }
 }
