@@ -61,6 +61,21 @@ const MAX_ERROR_LINE_CHARS: usize = 200;
 /// URLs longer than this are data, not references.
 const MAX_URL_CHARS: usize = 300;
 
+/// A table of the bytes `c` for which `$class` holds, indexed by byte: one
+/// load per byte read instead of a chain of range tests.
+macro_rules! byte_table {
+    (|$c:ident| $class:expr) => {{
+        let mut out = [false; 256];
+        let mut i = 0;
+        while i < 256 {
+            let $c = i as u8;
+            out[i] = $class;
+            i += 1;
+        }
+        out
+    }};
+}
+
 /// An anchor category, in rendering order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
@@ -453,6 +468,11 @@ impl AnchorSet {
     /// a call's arguments hold), in order and without error lines, as
     /// [`AnchorSet::extract`] of each would. What they hold is remembered by
     /// `text`: `pieces` (a parse of the arguments) runs once per distinct text.
+    /// The pieces are scanned into one [`Scan`] as they come, each piece's
+    /// hits after the last's: a scan depends on its text alone, and a piece
+    /// recurs in another call's arguments far less often than whole arguments
+    /// recur, which this memo catches (a memo per piece cost a hash of each
+    /// and a copy of its hits, and mostly missed).
     pub(crate) fn extract_pieces<'t>(
         &mut self,
         scans: &Scans,
@@ -463,9 +483,7 @@ impl AnchorSet {
         let scan_all = || {
             let mut all = Scan::default();
             for piece in pieces(text) {
-                let one = scans.scan(&piece, false);
-                all.hits.extend(one.hits.iter().cloned());
-                all.secrets += one.secrets;
+                scan_into(&mut all, &piece, false);
             }
             Arc::new(all)
         };
@@ -674,7 +692,13 @@ impl Scans {
 /// taken only when `errors` is true.
 fn scan(text: &str, errors: bool) -> Scan {
     let mut out = Scan::default();
-    let Some(p) = PATTERNS.as_ref() else { return out };
+    scan_into(&mut out, text, errors);
+    out
+}
+
+/// [`scan`] of `text`, its hits added after those `out` holds.
+fn scan_into(out: &mut Scan, text: &str, errors: bool) {
+    let Some(p) = PATTERNS.as_ref() else { return };
     let stripped = context::strip_ansi(text);
     let text: &str = &stripped;
     let mut url_spans = Vec::new();
@@ -767,7 +791,6 @@ fn scan(text: &str, errors: bool) -> Scan {
         }
         out.add(Category::Handles, &text[at..name.end()]);
     }
-    out
 }
 
 /// The nearest of `N` kinds of candidate position in a text, each kind found
@@ -856,35 +879,53 @@ fn pr_refs<'t>(p: &'t Patterns, text: &'t str) -> impl Iterator<Item = (usize, u
 ///
 /// Such a run covers 7 consecutive bytes, so it holds a byte at any offset
 /// congruent to 6 modulo 7 counted from where the last run ended: only those
-/// bytes are looked at until one is a hex digit, then its whole word is.
-/// Three times the regex engine's speed here; pinned against it by a proptest.
+/// bytes are looked at until one is a hex digit, then the stretch of hex
+/// digits around it is. That stretch is a run when word bytes bound it on
+/// neither side; otherwise its word holds a byte that is not a hex digit (in
+/// prose, most words that hold an `a`–`f` do, and are left after a byte or
+/// two instead of being read whole). Either way no run starts before the
+/// stretch's end, where the probing starts again. Three times the regex
+/// engine's speed here; pinned against it by a proptest.
 fn commit_runs(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let b = text.as_bytes();
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let hex = |c: u8| matches!(c, b'0'..=b'9' | b'a'..=b'f');
+    let word = |i: usize| WORD_BYTES[usize::from(b[i])];
+    let hex = |i: usize| HEX_DIGITS[usize::from(b[i])];
     let mut probe = 6;
     std::iter::from_fn(move || {
         while probe < b.len() {
-            if !hex(b[probe]) {
+            if !hex(probe) {
                 probe += 7;
                 continue;
             }
             let mut start = probe;
-            while start > 0 && word(b[start - 1]) {
+            while start > 0 && hex(start - 1) {
                 start -= 1;
             }
             let mut end = probe + 1;
-            while end < b.len() && word(b[end]) {
+            while end < b.len() && hex(end) {
                 end += 1;
             }
             probe = end + 7;
-            if (7..=40).contains(&(end - start)) && b[start..end].iter().all(|&c| hex(c)) {
+            let bounded = (start == 0 || !word(start - 1)) && (end == b.len() || !word(end));
+            if bounded && (7..=40).contains(&(end - start)) {
                 return Some((start, end));
             }
         }
         None
     })
 }
+
+/// ASCII word bytes, `[0-9A-Za-z_]` (what `(?-u:\b)` looks at).
+const WORD_BYTES: [bool; 256] = byte_table!(|c| c.is_ascii_alphanumeric() || c == b'_');
+
+/// The bytes of a commit hash, `[0-9a-f]`.
+const HEX_DIGITS: [bool; 256] = byte_table!(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+
+/// The bytes no `path` match holds: ASCII bytes other than `\w` and
+/// `@ . + - / ~ \ : *` (a non-ASCII byte may be part of a `\w` char: kept in).
+const PATH_STOPS: [bool; 256] = byte_table!(|c| c.is_ascii()
+    && !(c.is_ascii_alphanumeric()
+        || matches!(c, b'_' | b'@' | b'.' | b'+' | b'-' | b'/' | b'~' | b'\\' | b':' | b'*')));
 
 /// A `path` match at `start..end` of `text` as a path anchor: trimmed of
 /// trailing punctuation, holding a separator, its last segment with an
@@ -928,15 +969,7 @@ fn path_matches<'t>(
     paths_only: bool,
 ) -> impl Iterator<Item = (usize, usize)> + 't {
     let b = text.as_bytes();
-    // Bytes no match holds (non-ASCII ones may be `\w`: kept in).
-    let stop = |c: u8| {
-        c.is_ascii()
-            && !(c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'_' | b'@' | b'.' | b'+' | b'-' | b'/' | b'~' | b'\\' | b':' | b'*'
-                ))
-    };
+    let stop = |c: u8| PATH_STOPS[usize::from(c)];
     // The stretches, in order: each around the next separator after the last.
     let mut from = 0;
     let stretches = std::iter::from_fn(move || {

@@ -700,3 +700,15 @@ fn a_scan_differing_in_any_input_misses() {
     assert_eq!(scans.scan(&text, true).hits, with_errors.hits);
     assert_eq!(scans.whole.len(), 3);
 }
+
+/// The byte tables hold exactly the bytes of the classes they stand for.
+#[test]
+fn the_byte_tables_are_their_classes() {
+    for c in 0..=u8::MAX {
+        let i = usize::from(c);
+        assert_eq!(WORD_BYTES[i], c.is_ascii_alphanumeric() || c == b'_', "{c}");
+        assert_eq!(HEX_DIGITS[i], matches!(c, b'0'..=b'9' | b'a'..=b'f'), "{c}");
+        let in_path = !c.is_ascii() || c.is_ascii_alphanumeric() || b"_@.+-/~\\:*".contains(&c);
+        assert_eq!(PATH_STOPS[i], !in_path, "{c}");
+    }
+}
