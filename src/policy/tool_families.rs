@@ -253,7 +253,9 @@ impl ToolFamilies {
         let lines = line_count(output);
         match resolved.family {
             Family::Shell => {
-                let cmd = cut(&shell_command(&args).unwrap_or_default(), 80, 77);
+                let command = shell_text(&args).unwrap_or_default();
+                let cmd =
+                    cut(&one_line_head(&command, SHELL_SHOWN_CHARS + 1), SHELL_SHOWN_CHARS, 77);
                 let code = exit_code(output).unwrap_or_else(|| "?".into());
                 format!("[terminal] ran `{cmd}` -> exit {code}, {lines} lines output")
             }
@@ -316,11 +318,12 @@ impl ToolFamilies {
                 let target = TARGET_KEYS.iter().find_map(|k| {
                     let v = args.get(*k)?;
                     let s = match v {
-                        Value::String(s) => s.clone(),
-                        Value::Number(_) | Value::Bool(_) => v.to_string(),
+                        Value::String(s) => Cow::Borrowed(s.as_str()),
+                        Value::Number(_) | Value::Bool(_) => Cow::Owned(v.to_string()),
                         _ => return None,
                     };
-                    Some(format!(" {k}={}", cut(&one_line(&s), 40, 40)))
+                    let shown = one_line_head(&s, TARGET_SHOWN_CHARS + 1);
+                    Some(format!(" {k}={}", cut(&shown, TARGET_SHOWN_CHARS, TARGET_SHOWN_CHARS)))
                 });
                 format!("[{name}]{} ({chars} chars result)", target.unwrap_or_default())
             }
@@ -371,6 +374,35 @@ fn cut(s: &str, limit: usize, keep: usize) -> String {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A shell command is shown up to this many chars (collapsed) in its one-liner.
+const SHELL_SHOWN_CHARS: usize = 80;
+/// An unclassified call's target is shown up to this many chars (collapsed).
+const TARGET_SHOWN_CHARS: usize = 40;
+
+/// The start of [`one_line`]`(s)`: its first words, up to the first that
+/// reaches `chars` chars, or all of them. So it is a prefix of `one_line(s)`
+/// and either the whole of it or at least `chars` chars long, and
+/// `cut(&one_line_head(s, limit + 1), limit, keep)` is
+/// `cut(&one_line(s), limit, keep)` for any `keep <= limit` (a proptest pins
+/// it): a one-liner shows a few dozen chars of a value that may be a whole
+/// file or script, which is neither copied nor collapsed whole.
+fn one_line_head(s: &str, chars: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0usize;
+    for word in s.split_whitespace() {
+        if n >= chars {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            n += 1;
+        }
+        out.push_str(word);
+        n += word.chars().count();
+    }
+    out
 }
 
 /// The first string argument among `keys` (non-strings are rendered as JSON).
@@ -796,6 +828,20 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The head of a one-liner cuts as the whole one-liner does.
+        #[test]
+        fn one_line_head_cuts_as_one_line(
+            text in "([a-cé😀]{0,9}[ \t\n\u{a0}\u{3000}]{0,3}){0,40}",
+            limit in 0usize..90,
+            keep_off in 0usize..5,
+        ) {
+            let keep = limit.saturating_sub(keep_off);
+            let head = one_line_head(&text, limit + 1);
+            let whole = one_line(&text);
+            proptest::prop_assert!(whole.starts_with(&head));
+            proptest::prop_assert_eq!(cut(&head, limit, keep), cut(&whole, limit, keep));
+        }
+
         /// The prefilter never changes an answer: `exit_code` with it is
         /// `exit_code` by the patterns alone, on texts made of pieces that
         /// make or nearly make each spelling in any case, and of characters
