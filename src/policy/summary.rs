@@ -465,8 +465,8 @@ fn call_target(
         Family::Shell => shell_text(args).map(|c| format!("`{}`", clip(&c, 80))),
         Family::Read | Family::Write => path(),
         Family::Edit => path().or_else(|| {
-            let body =
-                first_str(args, &["input", "patch"]).unwrap_or_else(|| call.arguments.clone());
+            let body = first_str(args, &["input", "patch"])
+                .map_or(Cow::Borrowed(call.arguments.as_str()), Cow::Owned);
             body.lines().find_map(|l| {
                 ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
                     .iter()
@@ -498,11 +498,11 @@ fn call_target(
     (resolved.family, target.unwrap_or_default())
 }
 
-/// The outcome of a call as one short phrase.
-fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
-    let Some(result) = result else { return ("no result recorded".into(), false) };
-    let text = result.text_content();
-    if is_description(&text) {
+/// The outcome of a call as one short phrase, from its result and the
+/// result's text.
+fn outcome(family: Family, result: Option<(&Message, &str)>) -> (String, bool) {
+    let Some((result, text)) = result else { return ("no result recorded".into(), false) };
+    if is_description(text) {
         // Already a one-liner from an earlier compaction: keep what it says.
         let said = match text.split_once(" -> ") {
             Some((_, tail)) => tail.to_string(),
@@ -514,17 +514,17 @@ fn outcome(family: Family, result: Option<&Message>) -> (String, bool) {
     }
     // Searched for at most once: a shell result's code is both its failure
     // and its phrase.
-    let code = LazyCell::new(|| exit_code(&text));
+    let code = LazyCell::new(|| exit_code(text));
     // A result reports a failure by its error flag or a non-zero exit code.
     let failed = reports_error(result) || code.as_deref().is_some_and(|c| c != "0");
     if failed {
-        let why = first_error_line(&text)
+        let why = first_error_line(text)
             .or_else(|| code.as_ref().map(|c| format!("exit {c}")))
             .unwrap_or_else(|| "error".into());
         return (format!("failed: {why}"), true);
     }
     let chars = thousands(text.chars().count() as u64);
-    let lines = if text.trim().is_empty() { 0 } else { super::newlines(&text) + 1 };
+    let lines = if text.trim().is_empty() { 0 } else { super::newlines(text) + 1 };
     let phrase = match family {
         Family::Shell => match code.as_deref() {
             Some(code) => format!("exit {code}, {lines} lines output"),
@@ -584,8 +584,8 @@ fn act(
     result: Option<&Message>,
     families: &ToolFamilies,
 ) -> Arc<Act> {
-    let compute = || Arc::new(act_afresh(call, args, result, families));
     let text = result.map(Message::text_content);
+    let compute = || Arc::new(act_afresh(call, args, result, text.as_deref(), families));
     let bytes = call.arguments.len() + text.as_ref().map_or(0, |t| t.len());
     if bytes < MIN_REMEMBERED_BYTES {
         return compute();
@@ -612,15 +612,16 @@ fn act_key(
 /// (the map's texts, the call's and result's hash, their bytes).
 type ActKey = (u128, u128, usize);
 
-/// [`act`], computed.
+/// [`act`], computed (`text`: the result's text, when there is a result).
 fn act_afresh(
     call: &ToolCall,
     args: &Map<String, Value>,
     result: Option<&Message>,
+    text: Option<&str>,
     families: &ToolFamilies,
 ) -> Act {
     let (family, target) = call_target(call, args, families);
-    let (phrase, failed) = outcome(family, result);
+    let (phrase, failed) = outcome(family, result.zip(text));
     Act { family, target, phrase, failed }
 }
 
@@ -778,6 +779,8 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                         push_unique(&mut d.decisions, decision.clone());
                     }
                 }
+                // The message's date, read once for all its calls.
+                let date = date_of(m);
                 for call in m.tool_calls.iter() {
                     // Parsed once for everything below that reads the arguments.
                     let args = input.caches.args.parsed(&call.arguments).unwrap_or_default();
@@ -785,24 +788,21 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
                     let act = act(&input.caches.summary, call, &args, result, input.families);
                     let (family, target, phrase, failed) =
                         (act.family, &act.target, &act.phrase, act.failed);
-                    let date = date_of(m).map(|d| format!(" on {d}")).unwrap_or_default();
-                    let target_part =
-                        if target.is_empty() { String::new() } else { format!(" {target}") };
                     d.actions.push(Action {
                         number: next_number,
-                        text: format!(
-                            "{}{target_part}{date} — {phrase} [tool: {}]",
-                            family.verb(),
-                            call.name
-                        ),
+                        text: action_text(family, target, date.as_deref(), phrase, &call.name),
                     });
                     next_number += 1;
                     let key = (call.name.clone(), target.clone());
                     let blocked = failed.then(|| {
-                        let line = phrase.trim_start_matches("failed: ").to_string();
-                        let when = date_of(result.unwrap_or(m))
-                            .map(|d| format!(" ({d})"))
-                            .unwrap_or_default();
+                        let line = phrase.trim_start_matches("failed: ");
+                        let when = match result {
+                            Some(r) => date_of(r),
+                            None => date.clone(),
+                        };
+                        let when = when.map(|d| format!(" ({d})")).unwrap_or_default();
+                        let target_part =
+                            if target.is_empty() { String::new() } else { format!(" {target}") };
                         format!("[tool: {}]{target_part}: {line}{when}", call.name)
                     });
                     last_outcome.insert(key, blocked);
@@ -874,6 +874,41 @@ fn extract(input: &SummaryInput<'_>, previous: &Previous) -> Draft {
     }
     d
 }
+
+/// An action's line as the list shows it (without its number):
+/// `{verb}[ {target}][ on {date}] — {phrase} [tool: {name}]`, written into
+/// one string (the summary writes one per call of the region).
+fn action_text(
+    family: Family,
+    target: &str,
+    date: Option<&str>,
+    phrase: &str,
+    name: &str,
+) -> String {
+    let verb = family.verb();
+    let mut text = String::with_capacity(
+        verb.len() + target.len() + phrase.len() + name.len() + ACTION_FRAME_BYTES,
+    );
+    text.push_str(verb);
+    if !target.is_empty() {
+        text.push(' ');
+        text.push_str(target);
+    }
+    if let Some(date) = date {
+        text.push_str(" on ");
+        text.push_str(date);
+    }
+    text.push_str(" — ");
+    text.push_str(phrase);
+    text.push_str(" [tool: ");
+    text.push_str(name);
+    text.push(']');
+    text
+}
+
+/// Bytes of an action line besides its verb, target, phrase and tool name:
+/// the separators and a date (` on YYYY-MM-DD`, ` — `, ` [tool: ]`).
+const ACTION_FRAME_BYTES: usize = 32;
 
 /// Renders a bullet list keeping the newest `limit` items (clipped by
 /// [`Draft::clip_shown`]), or `None.`.

@@ -355,7 +355,8 @@ fn acts_are_remembered_only_for_what_they_describe() {
                 let args = tc.args_object().unwrap_or_default();
                 for r in &results {
                     let got = act(&memo, tc, &args, r.as_ref(), f);
-                    assert_eq!(*got, act_afresh(tc, &args, r.as_ref(), f));
+                    let text = r.as_ref().map(Message::text_content);
+                    assert_eq!(*got, act_afresh(tc, &args, r.as_ref(), text.as_deref(), f));
                     seen.insert(format!("{:?} {} {}", got.family, got.target, got.phrase));
                 }
             }
@@ -502,6 +503,32 @@ proptest::proptest! {
                 notes_of_sentences(&text, said),
                 "{:?} {:?}", said, text
             );
+        }
+    }
+}
+
+mod action_lines {
+    use super::*;
+    use proptest::prelude::*;
+    proptest! {
+        /// An action's line, written piece by piece, is the line the format
+        /// strings wrote: `{verb}{ target}{ on date} — {phrase} [tool: {name}]`.
+        #[test]
+        fn action_text_is_the_formatted_line(
+            family in prop::sample::select(vec![
+                Family::Shell, Family::Read, Family::Write, Family::Search, Family::Edit,
+                Family::Web, Family::Browser, Family::Delegate, Family::Other,
+            ]),
+            target in "[a-z é`'=]{0,12}",
+            date in proptest::option::of("[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+            phrase in "[a-z :,é]{0,20}",
+            name in "[A-Za-z_]{0,10}",
+        ) {
+            let date_part = date.as_ref().map(|d| format!(" on {d}")).unwrap_or_default();
+            let target_part = if target.is_empty() { String::new() } else { format!(" {target}") };
+            let formatted =
+                format!("{}{target_part}{date_part} — {phrase} [tool: {}]", family.verb(), name);
+            prop_assert_eq!(action_text(family, &target, date.as_deref(), &phrase, &name), formatted);
         }
     }
 }
