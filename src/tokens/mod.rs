@@ -232,8 +232,38 @@ impl Meter {
     /// three-byte dense character), so a text of at most `budget` bytes fits
     /// without being counted: summaries are checked against their budget at
     /// every compaction and are new text each time.
+    ///
+    /// A longer text on a BPE counter is counted piece by piece ([`lines`]),
+    /// last piece first, and found over budget as soon as the pieces counted
+    /// are: a summary's core is rendered with its oldest actions first and
+    /// re-rendered without them when it is over, so they are mostly not
+    /// counted. Only a text found within budget (counted whole) has its count
+    /// remembered whole, as [`Meter::text`] would.
     pub fn fits(&self, text: &str, budget: u64) -> bool {
-        text.len() as u64 <= budget || self.text(text) <= budget
+        if text.len() as u64 <= budget {
+            return true;
+        }
+        match self.bpe {
+            Some(bpe) if self.use_cache && text.len() >= LINED_MIN_BYTES => {
+                self.lined_fits(bpe, text, budget)
+            }
+            _ => self.text(text) <= budget,
+        }
+    }
+
+    /// [`Meter::fits`] of a long text on a BPE counter, its pieces counted from
+    /// the last (see there). Exact: a count is the sum of its pieces' counts,
+    /// none negative, so a part of them over budget is the whole over budget.
+    fn lined_fits(&self, bpe: Bpe, text: &str, budget: u64) -> bool {
+        let pieces: Vec<&str> = lines::cut(text, cache::MIN_CACHED_BYTES).collect();
+        let mut sum = 0u64;
+        for piece in pieces.iter().rev() {
+            sum += self.cached(bpe, piece);
+            if sum > budget {
+                return false;
+            }
+        }
+        self.cache.get_or_insert(text, || sum) <= budget
     }
 
     pub(crate) fn message_overhead(&self) -> u64 {
@@ -403,6 +433,28 @@ mod tests {
                 assert!(m.text(t) <= t.len() as u64, "{}: {t:?}", kind.name());
                 let exact = m.text(t);
                 assert!(m.fits(t, exact) && (exact == 0 || !m.fits(t, exact - 1)), "{t:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// `fits` on a fresh meter (pieces counted last first, stopping over
+        /// budget) answers as the plain count does, and a text it found over
+        /// budget is then counted as it would have been.
+        #[test]
+        fn fits_is_the_plain_count_within_budget(
+            lines in proptest::collection::vec("[a-z é/#]{0,40}", 1..40),
+            budget_share in 0u64..130,
+        ) {
+            let text = lines.join("\n");
+            let plain = o200k_meter().without_cache().text(&text);
+            let budget = plain * budget_share / 100;
+            for budget in [budget, plain, plain.saturating_sub(1)] {
+                let m = o200k_meter();
+                proptest::prop_assert_eq!(m.fits(&text, budget), plain <= budget);
+                proptest::prop_assert_eq!(m.text(&text), plain);
+                proptest::prop_assert_eq!(m.fits(&text, budget), plain <= budget);
             }
         }
     }
