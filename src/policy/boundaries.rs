@@ -175,7 +175,7 @@ fn min_tail(available: usize) -> usize {
 /// session that is walked from the newest message back, so the sizes asked
 /// for are exactly those from the lowest index asked to the end. A source
 /// may therefore work out sizes lazily, from the end back, and never work
-/// out one below the lowest index asked ([`super::stages::Recount`]).
+/// out one below the lowest index asked (`stages::Recount`).
 pub trait Sizes {
     /// Message `i`'s size in tokens.
     fn size(&mut self, i: usize) -> u64;

@@ -233,7 +233,7 @@ impl Meter {
     /// without being counted: summaries are checked against their budget at
     /// every compaction and are new text each time.
     ///
-    /// A longer text on a BPE counter is counted piece by piece ([`lines`]),
+    /// A longer text on a BPE counter is counted piece by piece (`tokens::lines`),
     /// last piece first, and found over budget as soon as the pieces counted
     /// are: a summary's core is rendered with its oldest actions first and
     /// re-rendered without them when it is over, so they are mostly not
