@@ -19,6 +19,10 @@
 //! | shrunk arguments | `policy/micro_compact/` `ShrunkArgs` | text | bytes | 4 MB |
 //! | summary acts | `policy/summary.rs` `SummaryMemos::acts` | map, call and result, their bytes | bytes | 2 MB |
 //! | summary notes | `policy/summary.rs` `SummaryMemos::notes` | text, speaker | bytes | 2 MB |
+//!
+//! Those are the sizes for a run that compacts the same history again
+//! ([`Reach::Run`]: `report`, `replay`); `compact`'s memos ([`Reach::Session`])
+//! hold a sixteenth of each but the token counts.
 
 /// How much a memo may hold: `shards` shards of `per_shard` each, in the
 /// memo's unit.
@@ -28,13 +32,42 @@ pub(crate) struct Budget {
     pub(crate) per_shard: usize,
 }
 
-#[cfg(test)]
 impl Budget {
     /// The whole memo's bound, in its unit.
+    #[cfg(test)]
     pub(crate) const fn total(self) -> usize {
         self.shards * self.per_shard
     }
+
+    /// This budget for a run of `reach`: whole for [`Reach::Run`], a
+    /// [`SESSION_SHARE`]th of each shard for [`Reach::Session`].
+    pub(crate) const fn within(self, reach: Reach) -> Budget {
+        match reach {
+            Reach::Run => self,
+            Reach::Session => Budget { per_shard: self.per_shard / SESSION_SHARE, ..self },
+        }
+    }
 }
+
+/// How far apart the repeats a run's compaction memos catch lie, which sizes
+/// them (the budgets below are [`Reach::Run`]'s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Across the run: `report` compacts every session under several modes
+    /// and `replay` at every trigger, each reading the same history again.
+    Run,
+    /// Within one session's compaction: `compact` reads a session's texts a
+    /// few times while compacting it (the stages, then the summary, then the
+    /// retention scan) and never again. Memory the memos would hold beyond
+    /// that is only fresh pages and cache misses for the next session
+    /// (benches/RESULTS.md, 2026-12-05, session 9).
+    Session,
+}
+
+/// A [`Reach::Session`] memo holds this share of a [`Reach::Run`] one: 1 MB
+/// of parsed arguments and 1 MB of anchor scans, more than the largest
+/// session of the bench corpus reads. Our estimate, from that corpus.
+const SESSION_SHARE: usize = 16;
 
 /// Token counts, in entries. An entry is 48 B (key, count) plus a control
 /// byte, and a map of 8,192 entries has 16,384 buckets (hashbrown keeps 1/8
@@ -86,5 +119,19 @@ mod tests {
         assert_eq!(SHRUNK.total(), 4 * MB);
         assert_eq!(SUMMARY_ACTS.total(), 2 * MB);
         assert_eq!(SUMMARY_NOTES.total(), 2 * MB);
+    }
+
+    /// A run's reach sizes its memos: whole across the run, a sixteenth of
+    /// each shard (and of the whole) within one session's compaction.
+    #[test]
+    fn a_session_reach_holds_a_sixteenth() {
+        const MB: usize = 1 << 20;
+        assert_eq!(CALL_ARGS.within(Reach::Run), CALL_ARGS);
+        assert_eq!(CALL_ARGS.within(Reach::Session).total(), MB);
+        assert_eq!(ANCHOR_SCANS.within(Reach::Session).total(), MB);
+        for b in [ANCHOR_PIECES, DESCRIBED, SHRUNK, SUMMARY_ACTS, SUMMARY_NOTES] {
+            let s = b.within(Reach::Session);
+            assert_eq!((s.shards, s.total() * SESSION_SHARE), (b.shards, b.total()));
+        }
     }
 }

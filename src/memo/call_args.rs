@@ -29,7 +29,14 @@ pub(crate) struct CallArgs(Memo<(u128, usize), ParsedArgs>);
 
 impl Default for CallArgs {
     fn default() -> Self {
-        CallArgs(Memo::with_budget(budgets::CALL_ARGS))
+        CallArgs::new(budgets::Reach::Run)
+    }
+}
+
+impl CallArgs {
+    /// An empty memo sized for `reach`.
+    pub(crate) fn new(reach: budgets::Reach) -> CallArgs {
+        CallArgs(Memo::with_budget(budgets::CALL_ARGS.within(reach)))
     }
 }
 

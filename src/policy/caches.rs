@@ -25,16 +25,38 @@ use super::anchors::Scans;
 use super::micro_compact::ShrunkArgs;
 use super::summary::SummaryMemos;
 use super::tool_families::Described;
+pub use crate::memo::budgets::Reach;
 use crate::memo::call_args::CallArgs;
 
 /// The memos of compaction (see the module doc).
-#[derive(Default)]
 pub struct Caches {
     pub(crate) args: CallArgs,
     pub(crate) scans: Scans,
     pub(crate) described: Described,
     pub(crate) shrunk: ShrunkArgs,
     pub(crate) summary: SummaryMemos,
+}
+
+impl Caches {
+    /// Empty memos sized for a run of `reach`: [`Reach::Session`] for a run
+    /// that compacts each session once (`compact`), [`Reach::Run`] for one
+    /// that compacts the same history again (`report`, `replay`).
+    pub fn new(reach: Reach) -> Caches {
+        Caches {
+            args: CallArgs::new(reach),
+            scans: Scans::new(reach),
+            described: Described::new(reach),
+            shrunk: ShrunkArgs::new(reach),
+            summary: SummaryMemos::new(reach),
+        }
+    }
+}
+
+/// [`Reach::Run`]'s memos: right for any run, at most their memory.
+impl Default for Caches {
+    fn default() -> Self {
+        Caches::new(Reach::Run)
+    }
 }
 
 impl std::fmt::Debug for Caches {

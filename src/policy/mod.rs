@@ -45,7 +45,7 @@ pub mod tool_families;
 pub mod truncate;
 pub mod verify;
 
-pub use caches::Caches;
+pub use caches::{Caches, Reach};
 pub use driver::{compact, compact_prepared};
 pub(crate) use driver::{is_recorded_output, untriggered};
 pub use prepared::{Prepared, session_anchors, session_anchors_line};

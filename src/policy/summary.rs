@@ -704,9 +704,16 @@ pub(crate) struct SummaryMemos {
 
 impl Default for SummaryMemos {
     fn default() -> Self {
+        SummaryMemos::new(budgets::Reach::Run)
+    }
+}
+
+impl SummaryMemos {
+    /// Empty memos sized for `reach`.
+    pub(crate) fn new(reach: budgets::Reach) -> SummaryMemos {
         SummaryMemos {
-            acts: Memo::with_budget(budgets::SUMMARY_ACTS),
-            notes: Memo::with_budget(budgets::SUMMARY_NOTES),
+            acts: Memo::with_budget(budgets::SUMMARY_ACTS.within(reach)),
+            notes: Memo::with_budget(budgets::SUMMARY_NOTES.within(reach)),
         }
     }
 }

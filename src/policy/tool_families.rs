@@ -44,7 +44,14 @@ pub(crate) struct Described(Memo<DescribeKey, String>);
 
 impl Default for Described {
     fn default() -> Self {
-        Described(Memo::with_budget(budgets::DESCRIBED))
+        Described::new(budgets::Reach::Run)
+    }
+}
+
+impl Described {
+    /// An empty memo sized for `reach`.
+    pub(crate) fn new(reach: budgets::Reach) -> Described {
+        Described(Memo::with_budget(budgets::DESCRIBED.within(reach)))
     }
 }
 

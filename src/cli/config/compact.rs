@@ -159,7 +159,8 @@ impl Compact {
             policy: &self.policy,
             auto: self.policies.as_ref(),
             meter: &self.meter,
-            caches: compactor::policy::Caches::default(),
+            // Each session is compacted once: memos sized for one compaction.
+            caches: compactor::policy::Caches::new(compactor::policy::Reach::Session),
             to,
             redact: self.redact,
             handover,

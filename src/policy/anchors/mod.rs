@@ -665,9 +665,16 @@ pub(crate) struct Scans {
 
 impl Default for Scans {
     fn default() -> Self {
+        Scans::new(budgets::Reach::Run)
+    }
+}
+
+impl Scans {
+    /// Empty memos sized for `reach`.
+    pub(crate) fn new(reach: budgets::Reach) -> Scans {
         Scans {
-            whole: Memo::with_budget(budgets::ANCHOR_SCANS),
-            pieces: Memo::with_budget(budgets::ANCHOR_PIECES),
+            whole: Memo::with_budget(budgets::ANCHOR_SCANS.within(reach)),
+            pieces: Memo::with_budget(budgets::ANCHOR_PIECES.within(reach)),
         }
     }
 }

@@ -158,7 +158,14 @@ pub(crate) struct ShrunkArgs(Memo<(u128, usize), Shrunk>);
 
 impl Default for ShrunkArgs {
     fn default() -> Self {
-        ShrunkArgs(Memo::with_budget(budgets::SHRUNK))
+        ShrunkArgs::new(budgets::Reach::Run)
+    }
+}
+
+impl ShrunkArgs {
+    /// An empty memo sized for `reach`.
+    pub(crate) fn new(reach: budgets::Reach) -> ShrunkArgs {
+        ShrunkArgs(Memo::with_budget(budgets::SHRUNK.within(reach)))
     }
 }
 
