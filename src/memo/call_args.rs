@@ -27,12 +27,6 @@ const ENTRY_OVERHEAD_BYTES: usize = 64;
 /// budget is in bytes of argument text ([`budgets::CALL_ARGS`]).
 pub(crate) struct CallArgs(Memo<(u128, usize), ParsedArgs>);
 
-impl Default for CallArgs {
-    fn default() -> Self {
-        CallArgs::new(budgets::Reach::Run)
-    }
-}
-
 impl CallArgs {
     /// An empty memo sized for `reach`.
     pub(crate) fn new(reach: budgets::Reach) -> CallArgs {
@@ -76,7 +70,7 @@ mod tests {
             format!(r#"{{"broken": "{}"#, "z".repeat(100)),
             String::new(),
         ];
-        let args = CallArgs::default();
+        let args = CallArgs::new(crate::memo::budgets::Reach::Run);
         for text in texts {
             let expected = match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(map)) => Some(map),
@@ -92,7 +86,7 @@ mod tests {
     /// one change) are told apart.
     #[test]
     fn arguments_that_differ_late_are_not_confused() {
-        let args = CallArgs::default();
+        let args = CallArgs::new(crate::memo::budgets::Reach::Run);
         let base = "a".repeat(500);
         for tail in ["1", "2", "3"] {
             let text = format!(r#"{{"content":"{base}{tail}"}}"#);
@@ -104,7 +98,7 @@ mod tests {
     /// Filling a shard past its bytes clears it; every answer stays right.
     #[test]
     fn a_full_cache_keeps_answering_right() {
-        let args = CallArgs::default();
+        let args = CallArgs::new(crate::memo::budgets::Reach::Run);
         let filler = "f".repeat(MAX_CACHED_ARGS_BYTES - 40);
         for i in 0..(budgets::CALL_ARGS.total() / MAX_CACHED_ARGS_BYTES) * 3 {
             let text = format!(r#"{{"i":{i},"pad":"{filler}"}}"#);

@@ -31,7 +31,8 @@ use super::Caches;
 use super::anchors::{AnchorSet, build_index, is_error_line};
 use super::micro_compact::index_calls;
 use super::tool_families::{
-    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, shell_text,
+    Family, PATH_KEYS, ToolFamilies, exit_code, first_str, is_description, one_line_head,
+    shell_text,
 };
 use super::truncate::{TRUNCATION_MARKER, truncate_middle, truncate_text};
 use crate::figures::thousands;
@@ -374,20 +375,9 @@ fn clip(text: &str, max: usize) -> String {
     if text.len() <= max && is_collapsed(text) {
         return text.to_string();
     }
-    let mut one = String::new();
-    let mut chars = 0usize;
-    for word in text.split_whitespace() {
-        if chars > max {
-            break;
-        }
-        if !one.is_empty() {
-            one.push(' ');
-            chars += 1;
-        }
-        one.push_str(word);
-        chars += word.chars().count();
-    }
-    if chars <= max {
+    // The collapsed words up to the first past `max` chars, or all of them.
+    let one = one_line_head(text, max + 1);
+    if one.chars().count() <= max {
         one
     } else {
         let mut s: String = one.chars().take(max.saturating_sub(3)).collect();
@@ -700,12 +690,6 @@ pub(crate) struct SummaryMemos {
     acts: Memo<ActKey, Arc<Act>>,
     /// Notes by text hash and length and who said it ([`budgets::SUMMARY_NOTES`]).
     notes: Memo<(u128, usize, Said), Arc<Notes>>,
-}
-
-impl Default for SummaryMemos {
-    fn default() -> Self {
-        SummaryMemos::new(budgets::Reach::Run)
-    }
 }
 
 impl SummaryMemos {

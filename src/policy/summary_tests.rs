@@ -347,7 +347,7 @@ fn acts_are_remembered_only_for_what_they_describe() {
         None,
     ];
     let mut seen = std::collections::BTreeSet::new();
-    let memo = SummaryMemos::default();
+    let memo = SummaryMemos::new(crate::memo::budgets::Reach::Run);
     for _ in 0..2 {
         for f in [&builtin, &own] {
             for c in &calls {
@@ -375,7 +375,7 @@ fn notes_are_remembered_per_text_and_speaker() {
         "You must never push to main. Why did the build fail? We decided to use serde instead of a hand parser!",
         "short one?",
     ];
-    let memo = SummaryMemos::default();
+    let memo = SummaryMemos::new(crate::memo::budgets::Reach::Run);
     for _ in 0..2 {
         for text in texts {
             for said in [Said::User, Said::Assistant] {
@@ -467,7 +467,7 @@ fn an_act_key_differing_in_any_input_misses() {
 /// differing input is a miss, and what comes back is the text's own notes.
 #[test]
 fn a_note_differing_in_any_input_misses() {
-    let memo = SummaryMemos::default();
+    let memo = SummaryMemos::new(crate::memo::budgets::Reach::Run);
     let base = format!("Some {}words. You must keep the API.", "padding ".repeat(10));
     let longer = format!("{base} You must not push.");
     let user = noted(&memo, &base, Said::User);

@@ -42,12 +42,6 @@ const BUILTIN: &str = include_str!("tool_families.json");
 /// bytes ([`budgets::DESCRIBED`]).
 pub(crate) struct Described(Memo<DescribeKey, String>);
 
-impl Default for Described {
-    fn default() -> Self {
-        Described::new(budgets::Reach::Run)
-    }
-}
-
 impl Described {
     /// An empty memo sized for `reach`.
     pub(crate) fn new(reach: budgets::Reach) -> Described {
@@ -395,7 +389,7 @@ const TARGET_SHOWN_CHARS: usize = 40;
 /// `cut(&one_line(s), limit, keep)` for any `keep <= limit` (a proptest pins
 /// it): a one-liner shows a few dozen chars of a value that may be a whole
 /// file or script, which is neither copied nor collapsed whole.
-fn one_line_head(s: &str, chars: usize) -> String {
+pub(crate) fn one_line_head(s: &str, chars: usize) -> String {
     let mut out = String::new();
     let mut n = 0usize;
     for word in s.split_whitespace() {
@@ -550,7 +544,10 @@ mod tests {
     }
 
     fn describe(name: &str, args: &str, output: &str) -> String {
-        let (memo, parsed) = (Described::default(), CallArgs::default());
+        let (memo, parsed) = (
+            Described::new(crate::memo::budgets::Reach::Run),
+            CallArgs::new(crate::memo::budgets::Reach::Run),
+        );
         ToolFamilies::default().describe(&memo, &parsed, Some(&call(name, args)), name, output)
     }
 
@@ -705,8 +702,8 @@ mod tests {
         // A result without its call still gets a line.
         assert_eq!(
             ToolFamilies::default().describe(
-                &Described::default(),
-                &CallArgs::default(),
+                &Described::new(crate::memo::budgets::Reach::Run),
+                &CallArgs::new(crate::memo::budgets::Reach::Run),
                 None,
                 "lost",
                 "abc"
@@ -743,7 +740,10 @@ mod tests {
             call("", ""),
         ];
         let mut seen = std::collections::BTreeSet::new();
-        let (memo, args) = (Described::default(), CallArgs::default());
+        let (memo, args) = (
+            Described::new(crate::memo::budgets::Reach::Run),
+            CallArgs::new(crate::memo::budgets::Reach::Run),
+        );
         for _ in 0..2 {
             for f in [&builtin, &own] {
                 for output in [&out, &other_out] {
@@ -783,8 +783,8 @@ mod tests {
         ];
         let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
         assert_eq!(distinct.len(), keys.len(), "{keys:?}");
-        let memo = Described::default();
-        let args = CallArgs::default();
+        let memo = Described::new(crate::memo::budgets::Reach::Run);
+        let args = CallArgs::new(crate::memo::budgets::Reach::Run);
         let first = builtin.describe(&memo, &args, Some(&a), "f", &"x\n".repeat(40));
         let second = own.describe(&memo, &args, Some(&a), "f", &"x\n".repeat(40));
         assert_ne!(first, second, "a hit under another map would repeat the first line");
@@ -807,7 +807,7 @@ mod tests {
             ("unheard_of", r#"{"command": "view"}"#, Family::Other),
         ] {
             let c = call(name, args);
-            let lazy = f.resolve_call(&CallArgs::default(), &c);
+            let lazy = f.resolve_call(&CallArgs::new(crate::memo::budgets::Reach::Run), &c);
             assert_eq!(lazy, f.resolve(name, c.args_object().as_deref()), "{name} {args}");
             assert_eq!(lazy.family, family, "{name} {args}");
         }

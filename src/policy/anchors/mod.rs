@@ -663,12 +663,6 @@ pub(crate) struct Scans {
     pieces: Memo<(u128, usize), Arc<Scan>>,
 }
 
-impl Default for Scans {
-    fn default() -> Self {
-        Scans::new(budgets::Reach::Run)
-    }
-}
-
 impl Scans {
     /// Empty memos sized for `reach`.
     pub(crate) fn new(reach: budgets::Reach) -> Scans {

@@ -13,7 +13,7 @@ fn extract(text: &str) -> Vec<(Category, String)> {
 /// secrets dropped); texts that differ only late are told apart.
 #[test]
 fn pieces_extract_as_each_piece_would() {
-    let scans = Scans::default();
+    let scans = Scans::new(crate::memo::budgets::Reach::Run);
     let pieces_of = |t: &str| -> Vec<String> { t.split('|').map(str::to_string).collect() };
     let texts = [
         "see src/main.rs and https://example.com/a|then src/main.rs again|ERR: E0432".to_string(),
@@ -688,7 +688,7 @@ fn error_lines_of_test_runners_compilers_and_apis() {
 /// are taken: each differing input is a miss, with the text's own scan.
 #[test]
 fn a_scan_differing_in_any_input_misses() {
-    let scans = Scans::default();
+    let scans = Scans::new(crate::memo::budgets::Reach::Run);
     let text = format!("{}\nError: it broke in src/a.rs", "pad ".repeat(20));
     let longer = format!("{text} and src/b.rs");
     let with_errors = scans.scan(&text, true);

@@ -156,12 +156,6 @@ const MAX_CACHED_SHRINK_BYTES: usize = budgets::SHRUNK.per_shard / 8;
 /// ([`budgets::SHRUNK`]).
 pub(crate) struct ShrunkArgs(Memo<(u128, usize), Shrunk>);
 
-impl Default for ShrunkArgs {
-    fn default() -> Self {
-        ShrunkArgs::new(budgets::Reach::Run)
-    }
-}
-
 impl ShrunkArgs {
     /// An empty memo sized for `reach`.
     pub(crate) fn new(reach: budgets::Reach) -> ShrunkArgs {
@@ -323,7 +317,7 @@ mod tests {
             format!("{{not json {}", "x".repeat(600)),
             leaf(MAX_CACHED_SHRINK_BYTES, "").to_string(),
         ];
-        let memo = ShrunkArgs::default();
+        let memo = ShrunkArgs::new(crate::memo::budgets::Reach::Run);
         for text in &texts {
             let fresh =
                 if more_chars_than(text, SHRINK_ARGS_OVER_CHARS) { shrunk(text) } else { None };
